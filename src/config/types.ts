@@ -35,8 +35,14 @@ export interface RemoteConfig {
   readonly timeoutMs: number;
   readonly mirror: boolean;
   readonly createMissingRepositories: boolean;
+  /** Compiled to match the whole ref name (Java `matches()` semantics, as in Gerrit). */
   readonly excludedRefsPatterns: readonly RegExp[];
   readonly remoteNameStyle: RemoteNameStyle;
+  /**
+   * Accepted keys that later work will honour (`shares`, `sshIdentity`,
+   * `sshCommand`, `sshStrictHostKeyChecking`), raw values by camelCase name.
+   */
+  readonly extra?: Readonly<Record<string, string>>;
 }
 
 export interface ReplicationConfig {
@@ -53,7 +59,17 @@ export interface ReplicationConfig {
   readonly maxRetries: number;
   /** `host:port`, or `off`. */
   readonly httpListen: string;
+  /** How long a stopping node waits for running pushes before abandoning them to recovery. */
+  readonly shutdownGraceMs: number;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];
+  /** `gerrit.defaultForceUpdate`: the default push refspec is `+refs/*:refs/*`. */
+  readonly defaultForceUpdate?: boolean;
+  /**
+   * Accepted keys that later work will honour, raw values by `section.camelName`
+   * (e.g. `replication.maxPushes`, `gerrit.autoReload`). May hold secrets
+   * (`replication.httpToken`): never print it as is.
+   */
+  readonly extra?: Readonly<Record<string, string>>;
 }

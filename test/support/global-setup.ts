@@ -5,5 +5,5 @@ import { fileURLToPath } from 'node:url';
 export default function setup(): void {
   if (process.env.REFRELAY_SKIP_BUILD === '1') return;
   const root = fileURLToPath(new URL('../..', import.meta.url));
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
 }

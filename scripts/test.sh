@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what the tests need, then builds and runs the whole suite.
+# Ends with one line "N passed, N failed[, N skipped]" that CI reads.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: ${need_apt[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "missing ${need_apt[*]}: install them (as root this script does it with apt-get)" >&2
+    exit 1
+  fi
+fi
+
+npm ci --no-audit --no-fund --loglevel=error
+npm run build --silent
+REFRELAY_SKIP_BUILD=1 node scripts/run-tests.mjs "$@"

@@ -1,0 +1,76 @@
+import yargs, { type Argv } from 'yargs';
+import { UsageError } from '../errors.js';
+import { describeConfig, configToJson } from '../config/load-config.js';
+import { collectClusterStatus } from '../observe/cluster-status.js';
+import { systemClock } from '../runtime/clock.js';
+import { TaskStore } from '../store/task-store.js';
+import { EXIT_OK } from './exit-codes.js';
+import { formatStatus } from './format-status.js';
+import { loadCliConfig } from './load-cli-config.js';
+import { VERSION } from './version.js';
+
+const configOption = {
+  config: { type: 'string', describe: 'replication.config to use (default: $REFRELAY_CONFIG, then ./replication.config)' },
+} as const;
+
+export async function runCommands(argv: string[]): Promise<number> {
+  let exitCode = EXIT_OK;
+  const parser: Argv = yargs(argv)
+    .scriptName('refrelay')
+    .version(VERSION)
+    .strict()
+    .exitProcess(false)
+    .demandCommand(1, 'name a command')
+    .recommendCommands()
+    .fail((message, error) => {
+      if (error) throw error;
+      throw new UsageError(`${message}\n(see refrelay --help)`);
+    })
+    .command('config', 'configuration commands', (config) =>
+      config
+        .command(
+          'check',
+          'load replication.config and report every problem at once (exit 3 when invalid)',
+          (y) => y.options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable output' } })
+            .example('refrelay config check --config /etc/refrelay/replication.config', ''),
+          (args) => {
+            const config = loadCliConfig({ config: args.config });
+            for (const warning of config.warnings) process.stderr.write(`warning: ${warning.file}: ${warning.key}: ${warning.message}\n`);
+            process.stdout.write(args.json ? `${JSON.stringify(configToJson(config), null, 2)}\n` : describeConfig(config));
+          },
+        )
+        .demandCommand(1, 'name a config command'),
+    )
+    .command(
+      'enqueue',
+      'queue a ref update durably in the shared store (used by git hooks)',
+      (y) => y.options({
+        ...configOption,
+        project: { type: 'string', describe: 'project name (repository path under basePath, without .git)' },
+        ref: { type: 'string', array: true, describe: 'full ref name, repeatable' },
+        remote: { type: 'string', array: true, describe: 'only this remote, repeatable' },
+        stdin: { type: 'boolean', describe: 'read "<old> <new> <ref>" lines as post-receive / reference-transaction hooks get them' },
+        'node-id': { type: 'string', describe: 'override replication.nodeId' },
+        quiet: { type: 'boolean', alias: 'q', describe: 'print nothing on success' },
+      })
+        .example('refrelay enqueue --project team/app --ref refs/heads/main', '')
+        .example('refrelay enqueue --stdin   # in a post-receive hook; project from GIT_DIR', ''),
+      async () => {
+        // Reached only for --help (main.ts routes enqueue straight to its lean path).
+      },
+    )
+    .command(
+      'status',
+      "show the whole cluster's queue, read from the shared store",
+      (y) => y.options({ ...configOption, json: { type: 'boolean', default: false, describe: 'stable JSON (see README)' } }),
+      async (args) => {
+        const config = loadCliConfig({ config: args.config });
+        const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+        const status = await collectClusterStatus(config, store, systemClock);
+        process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+      },
+    )
+    .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration.');
+  await parser.parseAsync();
+  return exitCode;
+}

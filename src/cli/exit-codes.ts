@@ -1,0 +1,29 @@
+import { ConfigError, RefrelayError, StoreError, UsageError } from '../errors.js';
+
+export const EXIT_OK = 0;
+/** Work failed: a store write, a push, a task in failed/. */
+export const EXIT_FAILED = 1;
+/** Bad command-line input. */
+export const EXIT_USAGE = 2;
+/** The configuration is invalid. */
+export const EXIT_CONFIG = 3;
+
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof ConfigError) return EXIT_CONFIG;
+  if (error instanceof UsageError) return EXIT_USAGE;
+  if (error instanceof StoreError) return EXIT_FAILED;
+  return EXIT_FAILED;
+}
+
+/** One place where errors become messages and exit codes; nothing below the CLI exits. */
+export function reportError(error: unknown): number {
+  if (error instanceof ConfigError) {
+    for (const problem of error.problems) process.stderr.write(`${problem.file}: ${problem.key}: ${problem.message}\n`);
+  } else if (error instanceof RefrelayError) {
+    process.stderr.write(`refrelay: ${error.message}\n`);
+  } else {
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`refrelay: unexpected error: ${text}\n`);
+  }
+  return exitCodeFor(error);
+}

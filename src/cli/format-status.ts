@@ -1,0 +1,45 @@
+import type { ClusterStatus } from '../observe/cluster-status.js';
+
+export function formatAge(ms: number | null): string {
+  if (ms === null) return '-';
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+/** The human view of `refrelay status`: queue per remote and URI, running claims, counts, nodes. */
+export function formatStatus(status: ClusterStatus): string {
+  const out: string[] = [];
+  const { totals } = status;
+  out.push(`store ${status.storePath}`);
+  out.push(`waiting ${totals.waiting}  running ${totals.running}  failed ${totals.failed}  corrupt ${totals.corrupt}`);
+  out.push('');
+  const rows = [['REMOTE', 'URI', 'WAITING', 'OLDEST', 'RUNNING', 'FAILED']];
+  for (const remote of status.remotes) {
+    const label = remote.configured ? remote.name : `${remote.name} (not configured)`;
+    if (remote.uris.length === 0) rows.push([label, '-', '0', '-', '0', '0']);
+    for (const uri of remote.uris) {
+      rows.push([label, uri.uri, String(uri.waiting), formatAge(uri.oldestWaitingAgeMs), String(uri.running), String(uri.failed)]);
+    }
+  }
+  out.push(table(rows));
+  if (status.running.length > 0) {
+    out.push('');
+    const claimRows = [['RUNNING URI', 'REMOTE', 'TASKS', 'OWNER', 'AGE']];
+    for (const claim of status.running) {
+      const owner = claim.owner === null ? 'unknown' : `${claim.owner.nodeId ?? '?'} (pid ${claim.owner.pid ?? '?'})`;
+      claimRows.push([claim.uri ?? claim.lockName, claim.remote ?? '-', String(claim.tasks), owner, formatAge(claim.ageMs)]);
+    }
+    out.push(table(claimRows));
+  }
+  out.push('');
+  out.push(status.nodes.length === 0 ? 'nodes: none has reported yet' : `nodes: ${status.nodes.map((node) => node.nodeId).join(', ')}`);
+  return out.join('\n') + '\n';
+}

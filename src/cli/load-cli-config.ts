@@ -1,0 +1,16 @@
+import { hostname } from 'node:os';
+import { findConfigFile, loadConfig } from '../config/load-config.js';
+import type { ReplicationConfig } from '../config/types.js';
+
+export interface CliConfigOptions {
+  readonly config?: string | undefined;
+  readonly nodeId?: string | undefined;
+}
+
+/** Config lookup order: --config, then $REFRELAY_CONFIG, then ./replication.config. */
+export function loadCliConfig(options: CliConfigOptions): ReplicationConfig {
+  const file = findConfigFile({ flag: options.config, env: process.env, cwd: process.cwd() });
+  const config = loadConfig({ file, hostname: hostname() });
+  if (options.nodeId !== undefined && options.nodeId !== '') return Object.freeze({ ...config, nodeId: options.nodeId });
+  return config;
+}

@@ -1,0 +1,112 @@
+import { formatConfigProblem } from '../errors.js';
+import { formatDuration } from './duration.js';
+import { redactUrlCredentials } from './remote-url.js';
+import type { RemoteConfig, ReplicationConfig } from './types.js';
+
+/** Reserved keys whose values are secrets: shown as set, never as written. */
+const SECRET_EXTRA_KEYS = new Set(['replication.httpToken']);
+
+const REDACTED = '(set, hidden)';
+
+/** Human-readable summary for `refrelay config check`; URL passwords and tokens are hidden. */
+export function describeConfig(config: ReplicationConfig): string {
+  const lines = [
+    `config: ${config.file}`,
+    `storePath: ${config.storePath}`,
+    `basePath: ${config.basePath ?? '(not set)'}`,
+    `nodeId: ${config.nodeId}`,
+    `distributionInterval: ${formatDuration(config.distributionIntervalMs)}`,
+    `randomDelay: ${formatDuration(config.randomDelayMs)}`,
+    `lockStale: ${formatDuration(config.lockStaleMs)}`,
+    `maxRetries: ${retries(config.maxRetries)}`,
+    `httpListen: ${config.httpListen}`,
+    `shutdownGrace: ${formatDuration(config.shutdownGraceMs)}`,
+  ];
+  for (const [key, value] of Object.entries(redactExtra(config.extra))) lines.push(`${key}: ${value} (reserved)`);
+  lines.push('', `remotes: ${config.remotes.length}`);
+  for (const remote of config.remotes) lines.push('', ...describeRemote(remote));
+  if (config.warnings.length > 0) {
+    lines.push('', `warnings: ${config.warnings.length}`);
+    for (const warning of config.warnings) lines.push(`  ${formatConfigProblem(warning)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function describeRemote(remote: RemoteConfig): string[] {
+  const list = (items: readonly string[], none: string): string => (items.length > 0 ? items.join(', ') : none);
+  const lines = [
+    `remote "${remote.name}"`,
+    ...remote.urls.map((url) => `  url: ${redactUrlCredentials(url)}`),
+    ...remote.push.map((spec) => `  push: ${spec.text}${spec.force ? ' (forced)' : ''}`),
+    `  projects: ${list(remote.projects.map((p) => p.text), 'all')}`,
+    `  excludeProjects: ${list(remote.excludeProjects.map((p) => p.text), 'none')}`,
+    `  excludedRefsPattern: ${list(remote.excludedRefsPatterns.map(patternText), 'none')}`,
+    `  threads: ${remote.threads}`,
+    `  replicationDelay: ${formatDuration(remote.replicationDelayMs)}`,
+    `  rescheduleDelay: ${formatDuration(remote.rescheduleDelayMs)}`,
+    `  replicationRetry: ${formatDuration(remote.replicationRetryMs)}`,
+    `  replicationMaxRetries: ${retries(remote.replicationMaxRetries)}`,
+    `  timeout: ${remote.timeoutMs === 0 ? 'none' : formatDuration(remote.timeoutMs)}`,
+    `  mirror: ${remote.mirror}`,
+    `  createMissingRepositories: ${remote.createMissingRepositories}`,
+    `  remoteNameStyle: ${remote.remoteNameStyle}`,
+  ];
+  for (const [key, value] of Object.entries(remote.extra ?? {})) lines.push(`  ${key}: ${value} (reserved)`);
+  return lines;
+}
+
+/** Plain JSON for `config check --json`: durations in ms, patterns as their text. */
+export function configToJson(config: ReplicationConfig): Record<string, unknown> {
+  return {
+    file: config.file,
+    storePath: config.storePath,
+    basePath: config.basePath ?? null,
+    nodeId: config.nodeId,
+    distributionIntervalMs: config.distributionIntervalMs,
+    randomDelayMs: config.randomDelayMs,
+    lockStaleMs: config.lockStaleMs,
+    maxRetries: config.maxRetries,
+    httpListen: config.httpListen,
+    shutdownGraceMs: config.shutdownGraceMs,
+    defaultForceUpdate: config.defaultForceUpdate ?? false,
+    extra: redactExtra(config.extra),
+    remotes: config.remotes.map((remote) => ({
+      name: remote.name,
+      urls: remote.urls.map(redactUrlCredentials),
+      push: remote.push.map((spec) => ({ text: spec.text, force: spec.force, src: spec.src, dst: spec.dst })),
+      projects: remote.projects.map((p) => ({ text: p.text, kind: p.kind })),
+      excludeProjects: remote.excludeProjects.map((p) => ({ text: p.text, kind: p.kind })),
+      threads: remote.threads,
+      replicationDelayMs: remote.replicationDelayMs,
+      rescheduleDelayMs: remote.rescheduleDelayMs,
+      replicationRetryMs: remote.replicationRetryMs,
+      replicationMaxRetries: remote.replicationMaxRetries,
+      timeoutMs: remote.timeoutMs,
+      mirror: remote.mirror,
+      createMissingRepositories: remote.createMissingRepositories,
+      excludedRefsPatterns: remote.excludedRefsPatterns.map(patternText),
+      remoteNameStyle: remote.remoteNameStyle,
+      extra: { ...(remote.extra ?? {}) },
+    })),
+    warnings: config.warnings.map((w) => ({ file: w.file, key: w.key, message: w.message })),
+  };
+}
+
+function retries(count: number): string {
+  return count === 0 ? '0 (retry forever)' : String(count);
+}
+
+/**
+ * Patterns are stored wrapped for whole-name matching, and RegExp#source
+ * escapes `/`; undo both to show them as written (`\/` and `/` match alike).
+ */
+function patternText(pattern: RegExp): string {
+  const wrapped = /^\^\(\?:([\s\S]*)\)\$$/.exec(pattern.source);
+  return (wrapped?.[1] ?? pattern.source).replaceAll('\\/', '/');
+}
+
+function redactExtra(extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const shown: Record<string, string> = {};
+  for (const [key, value] of Object.entries(extra ?? {})) shown[key] = SECRET_EXTRA_KEYS.has(key) ? REDACTED : value;
+  return shown;
+}

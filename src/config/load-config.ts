@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import { collectSections, createReporter } from './collect-sections.js';
+import { readGitConfig, type GitConfigEntry } from './git-config-reader.js';
+import type { ReplicationConfig } from './types.js';
+import { buildRemote } from './validate-remote.js';
+import { buildNodeSettings } from './validate-replication.js';
+
+// `config check` reaches the whole config surface through this one module.
+export { configToJson, describeConfig } from './describe-config.js';
+
+export const DEFAULT_CONFIG_FILE = 'replication.config';
+export const CONFIG_ENV_VAR = 'REFRELAY_CONFIG';
+
+export interface ConfigValidation {
+  /** Present only when there are no problems. */
+  readonly config?: ReplicationConfig;
+  readonly problems: readonly ConfigProblem[];
+  readonly warnings: readonly ConfigProblem[];
+}
+
+/**
+ * Where the config lives: `--config`, then `$REFRELAY_CONFIG`, then
+ * `./replication.config`. Flag and env paths are returned as given (relative
+ * ones are relative to the process, like any path argument).
+ */
+export function findConfigFile(options: {
+  flag?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}): string {
+  if (options.flag !== undefined && options.flag !== '') return options.flag;
+  const fromEnv = options.env[CONFIG_ENV_VAR];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  return join(options.cwd, DEFAULT_CONFIG_FILE);
+}
+
+/**
+ * Reads and validates a replication.config. Throws ConfigError listing every
+ * problem at once; the returned config is deep-frozen and carries the warnings.
+ */
+export function loadConfig(options: { file: string; hostname: string }): ReplicationConfig {
+  const read = readGitConfig(options.file);
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  const result = validateConfig(read.entries, options.file, options.hostname);
+  if (!result.config) throw new ConfigError(result.problems);
+  return result.config;
+}
+
+/** Validation without git, on already-parsed entries (unit tests, reloads). */
+export function validateConfig(
+  entries: readonly GitConfigEntry[],
+  file: string,
+  hostname: string,
+): ConfigValidation {
+  const report = createReporter(file);
+  const sections = collectSections(entries, report);
+  const settings = buildNodeSettings(sections.replication, sections.gerrit, file, hostname, report);
+  const remotes = [...sections.remotes].map(([name, values]) => buildRemote(name, values, settings, report));
+  const { problems, warnings } = report;
+  if (problems.length > 0) return { problems, warnings };
+  const config: ReplicationConfig = { ...settings, remotes, warnings: [...warnings] };
+  return { config: deepFreeze(config), problems, warnings };
+}
+
+/** Config is shared by every loop of a node; freezing makes an accidental write fail loudly. */
+function deepFreeze<T>(value: T): T {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function') || Object.isFrozen(value)) {
+    return value;
+  }
+  Object.freeze(value);
+  // A RegExp's own state (lastIndex) stays as is: non-global patterns never write it.
+  for (const key of Reflect.ownKeys(value as object)) {
+    deepFreeze((value as Record<PropertyKey, unknown>)[key]);
+  }
+  return value;
+}

@@ -1,0 +1,70 @@
+import type { RemoteNameStyle } from './types.js';
+
+export const NAME_VARIABLE = '${name}';
+
+export const REMOTE_NAME_STYLES: readonly RemoteNameStyle[] = ['slash', 'dash', 'underscore', 'basenameOnly'];
+
+/** How a URL reaches its destination; decides whether `${name}` needs percent-encoding. */
+export type UrlKind = 'ssh' | 'scp' | 'git' | 'http' | 'file' | 'path' | 'other';
+
+export function urlHasNameVariable(template: string): boolean {
+  return template.includes(NAME_VARIABLE);
+}
+
+/** The project name as the remote spells it (Gerrit's `remoteNameStyle`). */
+export function styleProjectName(project: string, style: RemoteNameStyle): string {
+  switch (style) {
+    case 'slash':
+      return project;
+    case 'dash':
+      return project.replaceAll('/', '-');
+    case 'underscore':
+      return project.replaceAll('/', '_');
+    case 'basenameOnly':
+      return project.slice(project.lastIndexOf('/') + 1);
+  }
+}
+
+/**
+ * Expands a URL template for one project. For http(s) the name is
+ * percent-encoded (keeping `/`), as Gerrit does, so a space or `#` in a project
+ * name cannot break the URL; ssh, scp-like, git://, file:// and plain paths
+ * take the name as is, since git passes those paths through verbatim.
+ */
+export function expandUrl(template: string, project: string, style: RemoteNameStyle): string {
+  const styled = styleProjectName(project, style);
+  const name = urlKind(template) === 'http' ? encodePath(styled) : styled;
+  return template.replaceAll(NAME_VARIABLE, () => name);
+}
+
+export function urlKind(url: string): UrlKind {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== undefined) {
+    if (scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git') return 'ssh';
+    if (scheme === 'http' || scheme === 'https') return 'http';
+    if (scheme === 'git') return 'git';
+    if (scheme === 'file') return 'file';
+    return 'other';
+  }
+  // git's rule: a colon before any slash makes `host:path` scp-like syntax.
+  const colon = url.indexOf(':');
+  const slash = url.indexOf('/');
+  if (colon > 0 && (slash < 0 || colon < slash)) return 'scp';
+  return 'path';
+}
+
+function encodePath(name: string): string {
+  return name.split('/').map(encodeURIComponent).join('/');
+}
+
+/**
+ * `https://user:secret@host/x` → `https://user:***@host/x`, for `config check`
+ * output. Same rule as observe/redact.ts, kept here because config sits below
+ * observe and must not import it.
+ */
+export function redactUrlCredentials(url: string): string {
+  return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/@\s]*)@/, (_all, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return colon < 0 ? `${scheme}${userinfo}@` : `${scheme}${userinfo.slice(0, colon)}:***@`;
+  });
+}

@@ -1,0 +1,112 @@
+import { allValues, type Reporter, type SectionValues } from './collect-sections.js';
+import { REMOTE_RESERVED_KEYS } from './config-keys.js';
+import {
+  parseBoolean, parseDurationValue, parseWholeNumber, readSetting, reservedValues, type Parsed,
+} from './config-values.js';
+import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
+import { defaultPushRefspec, parseRefspec } from './refspec.js';
+import { REMOTE_NAME_STYLES, urlHasNameVariable } from './remote-url.js';
+import type { ProjectPattern, RemoteConfig, RemoteNameStyle } from './types.js';
+
+/** Settings of `[replication]` / `[gerrit]` that remotes inherit. */
+export interface RemoteDefaults {
+  readonly maxRetries: number;
+  readonly defaultForceUpdate: boolean;
+}
+
+/** Gerrit raises a smaller rescheduleDelay to this floor; so do we, silently, like Gerrit. */
+const MIN_RESCHEDULE_DELAY_MS = 3000;
+
+/** Builds one remote, reporting every bad value; the result is only used when nothing was reported. */
+export function buildRemote(
+  name: string,
+  values: SectionValues,
+  defaults: RemoteDefaults,
+  report: Reporter,
+): RemoteConfig {
+  const prefix = `remote.${name}`;
+  const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
+    readSetting(values, key, `${prefix}.${key}`, parse, fallback, report);
+
+  const projects = parseEach(values, 'projects', prefix, parseProjectPattern, report);
+  const excludeProjects = parseEach(values, 'excludeProjects', prefix, parseProjectPattern, report);
+  const urls = allValues(values, 'url');
+  checkUrls(urls, projects, allValues(values, 'projects'), prefix, report);
+
+  const push = parseEach(values, 'push', prefix, parseRefspec, report);
+  const rescheduleDelayMs = setting('rescheduleDelay', (t) => parseDurationValue(t, 'seconds'), 3000);
+  return {
+    name,
+    urls,
+    push: values.has('push') ? push : [defaultPushRefspec(defaults.defaultForceUpdate)],
+    projects,
+    excludeProjects,
+    threads: setting('threads', (t) => parseWholeNumber(t, 1), 1),
+    replicationDelayMs: setting('replicationDelay', (t) => parseDurationValue(t, 'seconds'), 15_000),
+    rescheduleDelayMs: Math.max(rescheduleDelayMs, MIN_RESCHEDULE_DELAY_MS),
+    replicationRetryMs: setting('replicationRetry', (t) => parseDurationValue(t, 'minutes'), 60_000),
+    replicationMaxRetries: setting('replicationMaxRetries', (t) => parseWholeNumber(t, 0), defaults.maxRetries),
+    timeoutMs: setting('timeout', (t) => parseDurationValue(t, 'seconds'), 0),
+    mirror: setting('mirror', parseBoolean, false),
+    createMissingRepositories: setting('createMissingRepositories', parseBoolean, true),
+    excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
+    remoteNameStyle: setting('remoteNameStyle', parseRemoteNameStyle, 'slash'),
+    extra: checkReserved(values, prefix, report),
+  };
+}
+
+/**
+ * Gerrit's rule: a url without `${name}` would send every project to one
+ * repository, so it is only allowed when the remote names exactly one project.
+ */
+function checkUrls(
+  urls: readonly string[],
+  projects: readonly ProjectPattern[],
+  projectTexts: readonly string[],
+  prefix: string,
+  report: Reporter,
+): void {
+  if (urls.length === 0) {
+    report.problem(`${prefix}.url`, 'no url');
+    return;
+  }
+  const oneExactProject = projectTexts.length === 1 && projects.length === 1 && projects[0]?.kind === 'exact';
+  if (!oneExactProject && urls.some((url) => !urlHasNameVariable(url))) {
+    report.problem(`${prefix}.url`, 'url has no ${name} and the remote does not name exactly one project');
+  }
+}
+
+function checkReserved(values: SectionValues, prefix: string, report: Reporter): Record<string, string> {
+  const extra = reservedValues(values, REMOTE_RESERVED_KEYS, '');
+  if (extra.shares !== undefined) {
+    const shares = parseWholeNumber(extra.shares, 1);
+    if (!shares.ok) report.problem(`${prefix}.shares`, shares.message);
+  }
+  return extra;
+}
+
+function parseEach<T>(
+  values: SectionValues,
+  key: string,
+  prefix: string,
+  parse: (text: string) => T | string,
+  report: Reporter,
+): T[] {
+  const parsed: T[] = [];
+  for (const text of allValues(values, key)) {
+    const result = parse(text);
+    if (typeof result === 'string') report.problem(`${prefix}.${key}`, result);
+    else parsed.push(result);
+  }
+  return parsed;
+}
+
+function parseRegex(text: string): RegExp | string {
+  return compileWholeMatch(text);
+}
+
+function parseRemoteNameStyle(text: string): Parsed<RemoteNameStyle> {
+  const style = REMOTE_NAME_STYLES.find((s) => s.toLowerCase() === text.trim().toLowerCase());
+  if (style) return { ok: true, value: style };
+  return { ok: false, message: `expected slash, dash, underscore or basenameOnly, got "${text}"` };
+}

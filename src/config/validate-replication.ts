@@ -1,0 +1,69 @@
+import { dirname, resolve } from 'node:path';
+import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
+import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
+import {
+  parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parsePath, parseWholeNumber,
+  readSetting, reservedValues, type Parsed,
+} from './config-values.js';
+import type { ReplicationConfig } from './types.js';
+
+export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+
+/** `[replication]` and `[gerrit]` settings: everything of ReplicationConfig but the remotes. */
+export type NodeSettings = Omit<ReplicationConfig, 'remotes' | 'warnings'> & {
+  readonly defaultForceUpdate: boolean;
+  readonly extra: Readonly<Record<string, string>>;
+};
+
+export function buildNodeSettings(
+  replication: SectionValues,
+  gerrit: SectionValues,
+  file: string,
+  hostname: string,
+  report: Reporter,
+): NodeSettings {
+  const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
+    readSetting(replication, key, `replication.${key}`, parse, fallback, report);
+  const absoluteFile = resolve(file);
+  // Relative paths follow the config file, not the cwd of whoever started the node or hook.
+  const relativeToFile = (text: string): Parsed<string> => {
+    const parsed = parsePath(text);
+    return parsed.ok ? { ok: true, value: resolve(dirname(absoluteFile), parsed.value) } : parsed;
+  };
+
+  // storePath wins over Gerrit's name for it, whatever their order in the file.
+  const storeKey = lastValue(replication, 'storePath') !== undefined ? 'storePath' : 'eventsDirectory';
+  const storePath = setting(storeKey, relativeToFile, '');
+  if (!replication.has('storePath') && !replication.has('eventsDirectory')) {
+    report.problem('replication.storePath', 'missing storePath');
+  }
+
+  return {
+    file: absoluteFile,
+    storePath,
+    basePath: setting<string | undefined>('basePath', relativeToFile, undefined),
+    nodeId: setting('nodeId', parseNodeId, defaultNodeId(hostname, replication, report)),
+    distributionIntervalMs: setting('distributionInterval', (t) => parseDurationValue(t, 'seconds', true), 10_000),
+    randomDelayMs: setting('randomDelay', (t) => parseDurationValue(t, 'seconds'), 1000),
+    lockStaleMs: setting('lockStale', (t) => parseDurationValue(t, 'seconds', true), 60_000),
+    maxRetries: setting('maxRetries', (t) => parseWholeNumber(t, 0), 0),
+    httpListen: setting('httpListen', parseHttpListen, DEFAULT_HTTP_LISTEN),
+    shutdownGraceMs: setting('shutdownGrace', (t) => parseDurationValue(t, 'seconds'), DEFAULT_SHUTDOWN_GRACE_MS),
+    defaultForceUpdate: readSetting(
+      gerrit, 'defaultForceUpdate', 'gerrit.defaultForceUpdate', parseBoolean, false, report,
+    ),
+    extra: {
+      ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'),
+      ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.'),
+    },
+  };
+}
+
+function defaultNodeId(hostname: string, replication: SectionValues, report: Reporter): string {
+  if (replication.has('nodeId')) return hostname;
+  const parsed = parseNodeId(hostname);
+  if (parsed.ok) return parsed.value;
+  report.problem('replication.nodeId', `not set, and the hostname "${hostname}" cannot be used as one; set nodeId`);
+  return hostname;
+}

@@ -1,0 +1,135 @@
+import { encodeTask, taskKey, uriKey, type Task } from '../task/task.js';
+import { mapBounded } from './bounded.js';
+import { replaceAtomic } from './publish.js';
+import type { StoreContext } from './store-context.js';
+import { errnoOf, exists, isGone, storeError } from './store-fs.js';
+import { loadTask, readdirStrict, readdirTolerant } from './store-listing.js';
+import { URI_KEY_PATTERN, isTaskFileName } from './store-paths.js';
+import type { FailedTask, FailureReason, FailureRecord } from './store-types.js';
+import { readJsonTolerant } from './task-reader.js';
+import { unlinkTolerant } from './task-moves.js';
+
+/**
+ * Moves claimed tasks to `failed/<uriKey>/` with a reason record. The task moves first:
+ * a crash in between leaves a failed task without a reason (still listed, still
+ * retryable), never a task that is in neither place. Returns the names moved.
+ */
+export async function failClaimed(
+  ctx: StoreContext,
+  lockName: string,
+  names: readonly string[],
+  reason: FailureReason,
+): Promise<string[]> {
+  const lockFolder = ctx.paths.lockFolder(lockName);
+  const moved = await mapBounded(names, ctx.concurrency, async (name) => {
+    const claimed = await loadTask(ctx, lockFolder, name);
+    if (claimed === undefined) return false;
+    const key = uriKey(claimed.task.uri);
+    await makeFolder(ctx, ctx.paths.failedFolder(key));
+    const from = ctx.paths.claimedFile(lockName, name);
+    try {
+      await ctx.fs.rename(from, ctx.paths.failedFile(key, name));
+    } catch (error) {
+      if (isGone(error)) return false; // Taken over by another node meanwhile.
+      throw storeError('move task to failed', from, error);
+    }
+    await writeReason(ctx, key, name, reason);
+    return true;
+  });
+  return names.filter((_, i) => moved[i]);
+}
+
+/** Parks a new task (e.g. only the rejected refs of a push) as failed, without touching waiting/. */
+export async function parkFailed(ctx: StoreContext, task: Task, reason: FailureReason): Promise<{ uriKey: string; name: string }> {
+  const key = uriKey(task.uri);
+  const stem = taskKey(task);
+  const name = `${stem}.json`;
+  await makeFolder(ctx, ctx.paths.failedFolder(key));
+  // Identical content under an identical name: replacing an earlier parked copy loses nothing.
+  await replaceAtomic(ctx, ctx.paths.failedFile(key, name), encodeTask(task), stem, 'park failed task');
+  await writeReason(ctx, key, name, reason);
+  return { uriKey: key, name };
+}
+
+export async function listFailed(ctx: StoreContext): Promise<FailedTask[]> {
+  const folders = await readdirStrict(ctx, ctx.paths.failed, 'list failed tasks');
+  const listed: FailedTask[] = [];
+  // Folders one at a time, files with bounded concurrency: keeps the total in flight bounded.
+  for (const key of folders) {
+    if (!URI_KEY_PATTERN.test(key)) continue;
+    const folder = ctx.paths.failedFolder(key);
+    const names = ((await readdirTolerant(ctx, folder, 'list failed tasks')) ?? []).filter(isTaskFileName);
+    const entries = await mapBounded(names, ctx.concurrency, async (name): Promise<FailedTask | undefined> => {
+      const entry = await loadTask(ctx, folder, name);
+      if (entry === undefined) return undefined;
+      const record = await readJsonTolerant(ctx.fs, ctx.paths.failedReasonFile(key, name), 'read failure reason');
+      return Object.freeze({ ...entry, uriKey: key, reason: asFailureRecord(record) });
+    });
+    for (const entry of entries) if (entry !== undefined) listed.push(entry);
+  }
+  return listed;
+}
+
+/**
+ * Puts matching failed tasks back in `waiting/` by `link` (never overwriting a task queued
+ * meanwhile: then the failed copy is simply dropped), then removes the failed copy and its
+ * reason. A crash in between leaves a harmless duplicate, never a loss. Returns how many
+ * tasks are back in the queue.
+ */
+export async function retryFailed(ctx: StoreContext, filter: (task: FailedTask) => boolean): Promise<number> {
+  const matching = (await listFailed(ctx)).filter(filter);
+  const back = await mapBounded(matching, ctx.concurrency, async (failed) => {
+    const from = ctx.paths.failedFile(failed.uriKey, failed.name);
+    const to = ctx.paths.waitingFile(failed.name);
+    try {
+      await ctx.fs.link(from, to);
+    } catch (error) {
+      const code = errnoOf(error);
+      const alreadyWaiting = code === 'EEXIST' || (code === 'EPERM' && (await exists(ctx.fs, to)));
+      if (!alreadyWaiting) {
+        if (isGone(error)) return false; // Another node retried it first.
+        throw storeError('retry failed task', to, error);
+      }
+    }
+    await unlinkTolerant(ctx, from, 'retry failed task');
+    await unlinkTolerant(ctx, ctx.paths.failedReasonFile(failed.uriKey, failed.name), 'retry failed task');
+    return true;
+  });
+  for (const key of new Set(matching.map((failed) => failed.uriKey))) {
+    // Only succeeds once the folder is empty; a non-empty or vanished folder is fine as it is.
+    await ctx.fs.rmdir(ctx.paths.failedFolder(key)).catch(() => undefined);
+  }
+  return back.filter(Boolean).length;
+}
+
+async function writeReason(ctx: StoreContext, key: string, name: string, reason: FailureReason): Promise<void> {
+  const record: FailureRecord = {
+    reason: reason.reason,
+    at: ctx.clock.now(),
+    nodeId: ctx.nodeId,
+    ...(reason.attempts !== undefined ? { attempts: reason.attempts } : {}),
+    ...(reason.refs !== undefined ? { refs: [...reason.refs] } : {}),
+  };
+  await replaceAtomic(ctx, ctx.paths.failedReasonFile(key, name), `${JSON.stringify(record)}\n`, `${name}.reason`, 'write failure reason');
+}
+
+async function makeFolder(ctx: StoreContext, dir: string): Promise<void> {
+  try {
+    await ctx.fs.mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw storeError('create folder', dir, error);
+  }
+}
+
+function asFailureRecord(value: unknown): FailureRecord | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.reason !== 'string') return undefined;
+  return Object.freeze({
+    reason: record.reason,
+    at: typeof record.at === 'number' ? record.at : Number.NaN,
+    nodeId: typeof record.nodeId === 'string' ? record.nodeId : '',
+    ...(typeof record.attempts === 'number' ? { attempts: record.attempts } : {}),
+    ...(Array.isArray(record.refs) ? { refs: record.refs.filter((ref): ref is string => typeof ref === 'string') } : {}),
+  });
+}

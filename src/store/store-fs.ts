@@ -1,0 +1,81 @@
+import { promises as fsp } from 'node:fs';
+import { StoreError } from '../errors.js';
+
+/** The part of a `FileHandle` the store uses. */
+export interface StoreFileHandle {
+  writeFile(data: string): Promise<void>;
+  sync(): Promise<void>;
+  stat(): Promise<{ readonly mtimeMs: number }>;
+  readFile(encoding: 'utf8'): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface StoreStats {
+  readonly mtimeMs: number;
+  isDirectory(): boolean;
+}
+
+/**
+ * Every filesystem call the store makes goes through here, so tests can inject the
+ * faults a shared filesystem produces (ENOSPC, EROFS, EPERM from `link` on sshfs).
+ */
+export interface StoreFs {
+  open(path: string, flags: 'r' | 'wx'): Promise<StoreFileHandle>;
+  link(existingPath: string, newPath: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  rename(oldPath: string, newPath: string): Promise<void>;
+  readdir(path: string): Promise<string[]>;
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  stat(path: string): Promise<StoreStats>;
+  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  rmdir(path: string): Promise<void>;
+}
+
+export const nodeStoreFs: StoreFs = {
+  open: (path, flags) => fsp.open(path, flags),
+  link: (existingPath, newPath) => fsp.link(existingPath, newPath),
+  unlink: (path) => fsp.unlink(path),
+  rename: (oldPath, newPath) => fsp.rename(oldPath, newPath),
+  readdir: (path) => fsp.readdir(path),
+  readFile: (path, encoding) => fsp.readFile(path, encoding),
+  stat: (path) => fsp.stat(path),
+  mkdir: (path, options) => fsp.mkdir(path, options),
+  rmdir: (path) => fsp.rmdir(path),
+};
+
+export function errnoOf(error: unknown): string | undefined {
+  if (error !== null && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
+  return undefined;
+}
+
+/** The entry is not there (any more): on NFS a vanished file can also show up as ESTALE. */
+export function isGone(error: unknown): boolean {
+  const code = errnoOf(error);
+  return code === 'ENOENT' || code === 'ESTALE';
+}
+
+/** A real I/O failure, named by what the store was doing and where. */
+export function storeError(operation: string, path: string, error: unknown): StoreError {
+  if (error instanceof StoreError) return error;
+  const code = errnoOf(error) ?? 'error';
+  const detail = error instanceof Error ? error.message : String(error);
+  return new StoreError(`${operation} failed (${code}) at ${path}: ${detail}`, { cause: error });
+}
+
+/** For cleanup after a failure or a lost race: the original outcome matters more than this one. */
+export async function removeQuietly(fs: StoreFs, path: string): Promise<void> {
+  try {
+    await fs.unlink(path);
+  } catch {
+    // Nothing more can be done here; a leftover temp is swept by `sweepBuilding`.
+  }
+}
+
+export async function exists(fs: StoreFs, path: string): Promise<boolean> {
+  try {
+    await fs.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,82 @@
+import { join } from 'node:path';
+import { StoreError } from '../errors.js';
+
+/** Names of published task files; anything else in a task folder (`.nfs*`, temps, editor droppings) is not ours. */
+export const TASK_FILE_PATTERN = /^[0-9a-f]{40}\.json$/;
+export const TASK_FILE_NAME_LENGTH = 45;
+export const URI_KEY_PATTERN = /^[0-9a-f]{40}$/;
+/** The lock component's record inside a lock folder; never treated as a task. */
+export const OWNER_RECORD_NAME = 'owner.json';
+export const CORRUPT_REASON_SUFFIX = '.reason';
+
+export function isTaskFileName(name: string): boolean {
+  return name.length === TASK_FILE_NAME_LENGTH && TASK_FILE_PATTERN.test(name);
+}
+
+/** Where everything lives under `replication.storePath` (DESIGN.md "Store layout"). */
+export class StorePaths {
+  readonly refUpdates: string;
+  readonly building: string;
+  readonly waiting: string;
+  readonly running: string;
+  readonly failed: string;
+  readonly corrupt: string;
+  readonly uriState: string;
+  readonly nodes: string;
+
+  constructor(readonly root: string) {
+    this.refUpdates = join(root, 'ref-updates');
+    this.building = join(this.refUpdates, 'building');
+    this.waiting = join(this.refUpdates, 'waiting');
+    this.running = join(this.refUpdates, 'running');
+    this.failed = join(this.refUpdates, 'failed');
+    this.corrupt = join(this.refUpdates, 'corrupt');
+    this.uriState = join(root, 'uri-state');
+    this.nodes = join(root, 'nodes');
+  }
+
+  get folders(): readonly string[] {
+    return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.uriState, this.nodes];
+  }
+
+  waitingFile(name: string): string {
+    return join(this.waiting, plainName(name, 'task file name'));
+  }
+
+  lockFolder(lockName: string): string {
+    return join(this.running, plainName(lockName, 'lock name'));
+  }
+
+  claimedFile(lockName: string, name: string): string {
+    return join(this.lockFolder(lockName), plainName(name, 'task file name'));
+  }
+
+  failedFolder(uriKey: string): string {
+    return join(this.failed, plainName(uriKey, 'uri key'));
+  }
+
+  failedFile(uriKey: string, name: string): string {
+    return join(this.failedFolder(uriKey), plainName(name, 'task file name'));
+  }
+
+  failedReasonFile(uriKey: string, name: string): string {
+    return `${this.failedFile(uriKey, name)}.reason.json`;
+  }
+
+  uriStateFile(uriKey: string): string {
+    return join(this.uriState, `${plainName(uriKey, 'uri key')}.json`);
+  }
+}
+
+/** Names come from listings and other components; one with a separator would escape its folder. */
+function plainName(name: string, what: string): string {
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\\') || name.includes('\0')) {
+    throw new StoreError(`invalid ${what}: ${JSON.stringify(name)}`);
+  }
+  return name;
+}
+
+/** Node ids end up in temp and quarantine names; keep those names portable. */
+export function fileSafe(text: string): string {
+  return text.replace(/[^A-Za-z0-9_.-]/g, '_');
+}

@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import { mapBounded } from './bounded.js';
+import type { StoreContext } from './store-context.js';
+import { isGone, storeError, type StoreStats } from './store-fs.js';
+import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
+import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME } from './store-paths.js';
+import type { ClaimedTask, CorruptEntry, RunningLock } from './store-types.js';
+import { unlinkTolerant } from './task-moves.js';
+import { readJsonTolerant } from './task-reader.js';
+
+/** Lock folders read side by side; each one reads its own files with bounded concurrency too. */
+const LOCKS_IN_FLIGHT = 4;
+
+/** Every lock folder under `running/`; folders released while we look are skipped. */
+export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
+  const entries = await readdirStrict(ctx, ctx.paths.running, 'list running tasks');
+  const locks = await mapBounded(entries, LOCKS_IN_FLIGHT, async (lockName): Promise<RunningLock | undefined> => {
+    if (lockName.startsWith('.')) return undefined;
+    const dir = ctx.paths.lockFolder(lockName);
+    const stats = await statTolerant(ctx, dir, 'list running tasks');
+    if (stats === undefined || !stats.isDirectory()) return undefined;
+    const names = await readdirTolerant(ctx, dir, 'list running tasks');
+    if (names === undefined) return undefined;
+    const ownerRecord = names.includes(OWNER_RECORD_NAME)
+      ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record')
+      : undefined;
+    const tasks = await loadTasks(ctx, dir, names);
+    return Object.freeze({ lockName, ownerRecord, tasks: Object.freeze(tasks), mtimeMs: stats.mtimeMs });
+  });
+  return locks.filter((lock): lock is RunningLock => lock !== undefined);
+}
+
+/** The task files of one lock folder; owner records and other files there are not tasks. */
+export async function listClaimed(ctx: StoreContext, lockName: string): Promise<ClaimedTask[]> {
+  const dir = ctx.paths.lockFolder(lockName);
+  const names = (await readdirTolerant(ctx, dir, 'list claimed tasks')) ?? [];
+  return loadTasks(ctx, dir, names);
+}
+
+export async function listCorrupt(ctx: StoreContext): Promise<CorruptEntry[]> {
+  const names = await corruptNames(ctx);
+  return mapBounded(names, ctx.concurrency, async (name) => {
+    const path = join(ctx.paths.corrupt, name);
+    const reason = await readJsonTolerant(ctx.fs, `${path}${CORRUPT_REASON_SUFFIX}`, 'read quarantine reason');
+    return Object.freeze({ name, path, reason });
+  });
+}
+
+export async function countCorrupt(ctx: StoreContext): Promise<number> {
+  return (await corruptNames(ctx)).length;
+}
+
+async function corruptNames(ctx: StoreContext): Promise<string[]> {
+  const names = await readdirStrict(ctx, ctx.paths.corrupt, 'list corrupt entries');
+  return names.filter((name) => !name.endsWith(CORRUPT_REASON_SUFFIX));
+}
+
+/** Heartbeats of every node that ever ran; unreadable ones are skipped (a writer may be mid-replace). */
+export async function readNodeRecords(ctx: StoreContext): Promise<unknown[]> {
+  const names = await readdirStrict(ctx, ctx.paths.nodes, 'list node records');
+  const records = await mapBounded(
+    names.filter((name) => name.endsWith('.json') && !name.startsWith('.')),
+    ctx.concurrency,
+    (name) => readJsonTolerant(ctx.fs, join(ctx.paths.nodes, name), 'read node record'),
+  );
+  return records.filter((record) => record !== undefined);
+}
+
+/**
+ * Removes temps older than `maxAgeMs` from `building/`. A temp lives for milliseconds,
+ * so an old one was left by a crash; the margin also absorbs clock offset between this
+ * node and the store. Returns how many were removed.
+ */
+export async function sweepBuilding(ctx: StoreContext, maxAgeMs: number): Promise<number> {
+  const names = await readdirStrict(ctx, ctx.paths.building, 'sweep building');
+  const now = ctx.clock.now();
+  const removed = await mapBounded(names.filter((name) => name.endsWith('.tmp')), ctx.concurrency, async (name) => {
+    const path = join(ctx.paths.building, name);
+    const stats = await statTolerant(ctx, path, 'sweep building');
+    if (stats === undefined || now - stats.mtimeMs <= maxAgeMs) return false;
+    return unlinkTolerant(ctx, path, 'sweep building');
+  });
+  return removed.filter(Boolean).length;
+}
+
+async function statTolerant(ctx: StoreContext, path: string, operation: string): Promise<StoreStats | undefined> {
+  try {
+    return await ctx.fs.stat(path);
+  } catch (error) {
+    if (isGone(error)) return undefined;
+    throw storeError(operation, path, error);
+  }
+}

@@ -1,0 +1,63 @@
+import type { Task } from '../task/task.js';
+
+/** Outcome of publishing one task: `created: false` means the same task was already queued. */
+export interface CreateResult {
+  readonly key: string;
+  readonly created: boolean;
+}
+
+/** A published task file. Immutable: the same object is returned by every listing while the file exists. */
+export interface WaitingTask {
+  /** File name, `<taskKey>.json`. */
+  readonly name: string;
+  /** The file name stem. Equal to `taskKey(task)` for files we wrote; Gerrit's files hash differently. */
+  readonly key: string;
+  readonly task: Task;
+  /** Store-clock time of the first enqueue (kept by claim and reset renames). */
+  readonly mtimeMs: number;
+}
+
+/** A task file inside a URI lock folder. */
+export type ClaimedTask = WaitingTask;
+
+/** Why tasks were given up on; stored next to them in `failed/<uriKey>/`. */
+export interface FailureReason {
+  readonly reason: string;
+  readonly attempts?: number;
+  /** The refs that failed, when only some refs of the task were rejected. */
+  readonly refs?: readonly string[];
+}
+
+export interface FailureRecord extends FailureReason {
+  /** Epoch ms on the failing node's clock. */
+  readonly at: number;
+  readonly nodeId: string;
+}
+
+export interface FailedTask extends WaitingTask {
+  readonly uriKey: string;
+  /** Undefined when the reason file is missing or unreadable; the task itself is still listed. */
+  readonly reason: FailureRecord | undefined;
+}
+
+/** One entry of `running/`: a URI lock folder and what it holds. */
+export interface RunningLock {
+  readonly lockName: string;
+  /** Parsed `owner.json` when present and readable; its shape belongs to the lock component. */
+  readonly ownerRecord: unknown;
+  readonly tasks: readonly ClaimedTask[];
+  readonly mtimeMs: number;
+}
+
+/** A file moved aside to `corrupt/`. */
+export interface CorruptEntry {
+  readonly name: string;
+  readonly path: string;
+  /** Parsed reason record, undefined when it is missing or unreadable. */
+  readonly reason: unknown;
+}
+
+/** What a node should log or count; the store itself never logs. */
+export type StoreEvent =
+  | { readonly type: 'quarantined'; readonly path: string; readonly movedTo: string; readonly reason: string }
+  | { readonly type: 'quarantine-failed'; readonly path: string; readonly reason: string; readonly error: unknown };

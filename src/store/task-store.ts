@@ -1,0 +1,238 @@
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { systemRandom, type Random } from '../runtime/random.js';
+import { encodeTask, taskKey, type Task } from '../task/task.js';
+import { mapBounded } from './bounded.js';
+import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
+import { fsyncDirectory, publishNoReplace, replaceAtomic } from './publish.js';
+import type { StoreContext } from './store-context.js';
+import { nodeStoreFs, storeError, type StoreFs } from './store-fs.js';
+import { WaitingListing } from './store-listing.js';
+import { StorePaths, fileSafe } from './store-paths.js';
+import {
+  countCorrupt,
+  listClaimed,
+  listCorrupt,
+  listRunning,
+  readNodeRecords,
+  sweepBuilding,
+} from './store-records.js';
+import type {
+  ClaimedTask,
+  CorruptEntry,
+  CreateResult,
+  FailedTask,
+  FailureReason,
+  RunningLock,
+  StoreEvent,
+  WaitingTask,
+} from './store-types.js';
+import { claimTasks, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
+import { readJsonTolerant } from './task-reader.js';
+
+export type * from './store-types.js';
+export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
+export { nodeStoreFs } from './store-fs.js';
+
+export interface TaskStoreOptions {
+  /** `replication.storePath`. */
+  readonly root: string;
+  readonly nodeId: string;
+  readonly random?: Random;
+  readonly clock?: Clock;
+  readonly fs?: StoreFs;
+  /** Files read or moved in parallel; network filesystems like a handful, not thousands. Default 32. */
+  readonly concurrency?: number;
+  /** fsync `waiting/` after each batch of creates, for durability on local disks. Default true. */
+  readonly syncDirectory?: boolean;
+  /** Quarantines and other things worth a log line or a metric. */
+  readonly onEvent?: (event: StoreEvent) => void;
+}
+
+/** Tasks a `createMany` publishes side by side. */
+const CREATE_CONCURRENCY = 8;
+
+/**
+ * The directory protocol (DESIGN.md "Store layout"). Every state change is one atomic
+ * `link`, `rename` or `unlink`; a lost race with another node is a return value, a real
+ * I/O failure is a `StoreError` naming the operation and the path.
+ */
+export class TaskStore {
+  readonly paths: StorePaths;
+  private readonly ctx: StoreContext;
+  private readonly syncDirectory: boolean;
+  private readonly waiting: WaitingListing;
+  private layoutReady = false;
+  private layoutPending: Promise<void> | undefined;
+
+  constructor(options: TaskStoreOptions) {
+    this.paths = new StorePaths(options.root);
+    this.ctx = {
+      fs: options.fs ?? nodeStoreFs,
+      paths: this.paths,
+      nodeId: options.nodeId,
+      nodeTag: fileSafe(options.nodeId),
+      random: options.random ?? systemRandom,
+      clock: options.clock ?? systemClock,
+      concurrency: Math.max(1, options.concurrency ?? 32),
+      onEvent: options.onEvent ?? (() => undefined),
+    };
+    this.syncDirectory = options.syncDirectory ?? true;
+    this.waiting = new WaitingListing(this.ctx);
+  }
+
+  /** Publishes one task; `created: false` means it was already queued (its first file and mtime stay). */
+  async create(task: Task): Promise<CreateResult> {
+    const [result] = await this.createMany([task]);
+    return result as CreateResult;
+  }
+
+  /** Results in the order of `tasks`. Resolves only once every new file is durable. */
+  async createMany(tasks: readonly Task[]): Promise<CreateResult[]> {
+    await this.ready();
+    // The same task twice in one batch is published once: the first occurrence reports it.
+    const textOfKey = new Map<string, string>();
+    const keys = tasks.map((task) => {
+      const key = taskKey(task);
+      if (!textOfKey.has(key)) textOfKey.set(key, encodeTask(task));
+      return key;
+    });
+    const unique = [...textOfKey.entries()];
+    const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, text]) =>
+      publishNoReplace(this.ctx, this.paths.waitingFile(`${key}.json`), text, key, 'create task'),
+    );
+    const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
+    if (this.syncDirectory && createdKeys.size > 0) {
+      await fsyncDirectory(this.ctx, this.paths.waiting, 'create task');
+    }
+    return keys.map((key) => ({ key, created: createdKeys.delete(key) }));
+  }
+
+  /** Task file names in `waiting/`, one `readdir`, no reads. */
+  async listWaitingNames(): Promise<string[]> {
+    await this.ready();
+    return this.waiting.names();
+  }
+
+  /** Every readable waiting task, in no particular order; unreadable ones are quarantined. */
+  async listWaiting(): Promise<WaitingTask[]> {
+    if (!this.layoutReady) await this.ready();
+    return this.waiting.list();
+  }
+
+  /** Moves waiting tasks into the lock folder `running/<lockName>/` the caller holds; returns those it got. */
+  async claim(lockName: string, names: readonly string[]): Promise<string[]> {
+    await this.ready();
+    const claimed = await claimTasks(this.ctx, lockName, names);
+    for (const name of claimed) this.waiting.forget(name);
+    return claimed;
+  }
+
+  async listClaimed(lockName: string): Promise<ClaimedTask[]> {
+    await this.ready();
+    return listClaimed(this.ctx, lockName);
+  }
+
+  /** Back to `waiting/` for a retry, keeping the first-enqueue mtime. Returns the names moved. */
+  async reset(lockName: string, names: readonly string[]): Promise<string[]> {
+    await this.ready();
+    return resetTasks(this.ctx, lockName, names);
+  }
+
+  /** Deletes claimed tasks after a successful push. Returns the names removed. */
+  async finish(lockName: string, names: readonly string[]): Promise<string[]> {
+    await this.ready();
+    return finishTasks(this.ctx, lockName, names);
+  }
+
+  /** Gives up on claimed tasks: they move to `failed/<uriKey>/` with the reason. Returns the names moved. */
+  async fail(lockName: string, names: readonly string[], reason: FailureReason): Promise<string[]> {
+    await this.ready();
+    return failClaimed(this.ctx, lockName, names, reason);
+  }
+
+  /** Writes a new failed task, e.g. only the refs a push rejected. */
+  async parkFailed(task: Task, reason: FailureReason): Promise<{ uriKey: string; name: string }> {
+    await this.ready();
+    return parkFailed(this.ctx, task, reason);
+  }
+
+  async listFailed(): Promise<FailedTask[]> {
+    await this.ready();
+    return listFailed(this.ctx);
+  }
+
+  /** Puts matching failed tasks back in the queue; returns how many. */
+  async retryFailed(filter: (task: FailedTask) => boolean): Promise<number> {
+    await this.ready();
+    return retryFailed(this.ctx, filter);
+  }
+
+  async listRunning(): Promise<RunningLock[]> {
+    await this.ready();
+    return listRunning(this.ctx);
+  }
+
+  async countCorrupt(): Promise<number> {
+    await this.ready();
+    return countCorrupt(this.ctx);
+  }
+
+  async listCorrupt(): Promise<CorruptEntry[]> {
+    await this.ready();
+    return listCorrupt(this.ctx);
+  }
+
+  /** The persisted retry state of a URI; undefined when absent or unreadable (treated as a fresh start). */
+  async readUriState(uriKey: string): Promise<unknown> {
+    await this.ready();
+    return readJsonTolerant(this.ctx.fs, this.paths.uriStateFile(uriKey), 'read uri state');
+  }
+
+  /** Only the URI lock holder calls this; temp + rename, so readers never see half a record. */
+  async writeUriState(uriKey: string, state: unknown): Promise<void> {
+    await this.ready();
+    await replaceAtomic(this.ctx, this.paths.uriStateFile(uriKey), `${JSON.stringify(state)}\n`, `${uriKey}.json`, 'write uri state');
+  }
+
+  /** Returns false when there was nothing to delete. */
+  async deleteUriState(uriKey: string): Promise<boolean> {
+    await this.ready();
+    return unlinkTolerant(this.ctx, this.paths.uriStateFile(uriKey), 'delete uri state');
+  }
+
+  async readNodeRecords(): Promise<unknown[]> {
+    await this.ready();
+    return readNodeRecords(this.ctx);
+  }
+
+  /** Removes temps a crash left in `building/` (older than `maxAgeMs`); returns how many. */
+  async sweepBuilding(maxAgeMs: number): Promise<number> {
+    await this.ready();
+    return sweepBuilding(this.ctx, maxAgeMs);
+  }
+
+  /** Creates the folders once per instance; a failure is retried by the next call. */
+  private ready(): Promise<void> {
+    if (this.layoutReady) return Promise.resolve();
+    this.layoutPending ??= this.makeLayout().then(
+      () => {
+        this.layoutReady = true;
+      },
+      (error: unknown) => {
+        this.layoutPending = undefined;
+        throw error;
+      },
+    );
+    return this.layoutPending;
+  }
+
+  private async makeLayout(): Promise<void> {
+    for (const dir of this.paths.folders) {
+      try {
+        await this.ctx.fs.mkdir(dir, { recursive: true });
+      } catch (error) {
+        throw storeError('create store folder', dir, error);
+      }
+    }
+  }
+}

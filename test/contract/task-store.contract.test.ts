@@ -1,0 +1,288 @@
+import { describe, expect, it } from 'vitest';
+import { decodeTask, taskKey, type Task } from '../../src/task/task.js';
+import type { TaskStore } from '../../src/store/task-store.js';
+import { storeEnvs, type StoreEnv } from './support/store-envs.js';
+
+const WAITING = 'ref-updates/waiting';
+const RUNNING = 'ref-updates/running';
+const LOCK = 'lock-1';
+
+function update(ref = 'refs/heads/main', uri = 'ssh://replica.example.com/project.git', remote = 'mirror'): Task {
+  return { project: 'project', refs: [ref], uri, remote };
+}
+
+/** Everything task-shaped left in the store: an empty store means the update is done. */
+function leftovers(env: StoreEnv): string[] {
+  const lockFolders = env.list(RUNNING);
+  return [
+    ...env.list(WAITING).map((name) => `waiting/${name}`),
+    ...lockFolders.flatMap((lock) => env.list(`${RUNNING}/${lock}`).map((name) => `running/${lock}/${name}`)),
+    ...env.list('ref-updates/building').map((name) => `building/${name}`),
+  ];
+}
+
+/** The lock component creates the lock folder; here the test plays that part. */
+function holdLock(env: StoreEnv, lockName = LOCK): string {
+  env.mkdir(`${RUNNING}/${lockName}`);
+  return lockName;
+}
+
+async function waitingNames(store: TaskStore): Promise<string[]> {
+  return (await store.listWaiting()).map((entry) => entry.name).sort();
+}
+
+describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEnv) => {
+  const twoNodes = (): { env: StoreEnv; a: TaskStore; b: TaskStore } => {
+    const env = makeEnv();
+    return { env, a: env.store('node-a'), b: env.store('node-b') };
+  };
+
+  it('keeps one file with the first mtime when both nodes create the same task', async () => {
+    const { env, a, b } = twoNodes();
+    const first = await a.create(update());
+    expect(first.created).toBe(true);
+    const name = `${first.key}.json`;
+    const past = Date.UTC(2020, 5, 1);
+    env.setMtime(`${WAITING}/${name}`, past);
+    const content = env.read(`${WAITING}/${name}`);
+
+    const second = await b.create(update());
+
+    expect(second).toEqual({ key: first.key, created: false });
+    expect(env.list(WAITING)).toEqual([name]);
+    expect(env.mtime(`${WAITING}/${name}`)).toBe(past);
+    expect(env.read(`${WAITING}/${name}`)).toBe(content);
+    expect(env.list('ref-updates/building')).toEqual([]);
+  });
+
+  it('lets another node claim and finish a task, leaving the store empty', async () => {
+    const { env, a, b } = twoNodes();
+    const { key } = await a.create(update());
+    holdLock(env);
+    expect(await b.claim(LOCK, [`${key}.json`])).toEqual([`${key}.json`]);
+    expect((await b.listClaimed(LOCK)).map((t) => t.task)).toEqual([decodeTask(env.read(`${RUNNING}/${LOCK}/${key}.json`))]);
+    expect(await b.finish(LOCK, [`${key}.json`])).toEqual([`${key}.json`]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('lets another node complete a task the first node claimed and reset', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    holdLock(env);
+    await a.claim(LOCK, [name]);
+    expect(await a.reset(LOCK, [name])).toEqual([name]);
+    expect(await waitingNames(b)).toEqual([name]);
+    expect(await b.claim(LOCK, [name])).toEqual([name]);
+    await b.finish(LOCK, [name]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('lets a task be reset by one node, reset again by another and completed by the first', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    holdLock(env);
+    await a.claim(LOCK, [name]);
+    await a.reset(LOCK, [name]);
+    expect(await b.claim(LOCK, [name])).toEqual([name]);
+    expect(await b.reset(LOCK, [name])).toEqual([name]);
+    expect(await a.claim(LOCK, [name])).toEqual([name]);
+    expect(await a.finish(LOCK, [name])).toEqual([name]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('lets a task be reset twice by the other node and then completed by it', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    holdLock(env);
+    await a.claim(LOCK, [name]);
+    await a.reset(LOCK, [name]);
+    await b.claim(LOCK, [name]);
+    await b.reset(LOCK, [name]);
+    await b.claim(LOCK, [name]);
+    await b.finish(LOCK, [name]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('keeps the first-enqueue mtime through claim and reset', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    const past = Date.UTC(2021, 0, 1);
+    env.setMtime(`${WAITING}/${name}`, past);
+    holdLock(env);
+    await a.claim(LOCK, [name]);
+    await a.reset(LOCK, [name]);
+    expect((await b.listWaiting()).map((t) => t.mtimeMs)).toEqual([past]);
+  });
+
+  it('does not perform duplicate work: the second claim of the same task gets nothing', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    await b.create(update());
+    holdLock(env, 'lock-a');
+    holdLock(env, 'lock-b');
+    expect(await a.claim('lock-a', [name])).toEqual([name]);
+    expect(await b.claim('lock-b', [name])).toEqual([]);
+    expect(leftovers(env)).toEqual([`running/lock-a/${name}`]);
+  });
+
+  it("makes a node's late finish or reset of a task another node already moved a harmless no-op", async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    holdLock(env, 'lock-b');
+    await b.claim('lock-b', [name]);
+    // Node A took the lock over and put the task back in the queue.
+    expect(await a.reset('lock-b', [name])).toEqual([name]);
+
+    await expect(b.finish('lock-b', [name])).resolves.toEqual([]);
+    await expect(b.reset('lock-b', [name])).resolves.toEqual([]);
+    expect(await waitingNames(a)).toEqual([name]);
+
+    holdLock(env, 'lock-a');
+    await a.claim('lock-a', [name]);
+    await a.finish('lock-a', [name]);
+    await expect(b.finish('lock-b', [name])).resolves.toEqual([]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('lets the same key be used again after the task was completed', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    holdLock(env);
+    await a.claim(LOCK, [name]);
+    await a.finish(LOCK, [name]);
+    expect(leftovers(env)).toEqual([]);
+
+    expect(await b.create(update())).toEqual({ key: name.slice(0, 40), created: true });
+    expect(await b.claim(LOCK, [name])).toEqual([name]);
+    await b.finish(LOCK, [name]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('keeps a task created while the same key is claimed as a separate waiting file', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    holdLock(env);
+    await a.claim(LOCK, [name]);
+
+    expect((await b.create(update())).created).toBe(true);
+    expect(leftovers(env).sort()).toEqual([`running/${LOCK}/${name}`, `waiting/${name}`]);
+
+    await a.finish(LOCK, [name]);
+    expect(await waitingNames(b)).toEqual([name]);
+  });
+
+  it('sees the same state from a second store instance on the same root', async () => {
+    const { env, a } = twoNodes();
+    await a.createMany([update('refs/heads/a'), update('refs/heads/b')]);
+    const again = env.store('node-a');
+    expect((await again.listWaiting()).map((t) => t.task.refs[0]).sort()).toEqual(['refs/heads/a', 'refs/heads/b']);
+  });
+
+  it('drops tasks from the listing once another node took them, and lists them again when they return', async () => {
+    const { env, a, b } = twoNodes();
+    const name = `${(await a.create(update())).key}.json`;
+    expect(await waitingNames(a)).toEqual([name]);
+    holdLock(env);
+    await b.claim(LOCK, [name]);
+    expect(await waitingNames(a)).toEqual([]);
+    await b.reset(LOCK, [name]);
+    expect(await waitingNames(a)).toEqual([name]);
+    expect(await a.listWaitingNames()).toEqual([name]);
+  });
+});
+
+describe.each(storeEnvs())('task store contract, illegal sequences never throw (%s)', (_, makeEnv) => {
+  const name = `${taskKey(update())}.json`;
+
+  it('finishing a task that was never created is a no-op', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    holdLock(env);
+    await expect(store.finish(LOCK, [name])).resolves.toEqual([]);
+    await expect(store.finish('no-such-lock', [name])).resolves.toEqual([]);
+  });
+
+  it('finishing twice, resetting twice, resetting an unclaimed task and claiming a missing one are no-ops', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(update());
+    holdLock(env);
+    await expect(store.reset(LOCK, [name])).resolves.toEqual([]);
+    expect(await store.claim(LOCK, [name])).toEqual([name]);
+    expect(await store.reset(LOCK, [name])).toEqual([name]);
+    await expect(store.reset(LOCK, [name])).resolves.toEqual([]);
+    await store.claim(LOCK, [name]);
+    expect(await store.finish(LOCK, [name])).toEqual([name]);
+    await expect(store.finish(LOCK, [name])).resolves.toEqual([]);
+    await expect(store.claim(LOCK, [name])).resolves.toEqual([]);
+    await expect(store.fail(LOCK, [name], { reason: 'late' })).resolves.toEqual([]);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('claiming into a lock folder that no longer exists claims nothing and leaves the task waiting', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(update());
+    expect(await store.claim('released-lock', [name])).toEqual([]);
+    expect(env.list(WAITING)).toEqual([name]);
+  });
+});
+
+describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, makeEnv) => {
+  it('round-trips URIs with spaces, "=" and quotes', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const odd = update('refs/heads/main', `ssh://host/path with spaces/a=b/"quoted"/it's.git`, 'remote "x"');
+    await store.create(odd);
+    const [listed] = await env.store('node-b').listWaiting();
+    expect(listed?.task).toEqual(odd);
+    expect(listed?.key).toBe(taskKey(odd));
+  });
+
+  it('gives 2 remotes x 2 URLs four distinct task files', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const tasks = ['r1', 'r2'].flatMap((remote) =>
+      ['ssh://one/p.git', 'https://two/p.git'].map((uri) => update('refs/heads/main', uri, remote)),
+    );
+    const results = await store.createMany(tasks);
+    expect(results.every((r) => r.created)).toBe(true);
+    expect(new Set(results.map((r) => r.key)).size).toBe(4);
+    expect(env.list(WAITING)).toHaveLength(4);
+  });
+
+  it('treats the same refs in a different order as the same task', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const one = { ...update(), refs: ['refs/heads/b', 'refs/heads/a'] };
+    const two = { ...update(), refs: ['refs/heads/a', 'refs/heads/b', 'refs/heads/a'] };
+    expect(await store.createMany([one, two])).toEqual([
+      { key: taskKey(one), created: true },
+      { key: taskKey(one), created: false },
+    ]);
+    expect(env.list(WAITING)).toEqual([`${taskKey(one)}.json`]);
+  });
+
+  it('writes the documented one-line JSON format', async () => {
+    const env = makeEnv();
+    const { key } = await env.store('node-a').create(update());
+    expect(env.read(`${WAITING}/${key}.json`)).toBe(
+      '{"version":1,"project":"project","refs":["refs/heads/main"],"uri":"ssh://replica.example.com/project.git","remote":"mirror"}\n',
+    );
+  });
+
+  it('reads task files written by Gerrit (unversioned, legacy single ref)', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.listWaiting(); // creates the folders
+    const gerrit = 'a'.repeat(40);
+    const legacy = 'b'.repeat(40);
+    env.write(`${WAITING}/${gerrit}.json`, '{"project":"p","refs":["refs/heads/x"],"uri":"ssh://h/p.git","remote":"m"}\n');
+    env.write(`${WAITING}/${legacy}.json`, '{"project":"p","ref":"refs/heads/y","uri":"ssh://h/p.git","remote":"m"}\n');
+    const listed = (await store.listWaiting()).sort((x, y) => x.name.localeCompare(y.name));
+    expect(listed.map((t) => [t.key, t.task.refs])).toEqual([
+      [gerrit, ['refs/heads/x']],
+      [legacy, ['refs/heads/y']],
+    ]);
+  });
+});

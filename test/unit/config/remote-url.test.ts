@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { expandUrl, redactUrlCredentials, styleProjectName, urlKind } from '../../../src/config/remote-url.js';
+
+describe('expandUrl', () => {
+  it('puts the project name as is with the slash style', () => {
+    expect(expandUrl('git@host:org/${name}.git', 'team/app', 'slash')).toBe('git@host:org/team/app.git');
+  });
+
+  it('replaces slashes with dashes with the dash style', () => {
+    expect(expandUrl('ssh://git@host/${name}.git', 'team/sub/app', 'dash')).toBe('ssh://git@host/team-sub-app.git');
+  });
+
+  it('replaces slashes with underscores with the underscore style', () => {
+    expect(expandUrl('git://host/${name}', 'team/sub/app', 'underscore')).toBe('git://host/team_sub_app');
+  });
+
+  it('keeps only the last path segment with the basenameOnly style', () => {
+    expect(expandUrl('/srv/mirror/${name}.git', 'team/sub/app', 'basenameOnly')).toBe('/srv/mirror/app.git');
+    expect(expandUrl('/srv/mirror/${name}.git', 'app', 'basenameOnly')).toBe('/srv/mirror/app.git');
+  });
+
+  it('expands every ${name} in the template', () => {
+    expect(expandUrl('file:///srv/${name}/${name}.git', 'a/b', 'slash')).toBe('file:///srv/a/b/a/b.git');
+  });
+
+  it('percent-encodes the name in http(s) URLs but keeps its slashes', () => {
+    expect(expandUrl('https://host/git/${name}.git', 'team/my app#1', 'slash')).toBe(
+      'https://host/git/team/my%20app%231.git',
+    );
+  });
+
+  it('leaves the name unencoded in ssh, scp-like, file and path URLs', () => {
+    for (const template of ['ssh://h/${name}', 'git@h:${name}', 'file:///s/${name}', '/s/${name}']) {
+      expect(expandUrl(template, 'my app', 'slash')).toBe(template.replace('${name}', 'my app'));
+    }
+  });
+
+  it('does not interpret $-patterns in project names', () => {
+    expect(expandUrl('/s/${name}.git', "a$&b$'", 'slash')).toBe("/s/a$&b$'.git");
+  });
+
+  it('returns a template without ${name} unchanged', () => {
+    expect(expandUrl('/srv/archive/one.git', 'All-Users', 'slash')).toBe('/srv/archive/one.git');
+  });
+});
+
+describe('styleProjectName', () => {
+  it('applies each remoteNameStyle', () => {
+    expect(styleProjectName('a/b/c', 'slash')).toBe('a/b/c');
+    expect(styleProjectName('a/b/c', 'dash')).toBe('a-b-c');
+    expect(styleProjectName('a/b/c', 'underscore')).toBe('a_b_c');
+    expect(styleProjectName('a/b/c', 'basenameOnly')).toBe('c');
+  });
+});
+
+describe('urlKind', () => {
+  it.each([
+    ['git@host:org/x.git', 'scp'],
+    ['host:x.git', 'scp'],
+    ['ssh://git@host:29418/x', 'ssh'],
+    ['git+ssh://host/x', 'ssh'],
+    ['https://host/x', 'http'],
+    ['http://host/x', 'http'],
+    ['git://host/x', 'git'],
+    ['file:///srv/x', 'file'],
+    ['/srv/x.git', 'path'],
+    ['./rel/x:y', 'path'],
+    ['s3://bucket/x', 'other'],
+  ])('classifies %s as %s', (url, kind) => {
+    expect(urlKind(url)).toBe(kind);
+  });
+});
+
+describe('redactUrlCredentials', () => {
+  it('hides the password but keeps the user', () => {
+    expect(redactUrlCredentials('https://bot:s3cret@host/x.git')).toBe('https://bot:***@host/x.git');
+    expect(redactUrlCredentials('ssh://git@host/x.git')).toBe('ssh://git@host/x.git');
+    expect(redactUrlCredentials('git@host:x.git')).toBe('git@host:x.git');
+  });
+});

@@ -1,0 +1,289 @@
+import { describe, expect, it } from 'vitest';
+import {
+  GERRIT_GERRIT_ONLY, REMOTE_GERRIT_ONLY, REPLICATION_GERRIT_ONLY, REPLICATION_RESERVED_KEYS, REMOTE_RESERVED_KEYS,
+} from '../../../src/config/config-keys.js';
+import { validateConfig } from '../../../src/config/load-config.js';
+import type { ReplicationConfig } from '../../../src/config/types.js';
+import { entries } from './config-entries.js';
+
+const FILE = '/etc/refrelay/replication.config';
+const BASE = ['replication.storePath=/store', 'remote.m.url=/m/${name}.git'];
+
+function validate(...lines: string[]) {
+  return validateConfig(entries(...lines), FILE, 'node-a');
+}
+
+function valid(...lines: string[]): ReplicationConfig {
+  const result = validate(...lines);
+  expect(result.problems).toEqual([]);
+  if (!result.config) throw new Error('no config');
+  return result.config;
+}
+
+function messages(...lines: string[]): string[] {
+  return validate(...lines).problems.map((p) => `${p.key}: ${p.message}`);
+}
+
+describe('validateConfig defaults', () => {
+  it('fills every default of the node and of a remote', () => {
+    const config = valid(...BASE);
+    expect(config).toMatchObject({
+      file: FILE, storePath: '/store', basePath: undefined, nodeId: 'node-a', distributionIntervalMs: 10_000,
+      randomDelayMs: 1000, lockStaleMs: 60_000, maxRetries: 0, httpListen: '127.0.0.1:9464', shutdownGraceMs: 30_000,
+      warnings: [],
+    });
+    const [remote] = config.remotes;
+    expect(remote).toMatchObject({
+      name: 'm', urls: ['/m/${name}.git'], projects: [], excludeProjects: [], threads: 1, replicationDelayMs: 15_000,
+      rescheduleDelayMs: 3000, replicationRetryMs: 60_000, replicationMaxRetries: 0, timeoutMs: 0, mirror: false,
+      createMissingRepositories: true, excludedRefsPatterns: [], remoteNameStyle: 'slash',
+    });
+    expect(remote?.push).toEqual([{ force: false, src: 'refs/*', dst: 'refs/*', text: 'refs/*:refs/*' }]);
+  });
+
+  it('lets replicationMaxRetries default to replication.maxRetries', () => {
+    const config = valid(...BASE, 'replication.maxRetries=5', 'remote.n.url=/n/${name}', 'remote.n.replicationMaxRetries=0');
+    expect(config.remotes.map((r) => r.replicationMaxRetries)).toEqual([5, 0]);
+  });
+
+  it('makes the default refspec forced under gerrit.defaultForceUpdate, without a warning', () => {
+    const config = valid(...BASE, 'gerrit.defaultForceUpdate=true', 'remote.n.url=/n/${name}', 'remote.n.push=refs/heads/*:refs/heads/*');
+    expect(config.remotes[0]?.push.map((s) => s.text)).toEqual(['+refs/*:refs/*']);
+    expect(config.remotes[1]?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*']);
+    expect(config.warnings).toEqual([]);
+  });
+
+  it('reads a bare replicationRetry in minutes and other bare delays in seconds', () => {
+    const [remote] = valid(...BASE, 'remote.m.replicationRetry=2', 'remote.m.replicationDelay=4', 'remote.m.timeout=30').remotes;
+    expect(remote).toMatchObject({ replicationRetryMs: 120_000, replicationDelayMs: 4000, timeoutMs: 30_000 });
+  });
+
+  it('raises a rescheduleDelay below 3s to 3s, as Gerrit does', () => {
+    expect(valid(...BASE, 'remote.m.rescheduleDelay=1').remotes[0]?.rescheduleDelayMs).toBe(3000);
+    expect(valid(...BASE, 'remote.m.rescheduleDelay=5s').remotes[0]?.rescheduleDelayMs).toBe(5000);
+  });
+
+  it('lets the last value of a single-valued key win, as git does', () => {
+    const config = valid(...BASE, 'remote.m.threads=2', 'remote.m.threads=6', 'replication.randomDelay=5s', 'replication.randomDelay=0');
+    expect(config.remotes[0]?.threads).toBe(6);
+    expect(config.randomDelayMs).toBe(0);
+  });
+});
+
+describe('validateConfig paths and node settings', () => {
+  it('resolves relative storePath and basePath against the config file directory', () => {
+    const config = valid('replication.storePath=store', 'replication.basePath=../git', 'remote.m.url=/m/${name}');
+    expect(config.storePath).toBe('/etc/refrelay/store');
+    expect(config.basePath).toBe('/etc/git');
+  });
+
+  it('accepts Gerrit eventsDirectory as storePath, and storePath wins when both are set', () => {
+    expect(valid('replication.eventsDirectory=/events', 'remote.m.url=/m/${name}').storePath).toBe('/events');
+    expect(valid('replication.storePath=/s', 'replication.eventsDirectory=/e', 'remote.m.url=/m/${name}').storePath).toBe('/s');
+  });
+
+  it('reports a missing storePath', () => {
+    expect(messages('remote.m.url=/m/${name}')).toEqual(['replication.storePath: missing storePath']);
+  });
+
+  it('uses nodeId over the hostname, and rejects a hostname unfit for file names', () => {
+    expect(valid(...BASE, 'replication.nodeId=master-2').nodeId).toBe('master-2');
+    const result = validateConfig(entries(...BASE), FILE, 'bad host');
+    expect(result.problems.map((p) => p.key)).toEqual(['replication.nodeId']);
+    expect(validateConfig(entries(...BASE, 'replication.nodeId=n1'), FILE, 'bad host').problems).toEqual([]);
+  });
+
+  it.each(['off', 'OFF', '0.0.0.0:0', '[::1]:9464', 'localhost:65535'])('accepts httpListen %s', (text) => {
+    expect(valid(...BASE, `replication.httpListen=${text}`).httpListen).toBe(text.toLowerCase() === 'off' ? 'off' : text);
+  });
+
+  it.each(['localhost', 'localhost:65536', ':9464', 'host:port', 'a b:1'])('rejects httpListen %s', (text) => {
+    expect(messages(...BASE, `replication.httpListen=${text}`)).toEqual([
+      `replication.httpListen: expected host:port (port 0-65535) or off, got "${text}"`,
+    ]);
+  });
+
+  it('reads shutdownGrace as a duration', () => {
+    expect(valid(...BASE, 'replication.shutdownGrace=2m').shutdownGraceMs).toBe(120_000);
+    expect(messages(...BASE, 'replication.shutdownGrace=later')).toEqual([
+      'replication.shutdownGrace: expected a duration such as 15s, 2m, 500ms, got "later"',
+    ]);
+  });
+
+  it('rejects a zero distributionInterval or lockStale, which would spin or steal live locks', () => {
+    expect(messages(...BASE, 'replication.distributionInterval=0', 'replication.lockStale=0s')).toEqual([
+      'replication.distributionInterval: expected a duration greater than 0, got "0"',
+      'replication.lockStale: expected a duration greater than 0, got "0s"',
+    ]);
+  });
+});
+
+describe('validateConfig booleans', () => {
+  it.each(['true', 'yes', 'on', '1', 'TRUE', 'Yes'])('reads %s as true', (text) => {
+    expect(valid(...BASE, `remote.m.mirror=${text}`).remotes[0]?.mirror).toBe(true);
+  });
+
+  it.each(['false', 'no', 'off', '0', ''])('reads %j as false', (text) => {
+    expect(valid(...BASE, `remote.m.createMissingRepositories=${text}`).remotes[0]?.createMissingRepositories).toBe(false);
+  });
+
+  it('reads a bare key as true', () => {
+    expect(valid(...BASE, 'remote.m.mirror').remotes[0]?.mirror).toBe(true);
+  });
+
+  it('rejects anything else', () => {
+    expect(messages(...BASE, 'remote.m.mirror=maybe')).toEqual([
+      'remote.m.mirror: expected true or false (also yes/no, on/off, 1/0), got "maybe"',
+    ]);
+  });
+});
+
+describe('validateConfig urls', () => {
+  it('allows a url without ${name} when the remote names exactly one exact project', () => {
+    expect(valid('replication.storePath=/s', 'remote.a.url=/one.git', 'remote.a.projects=All-Users').remotes[0]?.urls)
+      .toEqual(['/one.git']);
+  });
+
+  it.each([
+    [[]],
+    [['remote.a.projects=a', 'remote.a.projects=b']],
+    [['remote.a.projects=team/*']],
+    [['remote.a.projects=^a']],
+  ])('rejects a url without ${name} otherwise (%j)', (projects) => {
+    expect(messages('replication.storePath=/s', 'remote.a.url=/one.git', ...projects)).toEqual([
+      'remote.a.url: url has no ${name} and the remote does not name exactly one project',
+    ]);
+  });
+
+  it('reports a remote without any url', () => {
+    expect(messages('replication.storePath=/s', 'remote.a.threads=2')).toEqual(['remote.a.url: no url']);
+  });
+
+  it('keeps every url and push refspec in file order, merging repeated sections', () => {
+    const config = valid(
+      'replication.storePath=/s', 'remote.a.url=/1/${name}', 'remote.a.push=refs/heads/*:refs/heads/*',
+      'remote.b.url=/b/${name}', 'remote.a.url=/2/${name}', 'remote.a.push=+refs/tags/*:refs/tags/*',
+    );
+    expect(config.remotes.map((r) => r.name)).toEqual(['a', 'b']);
+    expect(config.remotes[0]?.urls).toEqual(['/1/${name}', '/2/${name}']);
+    expect(config.remotes[0]?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
+  });
+});
+
+describe('validateConfig problems', () => {
+  it('reports every problem at once, keyed by the full key with the remote name as written', () => {
+    expect(messages(
+      'replication.storePath=/s', 'remote.eu.Mirror.url=/m/${name}', 'remote.eu.Mirror.threads=many',
+      'remote.eu.Mirror.replicationDelay=soon', 'remote.eu.Mirror.excludedRefsPattern=refs/(x', 'remote.eu.Mirror.shares=0',
+    )).toEqual([
+      'remote.eu.Mirror.threads: expected a whole number ≥ 1, got "many"',
+      'remote.eu.Mirror.replicationDelay: expected a duration such as 15s, 2m, 500ms, got "soon"',
+      'remote.eu.Mirror.excludedRefsPattern: invalid regular expression: /refs/(x/: Unterminated group',
+      'remote.eu.Mirror.shares: expected a whole number ≥ 1, got "0"',
+    ]);
+  });
+
+  it('reports unknown keys in every known section with a did-you-mean', () => {
+    expect(messages(...BASE, 'replication.storPath=/x', 'remote.m.thread=2', 'gerrit.defaultForceUpdates=true', 'remote.m.colour=red'))
+      .toEqual([
+        'replication.storpath: unknown key (did you mean "storePath"?)',
+        'remote.m.thread: unknown key (did you mean "threads"?)',
+        'gerrit.defaultforceupdates: unknown key (did you mean "defaultForceUpdate"?)',
+        'remote.m.colour: unknown key',
+      ]);
+  });
+
+  it('reports an unknown key once even when it is repeated', () => {
+    expect(messages(...BASE, 'remote.m.colour=red', 'remote.m.colour=blue')).toEqual(['remote.m.colour: unknown key']);
+  });
+
+  it('rejects a name on [replication] and a [remote] without one', () => {
+    expect(messages(...BASE, 'replication.x.storePath=/y', 'remote.url=/z')).toEqual([
+      'replication.x: [replication] takes no name; write [replication]',
+      'remote.url: a remote needs a name, as in [remote "backup"]',
+    ]);
+  });
+
+  it('compiles excludedRefsPattern to match whole ref names', () => {
+    const [pattern] = valid(...BASE, 'remote.m.excludedRefsPattern=refs/changes/.*').remotes[0]?.excludedRefsPatterns ?? [];
+    expect(pattern?.test('refs/changes/01/1/1')).toBe(true);
+    expect(pattern?.test('refs/heads/refs/changes/x')).toBe(false);
+  });
+
+  it('uses the file path as given in every problem', () => {
+    const result = validateConfig(entries('remote.m.url=/m/${name}'), 'conf/replication.config', 'h');
+    expect(result.problems).toEqual([{ file: 'conf/replication.config', key: 'replication.storePath', message: 'missing storePath' }]);
+  });
+});
+
+describe('validateConfig warnings', () => {
+  const cases: [string, string, string][] = [
+    ...Object.entries(REMOTE_GERRIT_ONLY).map(([k, why]): [string, string, string] => [`remote.m.${k}`, `remote.m.${k}`, why]),
+    ...Object.entries(REPLICATION_GERRIT_ONLY).map(([k, why]): [string, string, string] => [`replication.${k}`, `replication.${k}`, why]),
+    ...Object.entries(GERRIT_GERRIT_ONLY).map(([k, why]): [string, string, string] => [`gerrit.${k}`, `gerrit.${k}`, why]),
+  ];
+
+  it.each(cases)('accepts Gerrit-only %s with one warning naming it', (line, key, why) => {
+    const result = validate(...BASE, `${line}=x`, `${line}=y`);
+    expect(result.problems).toEqual([]);
+    expect(result.warnings).toEqual([{ file: FILE, key, message: why }]);
+    expect(result.config?.warnings).toEqual(result.warnings);
+  });
+
+  it('explains why each Gerrit-only key is not honoured', () => {
+    expect(REMOTE_GERRIT_ONLY.authGroup).toBe(
+      'Gerrit access groups do not exist outside Gerrit; all refs matched by push are replicated',
+    );
+    expect(REMOTE_GERRIT_ONLY.password).toContain('secure.config');
+    expect(REMOTE_GERRIT_ONLY.username).toContain('secure.config');
+  });
+
+  it('accepts reserved keys silently and keeps their raw values for later work', () => {
+    const config = valid(
+      ...BASE, ...REPLICATION_RESERVED_KEYS.map((k) => `replication.${k}=v-${k}`),
+      ...REMOTE_RESERVED_KEYS.map((k) => `remote.m.${k}=${k === 'shares' ? '2' : `v-${k}`}`),
+      'gerrit.autoReload=true', 'gerrit.replicateOnStartup=false',
+    );
+    expect(config.warnings).toEqual([]);
+    expect(config.extra).toMatchObject({
+      'replication.maxPushes': 'v-maxPushes', 'replication.httpToken': 'v-httpToken',
+      'gerrit.autoReload': 'true', 'gerrit.replicateOnStartup': 'false',
+    });
+    expect(Object.keys(config.extra ?? {})).toHaveLength(REPLICATION_RESERVED_KEYS.length + 2);
+    expect(config.remotes[0]?.extra).toEqual({
+      shares: '2', sshIdentity: 'v-sshIdentity', sshCommand: 'v-sshCommand',
+      sshStrictHostKeyChecking: 'v-sshStrictHostKeyChecking',
+    });
+  });
+
+  it('warns once per unknown section and ignores its keys', () => {
+    const result = validate(...BASE, 'core.bare=true', 'core.editor=vi', 'plugin.x.a=1', 'include.path=other.config');
+    expect(result.problems).toEqual([]);
+    expect(result.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
+      'core: section ignored: refrelay reads only [replication], [remote "NAME"] and [gerrit]',
+      'plugin.x: section ignored: refrelay reads only [replication], [remote "NAME"] and [gerrit]',
+      'include: section ignored: refrelay does not follow config includes',
+    ]);
+  });
+});
+
+describe('validateConfig result', () => {
+  it('returns no config when there is a problem', () => {
+    expect(validate('remote.m.url=/m/${name}').config).toBeUndefined();
+  });
+
+  it('deep-freezes the config, down to refspecs, patterns and regexes', () => {
+    const config = valid(...BASE, 'remote.m.projects=^a.*', 'remote.m.excludedRefsPattern=refs/x/.*');
+    const remote = config.remotes[0];
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.remotes)).toBe(true);
+    expect(Object.isFrozen(remote)).toBe(true);
+    expect(Object.isFrozen(remote?.push[0])).toBe(true);
+    expect(Object.isFrozen(remote?.projects[0])).toBe(true);
+    expect(() => {
+      (config as { nodeId: string }).nodeId = 'other';
+    }).toThrow(TypeError);
+    expect(remote?.projects[0]?.matches('abc')).toBe(true);
+    expect(remote?.excludedRefsPatterns[0]?.test('refs/x/y')).toBe(true);
+  });
+});

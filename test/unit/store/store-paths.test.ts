@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { StoreError } from '../../../src/errors.js';
+import { StorePaths, fileSafe, isTaskFileName } from '../../../src/store/store-paths.js';
+
+describe('store paths', () => {
+  const paths = new StorePaths('/srv/store');
+
+  it('lays out the store as DESIGN.md describes', () => {
+    expect(paths.waitingFile('a.json')).toBe('/srv/store/ref-updates/waiting/a.json');
+    expect(paths.claimedFile('lock', 'a.json')).toBe('/srv/store/ref-updates/running/lock/a.json');
+    expect(paths.failedReasonFile('k', 'a.json')).toBe('/srv/store/ref-updates/failed/k/a.json.reason.json');
+    expect(paths.uriStateFile('k')).toBe('/srv/store/uri-state/k.json');
+    expect(paths.folders).toHaveLength(7);
+  });
+
+  it.each(['..', '.', '', 'a/b', 'a\\b', 'a\0b'])('refuses the name %j', (name) => {
+    expect(() => paths.waitingFile(name)).toThrow(StoreError);
+    expect(() => paths.lockFolder(name)).toThrow(StoreError);
+  });
+
+  it('recognises only published task file names', () => {
+    const hex = '0123456789abcdef0123456789abcdef01234567';
+    expect(isTaskFileName(`${hex}.json`)).toBe(true);
+    for (const name of [`${hex.toUpperCase()}.json`, `${hex}.json.tmp`, `.nfs${hex}`, `${hex}`, `${hex}.node.abc.tmp`, 'owner.json']) {
+      expect(isTaskFileName(name)).toBe(false);
+    }
+  });
+
+  it('makes node ids safe for file names', () => {
+    expect(fileSafe('git-1.example.com')).toBe('git-1.example.com');
+    expect(fileSafe('a/b c:d')).toBe('a_b_c_d');
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { TaskStore } from '../../../src/store/task-store.js';
+import type { StoreFs } from '../../../src/store/store-fs.js';
+import type { Task } from '../../../src/task/task.js';
+import { faultyFs } from '../../contract/support/faulty-fs.js';
+import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
+
+const task = (i: number): Task => ({ project: 'p', refs: [`refs/heads/b${i}`], uri: 'ssh://h/p.git', remote: 'm' });
+
+/** Counts the task files opened for reading: the work a listing pass costs beyond its readdir. */
+function countingFs(base: StoreFs): { fs: StoreFs; reads: () => number } {
+  let reads = 0;
+  const fs = faultyFs(base, {
+    open: (path, flags) => {
+      if (flags === 'r' && path.endsWith('.json')) reads++;
+      return base.open(path, flags);
+    },
+  });
+  return { fs, reads: () => reads };
+}
+
+describe('waiting listing cache', () => {
+  it('reads each task file once; a warm pass returns the very same objects', async () => {
+    const memory = new MemoryStoreFs();
+    const { fs, reads } = countingFs(memory);
+    const store = new TaskStore({ root: '/s', nodeId: 'n', fs });
+    await store.createMany([task(1), task(2), task(3)]);
+
+    const cold = await store.listWaiting();
+    const warm = await store.listWaiting();
+
+    expect(reads()).toBe(3);
+    expect(warm).toHaveLength(3);
+    for (const entry of warm) expect(cold).toContain(entry);
+    expect(Object.isFrozen(warm[0])).toBe(true);
+  });
+
+  it('reads only the new names and forgets removed ones', async () => {
+    const memory = new MemoryStoreFs();
+    const { fs, reads } = countingFs(memory);
+    const store = new TaskStore({ root: '/s', nodeId: 'n', fs });
+    const [first] = await store.createMany([task(1), task(2)]);
+    await store.listWaiting();
+    const peer = new TaskStore({ root: '/s', nodeId: 'peer', fs: memory });
+    await peer.create(task(3));
+    memory.mkdirSync('/s/ref-updates/running/l');
+    await peer.claim('l', [`${first?.key}.json`]);
+
+    const listed = await store.listWaiting();
+
+    expect(reads()).toBe(3);
+    expect(listed.map((t) => t.task.refs[0]).sort()).toEqual(['refs/heads/b2', 'refs/heads/b3']);
+  });
+
+  it('re-reads a task this node claimed when it shows up again, since it may be a new file', async () => {
+    const memory = new MemoryStoreFs();
+    const { fs, reads } = countingFs(memory);
+    const store = new TaskStore({ root: '/s', nodeId: 'n', fs });
+    const { key } = await store.create(task(1));
+    await store.listWaiting();
+    memory.mkdirSync('/s/ref-updates/running/l');
+    await store.claim('l', [`${key}.json`]);
+    await store.finish('l', [`${key}.json`]);
+    await store.create(task(1));
+    await store.listWaiting();
+    expect(reads()).toBe(2);
+  });
+});
