@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+# ssh:// destinations are tested against a real sshd on loopback; sshfs mounts play the network filesystem.
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
+command -v ssh-keygen >/dev/null 2>&1 || need_apt+=(openssh-client)
+command -v sshfs >/dev/null 2>&1 || need_apt+=(sshfs)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need_apt[*]}"

@@ -70,6 +70,47 @@ export async function runCommands(argv: string[]): Promise<number> {
         process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
       },
     )
+    .command(
+      'daemon',
+      'run this node: distribute, lock and push queued tasks until SIGTERM/SIGINT',
+      (y) => y.options({
+        ...configOption,
+        'node-id': { type: 'string', describe: 'override replication.nodeId' },
+        drain: { type: 'boolean', default: false, describe: 'exit once nothing is left that this node may take (1 if tasks were moved to failed/)' },
+        'log-level': { choices: ['debug', 'info', 'warn', 'error'] as const, default: 'info' as const, describe: 'log verbosity' },
+      })
+        .example('refrelay daemon --config /etc/refrelay/replication.config', '')
+        .example('refrelay daemon --drain   # deliver what is queued, then exit', ''),
+      async (args) => {
+        const { runDaemon } = await import('./daemon-command.js');
+        exitCode = await runDaemon({ config: args.config, nodeId: args['node-id'], drain: args.drain, logLevel: args['log-level'] });
+      },
+    )
+    .command(
+      'retry',
+      'move failed tasks back to waiting/ and clear their URIs\' retry state',
+      (y) => y.options({
+        ...configOption,
+        all: { type: 'boolean', default: false, describe: 'every failed task' },
+        remote: { type: 'string', describe: 'only tasks of this remote' },
+        uri: { type: 'string', describe: 'only tasks whose destination URI contains this text' },
+      })
+        .example('refrelay retry --remote dr', '')
+        .example('refrelay retry --uri github.com/example/app', ''),
+      async (args) => {
+        if (!args.all && args.remote === undefined && args.uri === undefined) throw new UsageError('retry: give --all, --remote NAME or --uri SUBSTRING');
+        const config = loadCliConfig({ config: args.config });
+        const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+        const uriKeys = new Set<string>();
+        const moved = await store.retryFailed((failed) => {
+          const wanted = (args.remote === undefined || failed.task.remote === args.remote) && (args.uri === undefined || failed.task.uri.includes(args.uri));
+          if (wanted) uriKeys.add(failed.uriKey);
+          return wanted;
+        });
+        for (const key of uriKeys) await store.deleteUriState(key);
+        process.stdout.write(moved === 0 ? 'Nothing to retry\n' : `moved ${moved} failed task${moved === 1 ? '' : 's'} back to waiting\n`);
+      },
+    )
     .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration.');
   await parser.parseAsync();
   return exitCode;

@@ -1,0 +1,61 @@
+import { hostname } from 'node:os';
+import { Daemon } from '../daemon/daemon.js';
+import { createLogger, type LogLevel } from '../observe/logger.js';
+import { GitPusher } from '../push/git-pusher.js';
+import { systemClock } from '../runtime/clock.js';
+import { systemRandom } from '../runtime/random.js';
+import { systemTimers } from '../runtime/timers.js';
+import { TaskStore } from '../store/task-store.js';
+import { UsageError } from '../errors.js';
+import { loadCliConfig } from './load-cli-config.js';
+import { VERSION } from './version.js';
+
+export interface DaemonArgs {
+  config?: string | undefined;
+  nodeId?: string | undefined;
+  drain: boolean;
+  logLevel: LogLevel;
+}
+
+export async function runDaemon(args: DaemonArgs): Promise<number> {
+  const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
+  if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
+  const log = createLogger({ level: args.logLevel, nodeId: config.nodeId });
+  for (const warning of config.warnings) log.warn({ key: warning.key }, warning.message);
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  const daemon = new Daemon({
+    config,
+    store,
+    // An operator's GIT_SSH_COMMAND (keys, jump hosts) applies to every ssh destination.
+    pusher: new GitPusher({ env: process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {} }),
+    clock: systemClock,
+    random: systemRandom,
+    timers: systemTimers,
+    log,
+    host: hostname(),
+    pid: process.pid,
+    version: VERSION,
+    drain: args.drain,
+    shutdownGraceMs: config.shutdownGraceMs,
+  });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals === 1) {
+      log.info({ signal }, 'stopping: finishing running pushes');
+      daemon.requestStop();
+      return;
+    }
+    // Second signal: stop now. Claims stay in running/ and are recovered like after a crash.
+    log.warn({ signal }, 'stopping at once');
+    process.exit(1);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    return await daemon.run();
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}

@@ -1,0 +1,69 @@
+import { mkdir, rename, writeFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../runtime/clock.js';
+import type { Random } from '../runtime/random.js';
+
+/** `nodes/<nodeId>.json`: who this node is and that it is alive. */
+export interface NodeRecord {
+  readonly version: 1;
+  readonly nodeId: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly refrelayVersion: string;
+  readonly startedAt: number;
+  readonly beatAt: number;
+  readonly counter: number;
+  readonly running: readonly string[];
+  readonly clockOffsetMs: number | null;
+}
+
+export interface NodeHeartbeatOptions {
+  readonly nodesDir: string;
+  readonly nodeId: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly version: string;
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+/** Writes this node's record with temp + rename so readers never see half a file. */
+export class NodeHeartbeat {
+  private counter = 0;
+  private readonly startedAt: number;
+
+  constructor(private readonly options: NodeHeartbeatOptions) {
+    this.startedAt = options.clock.now();
+  }
+
+  get path(): string {
+    return join(this.options.nodesDir, `${this.options.nodeId}.json`);
+  }
+
+  async beat(running: readonly string[], clockOffsetMs: number | null): Promise<NodeRecord> {
+    const { options } = this;
+    this.counter++;
+    const record: NodeRecord = {
+      version: 1,
+      nodeId: options.nodeId,
+      pid: options.pid,
+      host: options.host,
+      refrelayVersion: options.version,
+      startedAt: this.startedAt,
+      beatAt: options.clock.now(),
+      counter: this.counter,
+      running,
+      clockOffsetMs,
+    };
+    await mkdir(options.nodesDir, { recursive: true });
+    const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);
+    await writeFile(temp, `${JSON.stringify(record)}\n`);
+    try {
+      await rename(temp, this.path);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+    return record;
+  }
+}

@@ -1,0 +1,292 @@
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { redactText, redactUrl } from '../observe/redact.js';
+import { FULL_SYNC_REF } from '../task/task.js';
+import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';
+import { classifyPushFailure, oneLine, stderrTail } from './failure-class.js';
+import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
+import { gitEnvironment, localRepoEnvironment } from './push-env.js';
+import { planPush, type PlannedRef } from './push-plan.js';
+import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
+import { refOutcomes, resultOf } from './ref-outcomes.js';
+import { runProcess, type RunResult } from './run-process.js';
+import { stopSignal, type StopSignal } from './stop-signal.js';
+
+export type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome, RefStatus } from './push-types.js';
+
+export interface GitPusherOptions {
+  /** The git binary; default `git` from PATH. */
+  readonly git?: string;
+  /** Added to the minimal environment git runs with, e.g. GIT_SSH_COMMAND for a test sshd. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Between SIGTERM and SIGKILL of a stopped push; default 2000. */
+  readonly killGraceMs?: number;
+  /** Refspecs per git invocation, bounded so argv stays under ARG_MAX; default 2000. */
+  readonly maxRefspecsPerPush?: number;
+}
+
+export const MAX_REFSPECS_PER_PUSH = 2000;
+/** Beyond this many claimed refs, listing all local refs is cheaper than one pattern per ref. */
+const MAX_REF_PATTERNS = 500;
+
+/** auth and missing-repository may be fixed by a person meanwhile; the scheduler caps their retries. */
+const RETRYABLE: Readonly<Record<PushFailureKind, boolean>> = {
+  transient: true,
+  'missing-repository': true,
+  auth: true,
+  permanent: false,
+  'local-missing': false,
+  timeout: true,
+  aborted: false,
+};
+
+/** State of one push() call. */
+interface Run {
+  readonly request: PushRequest;
+  readonly env: Readonly<Record<string, string>>;
+  readonly stop: StopSignal;
+  readonly startedAt: number;
+  /** One creation attempt per push, whatever its result: a failing create must not loop. */
+  createAttempted: boolean;
+  createdRepository: boolean;
+  argv: string[];
+}
+
+type Step<T> = { ok: T } | { failure: PushFailure };
+
+/**
+ * Pushes with our own `git push --porcelain` child: exact environment, per-ref
+ * results, a hard wall-clock deadline and a process-group kill that takes ssh
+ * down with git.
+ */
+export class GitPusher implements Pusher {
+  private readonly git: string;
+  private readonly env: Readonly<Record<string, string>>;
+  private readonly killGraceMs: number;
+  private readonly chunkSize: number;
+
+  constructor(options: GitPusherOptions = {}) {
+    this.git = options.git ?? 'git';
+    this.env = gitEnvironment(process.env, options.env);
+    this.killGraceMs = options.killGraceMs ?? 2000;
+    this.chunkSize = Math.max(1, options.maxRefspecsPerPush ?? MAX_REFSPECS_PER_PUSH);
+  }
+
+  async push(request: PushRequest): Promise<PushOutcome> {
+    // Absolute, because git ignores relative GIT_CEILING_DIRECTORIES entries.
+    const localRepo = resolve(request.localRepo);
+    const run: Run = {
+      request: { ...request, localRepo },
+      env: localRepoEnvironment(this.env, localRepo),
+      stop: stopSignal(request.remote.timeoutMs, request.signal),
+      startedAt: performance.now(),
+      createAttempted: false,
+      createdRepository: false,
+      argv: [],
+    };
+    try {
+      return await this.pushAll(run);
+    } catch (error) {
+      // push() never throws: the scheduler always needs an outcome to act on.
+      const message = `unexpected error while pushing: ${error instanceof Error ? error.message : String(error)}`;
+      return outcome(run, 'failed', [], failure('permanent', message, ''));
+    } finally {
+      run.stop.dispose();
+    }
+  }
+
+  private async pushAll(run: Run): Promise<PushOutcome> {
+    const { request } = run;
+    if (!(await isDirectory(request.localRepo))) {
+      return outcome(run, 'failed', [], failure('local-missing', `local repository ${request.localRepo} does not exist`, ''));
+    }
+    const local = await this.readLocalRefs(run);
+    if ('failure' in local) return outcome(run, 'failed', [], local.failure);
+    let remoteRefs: Map<string, string> | undefined;
+    if (request.refs.includes(FULL_SYNC_REF)) {
+      const listed = await this.listRemoteRefs(run);
+      if ('failure' in listed) return outcome(run, 'failed', [], listed.failure);
+      remoteRefs = listed.ok;
+    }
+    const plan = planPush({ remote: request.remote, localRefs: local.ok, claimedRefs: request.refs, remoteRefs });
+    const refs: RefOutcome[] = [...plan.settled];
+    for (let start = 0; start < plan.pushes.length; start += this.chunkSize) {
+      const chunk = await this.pushChunk(run, plan.pushes.slice(start, start + this.chunkSize));
+      refs.push(...chunk.refs);
+      if (chunk.failure !== undefined) return outcome(run, 'failed', refs, chunk.failure);
+    }
+    return outcome(run, resultOf(refs), refs);
+  }
+
+  private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure }> {
+    let result = await this.gitPush(run, chunk);
+    if (!completed(result)) {
+      const failed = this.failureOf(run, result);
+      if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) {
+        return { refs: [], failure: failed };
+      }
+      const created = await this.createRepository(run);
+      if (created !== undefined) return { refs: [], failure: created };
+      result = await this.gitPush(run, chunk);
+      if (!completed(result)) return { refs: [], failure: this.failureOf(run, result) };
+    }
+    const { refs, transientRejections } = refOutcomes(chunk, parsePushPorcelain(result.stdout));
+    const tail = stderrTail(result.stderr);
+    if (transientRejections.length > 0) {
+      // The whole push is retried: landed refs come back up to date, and no ref is parked for a busy remote.
+      const names = transientRejections.map((ref) => `${ref.dst} (${ref.detail ?? 'rejected'})`).join(', ');
+      return { refs, failure: failure('transient', `the destination could not update ${names}`, tail) };
+    }
+    if (result.exitCode !== 0 && !refs.some((ref) => ref.status === 'rejected')) {
+      return { refs, failure: this.failureOf(run, result) };
+    }
+    return { refs };
+  }
+
+  private gitPush(run: Run, chunk: readonly PlannedRef[]): Promise<RunResult> {
+    const { request } = run;
+    const progress = request.onProgress;
+    // --no-verify: a local pre-push hook is meant for people, and must not block or slow replication.
+    const options = ['push', '--porcelain', '--no-verify', ...(progress ? ['--progress'] : [])];
+    const refspecs = chunk.map((ref) => ref.refspec);
+    run.argv = [this.git, ...options, '--', redactUrl(request.uri), ...refspecs];
+    return runProcess(this.git, [...options, '--', request.uri, ...refspecs], {
+      cwd: request.localRepo,
+      env: run.env,
+      signal: run.stop.signal,
+      killGraceMs: this.killGraceMs,
+      ...(progress ? { onStderrLine: (line: string) => reportProgress(progress, line) } : {}),
+    });
+  }
+
+  private async readLocalRefs(run: Run): Promise<Step<Map<string, string>>> {
+    const claimed = run.request.refs;
+    const patterns = claimed.includes(FULL_SYNC_REF) || claimed.length > MAX_REF_PATTERNS ? [] : claimed;
+    const result = await this.runGit(run, ['for-each-ref', '--format=%(objectname) %(refname)', '--', ...patterns]);
+    if (result.exitCode !== 0) {
+      if (/not a git repository/i.test(result.stderr)) {
+        return { failure: failure('local-missing', `${run.request.localRepo} is not a git repository`, stderrTail(result.stderr)) };
+      }
+      return { failure: this.failureOf(run, result, 'reading local refs failed: ') };
+    }
+    return { ok: parseRefLines(result.stdout, ' ') };
+  }
+
+  /**
+   * A full sync reads the destination's refs first, as Gerrit does: only refs
+   * that differ are sent, which matters because git's cost per explicit
+   * refspec grows with the number of local refs; and a mirror finds orphans.
+   */
+  private async listRemoteRefs(run: Run): Promise<Step<Map<string, string>>> {
+    const result = await this.runGit(run, ['ls-remote', '--', run.request.uri]);
+    if (result.exitCode === 0 && !result.killed) return { ok: parseRefLines(result.stdout, '\t') };
+    const failed = this.failureOf(run, result);
+    if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) return { failure: failed };
+    const created = await this.createRepository(run);
+    return created === undefined ? { ok: new Map() } : { failure: created };
+  }
+
+  private async createRepository(run: Run): Promise<PushFailure | undefined> {
+    const target = createTarget(run.request.uri, run.request.localRepo);
+    run.createAttempted = true;
+    if (target.kind === 'impossible') return failure('permanent', target.message, '');
+    let result: RunResult;
+    if (target.kind === 'local') {
+      // Never turn an existing directory full of other things into a repository.
+      if (!(await isAbsentOrEmpty(target.path))) {
+        return failure('permanent', `destination ${target.path} exists but is not a git repository`, '');
+      }
+      await mkdir(target.path, { recursive: true });
+      result = await this.runGit(run, ['init', '--bare', '-q', '--', target.path]);
+    } else {
+      result = await runProcess('sh', sshCreateArgv(sshProgram(run.env), target), {
+        env: run.env,
+        signal: run.stop.signal,
+        killGraceMs: this.killGraceMs,
+      });
+    }
+    if (result.exitCode === 0 && !result.killed) {
+      run.createdRepository = true;
+      return undefined;
+    }
+    return this.failureOf(run, result, 'creating the destination repository failed: ');
+  }
+
+  /** A git command other than push, in the local repository, under the same deadline. */
+  private runGit(run: Run, args: string[]): Promise<RunResult> {
+    return runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: run.stop.signal, killGraceMs: this.killGraceMs });
+  }
+
+  private failureOf(run: Run, result: RunResult, prefix = ''): PushFailure {
+    const tail = stderrTail(result.stderr);
+    const stopped = run.stop.reason();
+    if (stopped === 'timeout') {
+      return failure('timeout', `push did not finish within ${run.request.remote.timeoutMs} ms; git and the processes it started (ssh) were stopped`, tail);
+    }
+    if (stopped === 'aborted') return failure('aborted', 'push aborted; git and the processes it started (ssh) were stopped', tail);
+    if (result.spawnError !== undefined) return failure('permanent', `could not run ${this.git}: ${result.spawnError.message}`, tail);
+    const classified = classifyPushFailure(result.exitCode, result.stderr);
+    const killedBy = result.exitCode === null ? (result.exitSignal ?? undefined) : undefined;
+    return failure(classified.kind, `${prefix}${classified.message}`, tail, killedBy);
+  }
+}
+
+/** What git would run for ssh: GIT_SSH_COMMAND (a shell snippet) wins over GIT_SSH (a program path). */
+function sshProgram(env: Readonly<Record<string, string>>): string {
+  return env.GIT_SSH_COMMAND ?? (env.GIT_SSH === undefined ? 'ssh' : shellQuote(env.GIT_SSH));
+}
+
+/** A throwing progress sink is the caller's bug; it must not take the push (or the process) down. */
+function reportProgress(sink: (line: string) => void, line: string): void {
+  try {
+    sink(redactText(line));
+  } catch {
+    // ignored on purpose
+  }
+}
+
+function completed(result: RunResult): boolean {
+  return !result.killed && result.exitCode !== null && porcelainCompleted(result.stdout);
+}
+
+function failure(kind: PushFailureKind, message: string, stderrTail: string, exitSignal?: string): PushFailure {
+  const text = exitSignal === undefined ? message : `${message} (git ended by ${exitSignal})`;
+  return { kind, message: oneLine(text), stderrTail, retryable: RETRYABLE[kind] };
+}
+
+function outcome(run: Run, result: PushOutcome['result'], refs: RefOutcome[], failed?: PushFailure): PushOutcome {
+  return {
+    result,
+    refs,
+    ...(failed === undefined ? {} : { failure: failed }),
+    createdRepository: run.createdRepository,
+    durationMs: performance.now() - run.startedAt,
+    argv: run.argv,
+  };
+}
+
+function parseRefLines(stdout: string, separator: string): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const at = line.indexOf(separator);
+    if (at > 0) refs.set(line.slice(at + 1).trim(), line.slice(0, at));
+  }
+  return refs;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function isAbsentOrEmpty(path: string): Promise<boolean> {
+  try {
+    return (await readdir(path)).length === 0;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}

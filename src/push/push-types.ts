@@ -1,0 +1,62 @@
+import type { RemoteConfig } from '../config/types.js';
+
+/** The port the scheduler pushes through; GitPusher is the real adapter, tests may use a fake. */
+export interface Pusher {
+  push(request: PushRequest): Promise<PushOutcome>;
+}
+
+export interface PushRequest {
+  readonly remote: RemoteConfig;
+  /** The destination, `${name}` already expanded. May hold credentials: never logged as is. */
+  readonly uri: string;
+  /** The local repository (bare or work tree) the refs are read from. */
+  readonly localRepo: string;
+  /** Claimed local ref names, or [FULL_SYNC_REF]. */
+  readonly refs: readonly string[];
+  readonly signal?: AbortSignal;
+  /** git's progress lines (stderr), redacted; asking for them adds --progress. */
+  readonly onProgress?: (line: string) => void;
+}
+
+export type RefStatus = 'new' | 'updated' | 'forced' | 'deleted' | 'up-to-date' | 'rejected' | 'dropped';
+
+export interface RefOutcome {
+  /** Local ref name. */
+  readonly ref: string;
+  /** Name on the destination. */
+  readonly dst: string;
+  readonly status: RefStatus;
+  /** Why a ref was rejected or dropped, or git's summary (`abc..def`). */
+  readonly detail?: string;
+}
+
+export type PushFailureKind = 'transient' | 'missing-repository' | 'auth' | 'permanent' | 'local-missing' | 'timeout' | 'aborted';
+
+export interface PushFailure {
+  readonly kind: PushFailureKind;
+  /** Redacted, one line. */
+  readonly message: string;
+  /** Redacted, the last ~20 lines of git's stderr. */
+  readonly stderrTail: string;
+  readonly retryable: boolean;
+}
+
+/**
+ * - `ok`: every ref landed or was already there.
+ * - `partial`: git reported a result for every ref, and at least one was
+ *   rejected or dropped. This holds even when nothing landed: the per-ref list
+ *   is authoritative, and the caller parks exactly the refs that failed.
+ *   `failure` is set only when a rejection is worth retrying (the remote could
+ *   not lock a ref): kind `transient`.
+ * - `failed`: the push did not complete (or a later chunk of a long push did
+ *   not); `failure` says why, `refs` holds what earlier chunks reported.
+ */
+export interface PushOutcome {
+  readonly result: 'ok' | 'partial' | 'failed';
+  readonly refs: RefOutcome[];
+  readonly failure?: PushFailure;
+  readonly createdRepository: boolean;
+  readonly durationMs: number;
+  /** The last git push command run (the one that decided the outcome), redacted, for logs; [] when nothing needed pushing. */
+  readonly argv: string[];
+}

@@ -1,0 +1,45 @@
+import { isTransientRejection, type PorcelainRef } from './porcelain.js';
+import type { PlannedRef } from './push-plan.js';
+import type { RefOutcome, RefStatus } from './push-types.js';
+
+const STATUS_BY_FLAG: Readonly<Record<PorcelainRef['flag'], RefStatus>> = {
+  ' ': 'updated',
+  '+': 'forced',
+  '-': 'deleted',
+  '*': 'new',
+  '!': 'rejected',
+  '=': 'up-to-date',
+};
+
+export interface ChunkRefs {
+  readonly refs: RefOutcome[];
+  /** Rejections that say the remote was busy (could not lock), not no. */
+  readonly transientRejections: RefOutcome[];
+}
+
+/**
+ * Joins git's per-ref report to what we asked for, by destination name
+ * (unique within a plan; the source column holds an object id, not our ref).
+ */
+export function refOutcomes(planned: readonly PlannedRef[], reported: readonly PorcelainRef[]): ChunkRefs {
+  const byDst = new Map(reported.map((line) => [line.dst, line]));
+  const refs: RefOutcome[] = [];
+  const transientRejections: RefOutcome[] = [];
+  for (const want of planned) {
+    const line = byDst.get(want.dst);
+    if (line === undefined) {
+      refs.push({ ref: want.ref, dst: want.dst, status: 'rejected', detail: 'git reported no status for this ref' });
+      continue;
+    }
+    const detail = line.reason === undefined ? line.summary : `${line.summary} (${line.reason})`;
+    const outcome: RefOutcome = { ref: want.ref, dst: want.dst, status: STATUS_BY_FLAG[line.flag], detail };
+    refs.push(outcome);
+    if (isTransientRejection(line)) transientRejections.push(outcome);
+  }
+  return { refs, transientRejections };
+}
+
+/** `ok` unless something was rejected or dropped. */
+export function resultOf(refs: readonly RefOutcome[]): 'ok' | 'partial' {
+  return refs.some((ref) => ref.status === 'rejected' || ref.status === 'dropped') ? 'partial' : 'ok';
+}

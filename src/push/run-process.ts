@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+
+export interface RunOptions {
+  readonly cwd?: string;
+  /** The complete environment: nothing is inherited. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Aborting it stops the whole process group: SIGTERM, then SIGKILL after killGraceMs. */
+  readonly signal?: AbortSignal;
+  readonly killGraceMs: number;
+  /** Each stderr line (split on \n and \r, as git redraws progress with \r). */
+  readonly onStderrLine?: (line: string) => void;
+}
+
+export interface RunResult {
+  /** Null when the process ended by a signal or never started. */
+  readonly exitCode: number | null;
+  readonly exitSignal: NodeJS.Signals | null;
+  readonly stdout: string;
+  /** The last STDERR_KEEP characters of stderr. */
+  readonly stderr: string;
+  /** True when the signal fired while the process ran. */
+  readonly killed: boolean;
+  /** Set when the process could not be started (ENOENT, EACCES…). */
+  readonly spawnError?: Error;
+}
+
+const STDERR_KEEP = 64 * 1024;
+
+/**
+ * Runs a command in its own process group (`detached`), so that stopping it
+ * also stops what it started: git forks ssh through `sh -c`, and killing only
+ * git leaves ssh running, reparented to PID 1, until the server gives up.
+ * Resolves once stdout and stderr are closed, that is once every process that
+ * held them (ssh included) has exited.
+ */
+export function runProcess(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const stdout: Buffer[] = [];
+    let stderr = '';
+    let partialLine = '';
+    let killed = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let spawnError: Error | undefined;
+
+    if (options.signal?.aborted) {
+      resolve({ exitCode: null, exitSignal: null, stdout: '', stderr: '', killed: true });
+      return;
+    }
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+
+    const killGroup = (signal: NodeJS.Signals): void => {
+      if (pid === undefined) return;
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // ESRCH: every process of the group has exited already.
+      }
+    };
+    const onAbort = (): void => {
+      killed = true;
+      killGroup('SIGTERM');
+      graceTimer = setTimeout(() => killGroup('SIGKILL'), options.killGraceMs);
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_KEEP);
+      if (options.onStderrLine === undefined) return;
+      const parts = (partialLine + chunk).split(/\r\n|\r|\n/);
+      partialLine = parts.pop() ?? '';
+      for (const line of parts) if (line !== '') options.onStderrLine(line);
+    });
+    child.once('error', (error) => {
+      spawnError = error;
+    });
+    child.once('close', (exitCode, exitSignal) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (graceTimer !== undefined) clearTimeout(graceTimer);
+      // A killed group member that closed its pipes early could still linger.
+      if (killed) killGroup('SIGKILL');
+      if (partialLine !== '' && options.onStderrLine !== undefined) options.onStderrLine(partialLine);
+      resolve({
+        exitCode,
+        exitSignal,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr,
+        killed,
+        ...(spawnError === undefined ? {} : { spawnError }),
+      });
+    });
+  });
+}

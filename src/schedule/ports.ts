@@ -1,0 +1,32 @@
+import type { ReplicationConfig } from '../config/types.js';
+import type { HeldLock } from '../lock/uri-lock.js';
+import type { Log } from '../observe/log.js';
+import type { Pusher } from '../push/git-pusher.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Random } from '../runtime/random.js';
+import type { Timers } from '../runtime/timers.js';
+import type { TaskStore } from '../store/task-store.js';
+
+/** The store operations the scheduler uses; the real TaskStore and test fakes provide them. */
+export type SchedulerStore = Pick<
+  TaskStore,
+  'listWaiting' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState'
+>;
+
+export interface SchedulerLocks {
+  acquire(lockName: string, uri: string): Promise<HeldLock | undefined>;
+}
+
+export interface SchedulerDeps {
+  /** A getter, so a reloaded config applies to the next pass and the next push. */
+  readonly config: () => ReplicationConfig;
+  readonly store: SchedulerStore;
+  readonly locks: SchedulerLocks;
+  readonly pusher: Pusher;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly timers: Timers;
+  readonly log: Log;
+  /** Store clock minus local clock, in ms: task mtimes are the store server's time. */
+  readonly storeClockOffsetMs?: () => number;
+}

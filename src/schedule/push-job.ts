@@ -1,0 +1,180 @@
+import { join } from 'node:path';
+import type { RemoteConfig } from '../config/types.js';
+import { redactUrl } from '../observe/redact.js';
+import type { HeldLock } from '../lock/uri-lock.js';
+import type { PushOutcome } from '../push/git-pusher.js';
+import type { WaitingTask } from '../store/store-types.js';
+import { retryDelayMs } from './backoff.js';
+import type { SchedulerDeps } from './ports.js';
+import type { UriGroup } from './uri-groups.js';
+import { parseUriState, type UriState } from './uri-state.js';
+
+/** Failed authentication is retried a few times (a key may be rotated), then given up. */
+const AUTH_GIVE_UP_AFTER = 3;
+
+export type JobResult =
+  | { readonly kind: 'pushed'; readonly claimed: number; readonly failedRefs: number }
+  | { readonly kind: 'retry'; readonly notBefore: number; readonly attempts: number }
+  | { readonly kind: 'failed'; readonly claimed: number }
+  | { readonly kind: 'backoff'; readonly notBefore: number }
+  | { readonly kind: 'locked' }
+  | { readonly kind: 'nothing-claimed' }
+  | { readonly kind: 'aborted' }
+  | { readonly kind: 'lock-lost' };
+
+class LockLost extends Error {}
+
+/**
+ * One consolidated push of a URI: take its lock, claim every waiting task of it, push the union
+ * of their refs, then finish, retry with backoff or park in failed/. Every store write is fenced:
+ * it happens only while the lock is still ours.
+ */
+export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: AbortSignal): Promise<JobResult> {
+  const { store, clock, log } = deps;
+  const config = deps.config();
+  const before = parseUriState(await store.readUriState(group.uriKey));
+  if (before !== undefined && before.notBefore > clock.now()) return { kind: 'backoff', notBefore: before.notBefore };
+
+  const lock = await deps.locks.acquire(group.uriKey, group.uri);
+  if (lock === undefined) return { kind: 'locked' };
+  const stopHeartbeat = deps.timers.every(Math.max(250, Math.floor(config.lockStaleMs / 6)), () => {
+    lock.heartbeat().then(
+      (mine) => {
+        if (!mine) log.warn({ uri: redactUrl(group.uri) }, 'lost the URI lock while holding it; aborting the push');
+      },
+      (error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'lock heartbeat failed'),
+    );
+  });
+  try {
+    // Re-read under the lock: a peer may have failed this URI just before we took it.
+    const state = parseUriState(await store.readUriState(group.uriKey));
+    if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
+
+    await fence(lock);
+    const claimedNames = new Set(await store.claim(group.uriKey, group.tasks.map((item) => item.name)));
+    const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
+    if (claimed.length === 0) return { kind: 'nothing-claimed' };
+    log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
+    return await pushClaimed(deps, group, lock, claimed, state, signal);
+  } catch (error) {
+    if (error instanceof LockLost) return { kind: 'lock-lost' };
+    throw error;
+  } finally {
+    stopHeartbeat();
+    await lock.release().catch((error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'could not release the URI lock'));
+  }
+}
+
+async function fence(lock: HeldLock): Promise<void> {
+  if (!(await lock.stillMine())) throw new LockLost();
+}
+
+/** Tasks of one URI grouped by (remote, project): each group is one git push. */
+function pushUnits(claimed: readonly WaitingTask[]): Array<{ remote: string; project: string; tasks: WaitingTask[] }> {
+  const units = new Map<string, { remote: string; project: string; tasks: WaitingTask[] }>();
+  for (const item of claimed) {
+    const key = `${item.task.remote}\u0000${item.task.project}`;
+    let unit = units.get(key);
+    if (unit === undefined) units.set(key, (unit = { remote: item.task.remote, project: item.task.project, tasks: [] }));
+    unit.tasks.push(item);
+  }
+  return [...units.values()];
+}
+
+async function pushClaimed(
+  deps: SchedulerDeps,
+  group: UriGroup,
+  lock: HeldLock,
+  claimed: readonly WaitingTask[],
+  state: UriState | undefined,
+  signal: AbortSignal,
+): Promise<JobResult> {
+  const { store, clock, log } = deps;
+  const config = deps.config();
+  let failedRefs = 0;
+  let retryable: { message: string; kind: string } | undefined;
+  let failedTasks = 0;
+  let aborted = false;
+  const toRetry: string[] = [];
+  for (const unit of pushUnits(claimed)) {
+    const remote: RemoteConfig = config.remotes.find((candidate) => candidate.name === unit.remote) ?? group.remote;
+    const names = unit.tasks.map((item) => item.name);
+    const refs = [...new Set(unit.tasks.flatMap((item) => item.task.refs))];
+    await fence(lock);
+    const outcome: PushOutcome = await deps.pusher.push({
+      remote,
+      uri: group.uri,
+      localRepo: join(config.basePath ?? '', `${unit.project}.git`),
+      refs,
+      signal,
+    });
+    await fence(lock);
+    logPush(deps, group.uri, unit.project, remote.name, refs.length, outcome);
+    if (outcome.result !== 'failed') {
+      for (const ref of outcome.refs.filter((item) => item.status === 'rejected')) {
+        failedRefs++;
+        await store.parkFailed(
+          { project: unit.project, refs: [ref.ref], uri: group.uri, remote: remote.name },
+          { reason: `rejected by the destination: ${ref.detail ?? 'rejected'}`, refs: [ref.ref] },
+        );
+      }
+      await store.finish(group.uriKey, names);
+      continue;
+    }
+    const failure = outcome.failure!;
+    if (failure.kind === 'aborted') {
+      aborted = true;
+      await store.reset(group.uriKey, names);
+    } else if (!failure.retryable) {
+      failedTasks += names.length;
+      await store.fail(group.uriKey, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 });
+    } else {
+      retryable = { message: failure.message, kind: failure.kind };
+      toRetry.push(...names);
+    }
+  }
+
+  if (retryable !== undefined) {
+    const attempts = (state?.attempts ?? 0) + 1;
+    const remote = group.remote;
+    const limit = retryable.kind === 'auth' ? Math.min(remote.replicationMaxRetries || AUTH_GIVE_UP_AFTER, AUTH_GIVE_UP_AFTER) : remote.replicationMaxRetries;
+    await fence(lock);
+    if (limit > 0 && attempts > limit) {
+      await store.fail(group.uriKey, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts });
+      await store.deleteUriState(group.uriKey);
+      log.error({ uri: redactUrl(group.uri), attempts, reason: retryable.message }, 'task failed: retries exhausted');
+      return { kind: 'failed', claimed: toRetry.length + failedTasks };
+    }
+    const now = clock.now();
+    const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
+    const next: UriState = { uri: group.uri, attempts, lastError: retryable.message, notBefore, updatedAt: now, nodeId: config.nodeId };
+    await store.writeUriState(group.uriKey, next);
+    await store.reset(group.uriKey, toRetry);
+    log.warn({ uri: redactUrl(group.uri), attempts, retryInMs: notBefore - now, reason: retryable.message }, 'retry scheduled');
+    return { kind: 'retry', notBefore, attempts };
+  }
+  if (aborted) return { kind: 'aborted' };
+  if (state !== undefined) {
+    await fence(lock);
+    await store.deleteUriState(group.uriKey);
+  }
+  if (failedTasks > 0 && failedTasks === claimed.length) return { kind: 'failed', claimed: failedTasks };
+  return { kind: 'pushed', claimed: claimed.length, failedRefs };
+}
+
+function logPush(deps: SchedulerDeps, uri: string, project: string, remote: string, refCount: number, outcome: PushOutcome): void {
+  const counts: Record<string, number> = {};
+  for (const ref of outcome.refs) counts[ref.status] = (counts[ref.status] ?? 0) + 1;
+  const fields = {
+    remote,
+    uri: redactUrl(uri),
+    project,
+    refs: refCount,
+    outcomes: counts,
+    durationMs: Math.round(outcome.durationMs),
+    result: outcome.result,
+    failure: outcome.failure?.message,
+  };
+  if (outcome.result === 'failed') deps.log.warn(fields, 'push failed');
+  else deps.log.info(fields, 'pushed');
+}

@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refsOf, initBare } from '../../support/git.js';
+import { sshdAvailable, startSshd, type Sshd } from '../../support/sshd.js';
+import { groupAlive, hermeticPusher, lsRemote, makeSource, pick, processes, remoteConfig, waitForProcess } from './push-fixtures.js';
+
+/**
+ * Needs openssh-server (/usr/sbin/sshd) and root; scripts/test.sh does not
+ * install it, so machines without it skip this file instead of failing.
+ */
+describe.skipIf(!sshdAvailable)('GitPusher over ssh (sshd on loopback)', () => {
+  let scratch: string;
+  let sshd: Sshd;
+  let hung: Sshd;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'refrelay-ssh-'));
+    sshd = await startSshd(join(scratch, 'sshd'));
+    hung = await startSshd(join(scratch, 'hung'), { forcedCommand: 'sleep 600' });
+  });
+
+  afterAll(async () => {
+    await sshd?.stop();
+    await hung?.stop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  let n = 0;
+  function setup() {
+    const root = join(scratch, `case-${++n}`);
+    return { root, source: makeSource(root, ['b1']) };
+  }
+
+  it('pushes claimed refs to ssh:// so the destination holds the same ids', async () => {
+    const { root, source } = setup();
+    const dst = initBare(join(root, 'dst.git'));
+    const pusher = hermeticPusher({ GIT_SSH_COMMAND: sshd.sshCommand });
+    const refs = ['refs/heads/main', 'refs/heads/b1'];
+    const outcome = await pusher.push({ remote: remoteConfig(), uri: sshd.url(dst), localRepo: source.bare, refs });
+    expect(outcome).toMatchObject({ result: 'ok' });
+    expect(lsRemote(sshd.url(dst), { GIT_SSH_COMMAND: sshd.sshCommand })).toEqual(pick(source.refs(), refs));
+  });
+
+  it('creates a missing destination over ssh (URL and scp-like forms) and then pushes', async () => {
+    const { root, source } = setup();
+    const refs = ['refs/heads/main', 'refs/heads/b1'];
+    const remote = remoteConfig({ createMissingRepositories: true });
+
+    const viaUrl = join(root, 'made', 'by url.git');
+    const pusher = hermeticPusher({ GIT_SSH_COMMAND: sshd.sshCommand });
+    const first = await pusher.push({ remote, uri: sshd.url(viaUrl), localRepo: source.bare, refs });
+    expect(first).toMatchObject({ result: 'ok', createdRepository: true });
+    expect(refsOf(viaUrl)).toEqual(pick(source.refs(), refs));
+
+    // scp-like syntax has no port: it comes with the ssh command, as users configure it.
+    const viaScp = join(root, 'made', 'scp.git');
+    const withPort = hermeticPusher({ GIT_SSH_COMMAND: `${sshd.sshCommand} -p ${sshd.port}` });
+    const second = await withPort.push({ remote, uri: `root@127.0.0.1:${viaScp}`, localRepo: source.bare, refs });
+    expect(second).toMatchObject({ result: 'ok', createdRepository: true });
+    expect(refsOf(viaScp)).toEqual(pick(source.refs(), refs));
+  });
+
+  it('reports a key the server does not accept as auth', async () => {
+    const { root, source } = setup();
+    const otherKey = join(root, 'other_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', otherKey]);
+    const pusher = hermeticPusher({ GIT_SSH_COMMAND: sshd.sshCommand.replace(sshd.clientKey, otherKey) });
+    const outcome = await pusher.push({ remote: remoteConfig({ createMissingRepositories: true }), uri: sshd.url(join(root, 'x.git')), localRepo: source.bare, refs: ['refs/heads/main'] });
+    expect(outcome).toMatchObject({ result: 'failed', createdRepository: false, failure: { kind: 'auth' } });
+    expect(outcome.failure?.message).toContain('Permission denied (publickey)');
+    expect(existsSync(join(root, 'x.git'))).toBe(false);
+  });
+
+  it('stops a hung ssh destination at the deadline and leaves no git or ssh process behind', async () => {
+    const { root, source } = setup();
+    const pusher = hermeticPusher({ GIT_SSH_COMMAND: hung.sshCommand });
+    const started = performance.now();
+    const pending = pusher.push({ remote: remoteConfig({ timeoutMs: 2000 }), uri: hung.url(join(root, 'x.git')), localRepo: source.bare, refs: ['refs/heads/main'] });
+    const git = await waitForProcess((p) => p.args.startsWith('git push --porcelain') && p.args.includes(root));
+    const ssh = await waitForProcess((p) => p.pgid === git.pgid && p.args.includes(hung.clientKey));
+    const outcome = await pending;
+    const elapsed = performance.now() - started;
+
+    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'timeout', retryable: true } });
+    expect(outcome.failure?.message).toBe('push did not finish within 2000 ms; git and the processes it started (ssh) were stopped');
+    expect(elapsed).toBeGreaterThanOrEqual(1900);
+    expect(elapsed).toBeLessThan(4000);
+    expect(ssh.pid).not.toBe(git.pid);
+    expect(groupAlive(git.pgid)).toBe(false);
+    expect(processes().filter((p) => p.args.includes(hung.clientKey))).toEqual([]);
+  });
+});

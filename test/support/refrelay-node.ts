@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliBin } from './paths.js';
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  node?: string;
+  [key: string]: unknown;
+}
+
+/** A `refrelay daemon` process as an operator runs it, with its JSON log kept for assertions. */
+export class RefrelayNode {
+  private output = '';
+  private stderrText = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(readonly child: ChildProcess, readonly nodeId: string) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderrText += chunk.toString()));
+    this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  static start(options: { config: string; nodeId: string; drain?: boolean; env?: NodeJS.ProcessEnv; extraArgs?: string[] }): RefrelayNode {
+    const args = [cliBin, 'daemon', '--config', options.config, '--node-id', options.nodeId, '--log-level', 'debug'];
+    if (options.drain) args.push('--drain');
+    args.push(...(options.extraArgs ?? []));
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new RefrelayNode(child, options.nodeId);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  logs(): LogLine[] {
+    return this.output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as LogLine);
+  }
+
+  /** Resolves once a log line with this message appears (or rejects after timeoutMs). */
+  async waitForLog(predicate: (line: LogLine) => boolean, timeoutMs = 30_000): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.logs().find(predicate);
+      if (found !== undefined) return found;
+      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`node ${this.nodeId} exited before the expected log line; stderr: ${this.stderrText}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for a log line of node ${this.nodeId}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** Logged errors and crashes: any of these fails a test that expects a clean run. */
+  problems(): string[] {
+    const bad = this.logs().filter((line) => line.level >= 50).map((line) => `${this.nodeId}: ${line.msg}`);
+    if (/unhandled|TypeError|ReferenceError|at .*\.js:\d+/.test(this.stderrText)) bad.push(`${this.nodeId} stderr: ${this.stderrText.slice(0, 2000)}`);
+    return bad;
+  }
+}
+
+/** Write a replication.config from sections of lines. */
+export function writeConfig(path: string, lines: string[]): string {
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+export function readJson<T>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+export function storeDir(store: string, ...parts: string[]): string {
+  return join(store, 'ref-updates', ...parts);
+}
