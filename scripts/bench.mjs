@@ -14,6 +14,8 @@ const suites = [
   ['task-create', './bench/task-create.mjs'],
   ['enqueue-startup', './bench/enqueue-startup.mjs'],
   ['list-waiting', './bench/list-waiting.mjs'],
+  ['fan-out', './bench/fan-out.mjs'],
+  ['scale-out', './bench/scale-out.mjs'],
 ];
 
 console.log(`refrelay bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);

@@ -1,8 +1,10 @@
-// A live run of refrelay on loopback, in a temp folder: source repositories whose post-receive
-// hooks run `refrelay enqueue`, real `git push`es into them, and the cluster's queue as
-// `refrelay status` shows it. Everything it creates is removed at the end.
-import { execFileSync, spawnSync } from 'node:child_process';
+// A live run of refrelay on loopback, in a temp folder: three source repositories on "master"
+// hosts whose post-receive hooks run `refrelay enqueue`, two refrelay nodes sharing one store,
+// a `git daemon` destination and a file:// destination. Developers push; the queue drains;
+// the destinations end in sync. Everything it starts is stopped and removed at the end.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,43 +20,72 @@ const env = {
   GIT_COMMITTER_NAME: 'Demo',
   GIT_COMMITTER_EMAIL: 'demo@example.com',
 };
+const children = [];
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const refrelay = (...args) => {
   const result = spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8' });
   process.stdout.write(result.stdout);
   process.stderr.write(result.stderr);
-  if (result.status !== 0) throw new Error(`refrelay ${args.join(' ')} exited ${result.status}`);
+  return result.status;
 };
 const step = (text) => console.log(`\n== ${text}`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 
-try {
+async function main() {
   const base = join(root, 'masters');
+  const gitDaemonBase = join(root, 'git-daemon');
+  const projects = ['apps/web', 'apps/api', 'tools/ci'];
+  mkdirSync(gitDaemonBase, { recursive: true });
+  for (const project of projects) git(root, 'init', '-q', '--bare', join(gitDaemonBase, `${project}.git`));
+  const port = await freePort();
+  const daemon = spawn('git', ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', `--base-path=${gitDaemonBase}`, '--listen=127.0.0.1', `--port=${port}`, gitDaemonBase], { env, stdio: 'ignore', detached: true });
+  children.push(daemon);
+
   const config = join(root, 'replication.config');
   writeFileSync(config, [
     '[replication]',
     `  storePath = ${join(root, 'store')}`,
     `  basePath = ${base}`,
-    '  nodeId = demo-node-1',
+    '  distributionInterval = 1s',
+    '  randomDelay = 500ms',
+    '  httpListen = off',
     '[remote "dr"]',
     `  url = file://${join(root, 'dr')}/\${name}.git`,
     '  push = +refs/*:refs/*',
     '  mirror = true',
+    '  replicationDelay = 2s',
     '[remote "public.mirror"]',
-    `  url = ${join(root, 'public')}/\${name}.git`,
+    `  url = git://127.0.0.1:${port}/\${name}.git`,
     '  push = +refs/heads/*:refs/heads/*',
     '  push = refs/tags/*:refs/tags/*',
     '  projects = apps/*',
+    '  replicationDelay = 2s',
     '',
   ].join('\n'));
   step(`workspace ${root}`);
+  console.log(`git daemon destination on git://127.0.0.1:${port}/, file:// destination in ${join(root, 'dr')}`);
   refrelay('config', 'check', '--config', config);
 
-  const projects = ['apps/web', 'apps/api', 'tools/ci'];
   for (const project of projects) {
     const repo = join(base, `${project}.git`);
     mkdirSync(repo, { recursive: true });
     git(repo, 'init', '-q', '--bare', '-b', 'main');
     writeFileSync(join(repo, 'hooks', 'post-receive'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" enqueue --stdin --config "${config}"\n`, { mode: 0o755 });
+  }
+
+  step('two refrelay nodes start on one shared store');
+  for (const nodeId of ['master-1', 'master-2']) {
+    const node = spawn(process.execPath, [bin, 'daemon', '--config', config, '--node-id', nodeId, '--log-level', 'warn'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    children.push(node);
   }
 
   step('developers push into the masters; each post-receive hook queues the update');
@@ -73,8 +104,55 @@ try {
     console.log(`git push ${project}: ${hookLines.map((line) => line.replace(/^remote: /, '').trim()).join(' ')}`);
   }
 
-  step('refrelay status (read from the shared store; any node shows the same)');
+  step('refrelay status while the updates wait out replicationDelay (any node shows the same)');
   refrelay('status', '--config', config);
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const status = JSON.parse(spawnSync(process.execPath, [bin, 'status', '--json', '--config', config], { env, encoding: 'utf8' }).stdout);
+    if (status.totals.waiting === 0 && status.totals.running === 0) break;
+    if (Date.now() > deadline) throw new Error('the queue did not drain within 60 s');
+    await sleep(500);
+  }
+  step('refrelay status after the nodes pushed');
+  refrelay('status', '--config', config);
+
+  step('destinations compared with the masters');
+  let inSync = true;
+  for (const project of projects) {
+    const source = git(join(base, `${project}.git`), 'for-each-ref', '--format=%(objectname) %(refname)');
+    const dr = git(join(root, 'dr', `${project}.git`), 'for-each-ref', '--format=%(objectname) %(refname)');
+    const drOk = dr === source;
+    let mirrorText = 'not replicated (projects = apps/*)';
+    if (project.startsWith('apps/')) {
+      const listed = git(root, 'ls-remote', `git://127.0.0.1:${port}/${project}.git`).split('\n').filter((line) => line.includes('\trefs/')).map((line) => line.split('\t').reverse().join(' ')).sort().join('\n');
+      const expected = source.split('\n').filter(Boolean).map((line) => line.split(' ').reverse().join(' ')).sort().join('\n');
+      const ok = listed === expected;
+      inSync &&= ok;
+      mirrorText = ok ? 'in sync' : 'DIFFERENT';
+    }
+    inSync &&= drOk;
+    console.log(`${project.padEnd(10)} dr (file://): ${drOk ? 'in sync' : 'DIFFERENT'}   public.mirror (git://): ${mirrorText}`);
+  }
+  if (!inSync) throw new Error('a destination is out of sync');
+  console.log('\nall destinations in sync');
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  console.error(`demo failed: ${error.message}`);
+  exitCode = 1;
 } finally {
+  for (const child of children) {
+    try {
+      process.kill(child.pid === undefined ? 0 : child.spawnargs[0] === 'git' ? -child.pid : child.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  await sleep(500);
   rmSync(root, { recursive: true, force: true });
 }
+process.exit(exitCode);

@@ -14,6 +14,9 @@ import { Waker } from '../runtime/waker.js';
 import { Distributor } from '../schedule/distributor.js';
 import type { TaskStore } from '../store/task-store.js';
 
+/** A burst of local writes to waiting/ becomes one early distributor pass. */
+const WATCH_HINT_DEBOUNCE_MS = 50;
+
 export interface DaemonOptions {
   readonly config: ReplicationConfig;
   readonly store: TaskStore;
@@ -150,7 +153,16 @@ export class Daemon {
     const dir = join(this.options.config.storePath, 'ref-updates', 'waiting');
     try {
       mkdirSync(dir, { recursive: true });
-      this.watcher = watch(dir, { persistent: false }, () => this.waker.wake());
+      // Claims and finishes fire events too: coalesce a burst into one early pass.
+      let hinted = false;
+      this.watcher = watch(dir, { persistent: false }, () => {
+        if (hinted) return;
+        hinted = true;
+        setTimeout(() => {
+          hinted = false;
+          this.waker.wake();
+        }, WATCH_HINT_DEBOUNCE_MS).unref();
+      });
       this.watcher.on('error', () => undefined);
     } catch {
       this.watcher = undefined;

@@ -26,6 +26,30 @@ export interface RunResult {
 
 const STDERR_KEEP = 64 * 1024;
 
+/** Process groups of children still running, by leader pid. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/**
+ * An abrupt exit (a second stop signal, a fatal error) leaves the claims of running pushes to
+ * recovery; their git and ssh must not push on as orphans while a restarted node pushes the
+ * same claim. A graceful stop has already waited for or aborted them, so this finds nothing.
+ */
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const group of liveGroups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // ESRCH: already gone.
+      }
+    }
+  });
+}
+
 /**
  * Runs a command in its own process group (`detached`), so that stopping it
  * also stops what it started: git forks ssh through `sh -c`, and killing only
@@ -53,6 +77,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    if (pid !== undefined) trackGroup(pid);
 
     const killGroup = (signal: NodeJS.Signals): void => {
       if (pid === undefined) return;
@@ -82,6 +107,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       spawnError = error;
     });
     child.once('close', (exitCode, exitSignal) => {
+      if (pid !== undefined) liveGroups.delete(pid);
       options.signal?.removeEventListener('abort', onAbort);
       if (graceTimer !== undefined) clearTimeout(graceTimer);
       // A killed group member that closed its pipes early could still linger.

@@ -1,7 +1,8 @@
 import { redactUrl } from '../observe/redact.js';
 import type { SchedulerDeps } from './ports.js';
-import { runPushJob, type JobResult } from './push-job.js';
-import { groupByUri, type UriGroup } from './uri-groups.js';
+import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
+import type { ReplicationConfig } from '../config/types.js';
+import { groupByUri, type ResolutionCache, type UriGroup } from './uri-groups.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */
 interface UriSchedule {
@@ -36,7 +37,8 @@ export interface TickReport {
 export class Distributor {
   private readonly schedules = new Map<string, UriSchedule>();
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly uriKeys = new Map<string, string>();
+  private resolutions: ResolutionCache = new WeakMap();
+  private resolutionsFor: ReplicationConfig | undefined;
   private accepting = true;
   private failedToFailedDir = 0;
 
@@ -49,7 +51,7 @@ export class Distributor {
     return this.inFlight.size;
   }
 
-  /** How many tasks this node moved to failed/ since it started. */
+  /** How many task files this node put in failed/ since it started (whole tasks and parked rejected refs). */
   get failedCount(): number {
     return this.failedToFailedDir;
   }
@@ -75,7 +77,11 @@ export class Distributor {
     const { deps } = this;
     const config = deps.config();
     const waiting = await deps.store.listWaiting();
-    const groups = groupByUri(config, waiting, this.uriKeys);
+    if (this.resolutionsFor !== config) {
+      this.resolutions = new WeakMap();
+      this.resolutionsFor = config;
+    }
+    const groups = groupByUri(config, waiting, this.resolutions);
     for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
 
     const offset = deps.storeClockOffsetMs?.() ?? 0;
@@ -146,7 +152,8 @@ export class Distributor {
         schedule.notBefore = 0;
         schedule.jitterMs = this.deps.random.next() * config.randomDelayMs;
     }
-    if (result.kind === 'failed') this.failedToFailedDir += result.claimed;
+    // Parked rejected refs count too: anything that ended in failed/ makes `--drain` exit 1.
+    this.failedToFailedDir += movedToFailed(result);
     this.schedules.set(group.uriKey, schedule);
     this.onJobDone(result, group);
   }

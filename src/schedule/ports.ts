@@ -1,5 +1,4 @@
 import type { ReplicationConfig } from '../config/types.js';
-import type { HeldLock } from '../lock/uri-lock.js';
 import type { Log } from '../observe/log.js';
 import type { Pusher } from '../push/git-pusher.js';
 import type { Clock } from '../runtime/clock.js';
@@ -13,8 +12,18 @@ export type SchedulerStore = Pick<
   'listWaiting' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState'
 >;
 
+/** A held URI lock, as the push job uses it (the real one is lock/HeldLock). */
+export interface Lease {
+  readonly leaseId: string;
+  /** False once another node has taken the lock over: then nothing more may be written. */
+  stillMine(): Promise<boolean>;
+  heartbeat(): Promise<boolean>;
+  release(): Promise<boolean>;
+}
+
 export interface SchedulerLocks {
-  acquire(lockName: string, uri: string): Promise<HeldLock | undefined>;
+  /** The lock, or undefined when another holder has it. */
+  acquire(lockName: string, uri: string): Promise<Lease | undefined>;
 }
 
 export interface SchedulerDeps {

@@ -1,26 +1,44 @@
 import { join } from 'node:path';
 import type { RemoteConfig } from '../config/types.js';
 import { redactUrl } from '../observe/redact.js';
-import type { HeldLock } from '../lock/uri-lock.js';
 import type { PushOutcome } from '../push/git-pusher.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { retryDelayMs } from './backoff.js';
-import type { SchedulerDeps } from './ports.js';
+import type { Lease, SchedulerDeps } from './ports.js';
 import type { UriGroup } from './uri-groups.js';
 import { parseUriState, type UriState } from './uri-state.js';
 
 /** Failed authentication is retried a few times (a key may be rotated), then given up. */
 const AUTH_GIVE_UP_AFTER = 3;
 
+/**
+ * `failedRefs`: rejected refs parked in failed/, one task file each. `failedTasks` (present only
+ * when not 0): claimed tasks of another push unit of the same URI that failed for good meanwhile.
+ */
 export type JobResult =
-  | { readonly kind: 'pushed'; readonly claimed: number; readonly failedRefs: number }
-  | { readonly kind: 'retry'; readonly notBefore: number; readonly attempts: number }
+  | { readonly kind: 'pushed'; readonly claimed: number; readonly failedRefs: number; readonly failedTasks?: number }
+  | { readonly kind: 'retry'; readonly notBefore: number; readonly attempts: number; readonly failedTasks?: number }
   | { readonly kind: 'failed'; readonly claimed: number }
   | { readonly kind: 'backoff'; readonly notBefore: number }
   | { readonly kind: 'locked' }
   | { readonly kind: 'nothing-claimed' }
-  | { readonly kind: 'aborted' }
+  | { readonly kind: 'aborted'; readonly failedTasks?: number }
   | { readonly kind: 'lock-lost' };
+
+/** How many task files a job put in failed/: what `daemon --drain` exits 1 for. */
+export function movedToFailed(result: JobResult): number {
+  switch (result.kind) {
+    case 'failed':
+      return result.claimed;
+    case 'pushed':
+      return result.failedRefs + (result.failedTasks ?? 0);
+    case 'retry':
+    case 'aborted':
+      return result.failedTasks ?? 0;
+    default:
+      return 0;
+  }
+}
 
 class LockLost extends Error {}
 
@@ -65,7 +83,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   }
 }
 
-async function fence(lock: HeldLock): Promise<void> {
+async function fence(lock: Lease): Promise<void> {
   if (!(await lock.stillMine())) throw new LockLost();
 }
 
@@ -84,7 +102,7 @@ function pushUnits(claimed: readonly WaitingTask[]): Array<{ remote: string; pro
 async function pushClaimed(
   deps: SchedulerDeps,
   group: UriGroup,
-  lock: HeldLock,
+  lock: Lease,
   claimed: readonly WaitingTask[],
   state: UriState | undefined,
   signal: AbortSignal,
@@ -151,15 +169,19 @@ async function pushClaimed(
     await store.writeUriState(group.uriKey, next);
     await store.reset(group.uriKey, toRetry);
     log.warn({ uri: redactUrl(group.uri), attempts, retryInMs: notBefore - now, reason: retryable.message }, 'retry scheduled');
-    return { kind: 'retry', notBefore, attempts };
+    return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
   }
-  if (aborted) return { kind: 'aborted' };
+  if (aborted) return { kind: 'aborted', ...alsoFailed(failedTasks) };
   if (state !== undefined) {
     await fence(lock);
     await store.deleteUriState(group.uriKey);
   }
   if (failedTasks > 0 && failedTasks === claimed.length) return { kind: 'failed', claimed: failedTasks };
-  return { kind: 'pushed', claimed: claimed.length, failedRefs };
+  return { kind: 'pushed', claimed: claimed.length, failedRefs, ...alsoFailed(failedTasks) };
+}
+
+function alsoFailed(failedTasks: number): { failedTasks?: number } {
+  return failedTasks > 0 ? { failedTasks } : {};
 }
 
 function logPush(deps: SchedulerDeps, uri: string, project: string, remote: string, refCount: number, outcome: PushOutcome): void {

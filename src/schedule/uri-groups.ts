@@ -24,30 +24,31 @@ export function remoteForTask(config: ReplicationConfig, task: WaitingTask['task
   return matches ? remote : undefined;
 }
 
-/** `uriKeys` caches sha1(uri) across passes: a pass over 100,000 tasks must not hash them all. */
-export function groupByUri(
-  config: ReplicationConfig,
-  waiting: readonly WaitingTask[],
-  uriKeys: Map<string, string> = new Map(),
-): Map<string, UriGroup> {
+interface Resolved {
+  readonly remote: RemoteConfig;
+  readonly uriKey: string;
+}
+
+/**
+ * Per-task resolution (remote, uriKey) is cached on the task object itself: listings return the
+ * same frozen objects while a file exists, so a pass over 100,000 tasks costs map lookups only.
+ * The cache belongs to one config; the caller starts a new one when the config changes.
+ */
+export type ResolutionCache = WeakMap<WaitingTask, Resolved | null>;
+
+export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingTask[], cache: ResolutionCache = new WeakMap()): Map<string, UriGroup> {
   const groups = new Map<string, UriGroup>();
-  const remoteCache = new Map<string, RemoteConfig | null>();
   for (const item of waiting) {
-    const cacheKey = `${item.task.remote}\u0000${item.task.project}\u0000${item.task.uri}`;
-    let remote = remoteCache.get(cacheKey);
-    if (remote === undefined) {
-      remote = remoteForTask(config, item.task) ?? null;
-      remoteCache.set(cacheKey, remote);
+    let resolved = cache.get(item);
+    if (resolved === undefined) {
+      const remote = remoteForTask(config, item.task);
+      resolved = remote === undefined ? null : { remote, uriKey: computeUriKey(item.task.uri) };
+      cache.set(item, resolved);
     }
-    if (remote === null) continue;
-    let key = uriKeys.get(item.task.uri);
-    if (key === undefined) {
-      key = computeUriKey(item.task.uri);
-      uriKeys.set(item.task.uri, key);
-    }
-    const group = groups.get(key);
+    if (resolved === null) continue;
+    const group = groups.get(resolved.uriKey);
     if (group === undefined) {
-      groups.set(key, { uriKey: key, uri: item.task.uri, remote, tasks: [item], oldestMtimeMs: item.mtimeMs });
+      groups.set(resolved.uriKey, { uriKey: resolved.uriKey, uri: item.task.uri, remote: resolved.remote, tasks: [item], oldestMtimeMs: item.mtimeMs });
     } else {
       group.tasks.push(item);
       if (item.mtimeMs < group.oldestMtimeMs) group.oldestMtimeMs = item.mtimeMs;

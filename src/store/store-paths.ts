@@ -43,8 +43,15 @@ export class StorePaths {
     return join(this.waiting, plainName(name, 'task file name'));
   }
 
+  /**
+   * `lockName` is a lock folder under running/ (`<uriKey>`, or a tombstone name), or a claim
+   * folder inside one (`<uriKey>/<leaseId>`): claims live in a folder named after the lease, so
+   * a holder that lost its lock addresses paths that no longer exist after a takeover.
+   */
   lockFolder(lockName: string): string {
-    return join(this.running, plainName(lockName, 'lock name'));
+    const parts = lockName.split('/');
+    if (parts.length > 2) throw new StoreError(`invalid lock name: ${JSON.stringify(lockName)}`);
+    return join(this.running, ...parts.map((part) => plainName(part, 'lock name')));
   }
 
   claimedFile(lockName: string, name: string): string {

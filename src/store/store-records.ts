@@ -3,9 +3,9 @@ import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
 import { isGone, storeError, type StoreStats } from './store-fs.js';
 import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
-import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME } from './store-paths.js';
+import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, RunningLock } from './store-types.js';
-import { unlinkTolerant } from './task-moves.js';
+import { resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonTolerant } from './task-reader.js';
 
 /** Lock folders read side by side; each one reads its own files with bounded concurrency too. */
@@ -24,10 +24,62 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     const ownerRecord = names.includes(OWNER_RECORD_NAME)
       ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record')
       : undefined;
-    const tasks = await loadTasks(ctx, dir, names);
-    return Object.freeze({ lockName, ownerRecord, tasks: Object.freeze(tasks), mtimeMs: stats.mtimeMs });
+    const claims = [{ lockPath: lockName, tasks: await loadTasks(ctx, dir, names) }];
+    for (const name of names) {
+      if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
+      const inner = await readdirTolerant(ctx, join(dir, name), 'list running tasks');
+      if (inner === undefined) continue; // a file, or gone
+      claims.push({ lockPath: `${lockName}/${name}`, tasks: await loadTasks(ctx, join(dir, name), inner) });
+    }
+    const tasks = claims.flatMap((claim) => claim.tasks);
+    return Object.freeze({
+      lockName,
+      ownerRecord,
+      tasks: Object.freeze(tasks),
+      claims: Object.freeze(claims.filter((claim) => claim.tasks.length > 0).map((claim) => Object.freeze({ lockPath: claim.lockPath, tasks: Object.freeze(claim.tasks) }))),
+      mtimeMs: stats.mtimeMs,
+    });
   });
   return locks.filter((lock): lock is RunningLock => lock !== undefined);
+}
+
+/**
+ * Put every task of a lock folder (and of the claim folders inside it) back to waiting/, then
+ * remove the folder if nothing but bookkeeping files remain. Used on tombstones after a takeover,
+ * on this node's own claims at start-up, and on abandoned empty tombstones.
+ */
+export async function recoverLockFolder(ctx: StoreContext, lockName: string): Promise<{ recovered: number; removed: boolean }> {
+  const dir = ctx.paths.lockFolder(lockName);
+  const names = await readdirTolerant(ctx, dir, 'recover lock folder');
+  if (names === undefined) return { recovered: 0, removed: true };
+  let recovered = 0;
+  for (const name of names) {
+    if (isTaskFileName(name)) {
+      recovered += (await resetTasks(ctx, lockName, [name])).length;
+      continue;
+    }
+    if (lockName.includes('/') || name === OWNER_RECORD_NAME) continue;
+    const inner = await readdirTolerant(ctx, join(dir, name), 'recover lock folder');
+    if (inner === undefined) continue;
+    recovered += (await resetTasks(ctx, `${lockName}/${name}`, inner.filter(isTaskFileName))).length;
+    await removeBookkeeping(ctx, join(dir, name));
+  }
+  return { recovered, removed: await removeBookkeeping(ctx, dir) };
+}
+
+/** Remove owner records and temp files, then the folder; false when task files (or anything else) remain. */
+async function removeBookkeeping(ctx: StoreContext, dir: string): Promise<boolean> {
+  const names = (await readdirTolerant(ctx, dir, 'remove lock folder')) ?? [];
+  for (const name of names) {
+    if (name === OWNER_RECORD_NAME || name.endsWith('.tmp')) await unlinkTolerant(ctx, join(dir, name), 'remove lock folder');
+  }
+  try {
+    await ctx.fs.rmdir(dir);
+    return true;
+  } catch (error) {
+    if (isGone(error)) return true;
+    return false;
+  }
 }
 
 /** The task files of one lock folder; owner records and other files there are not tasks. */

@@ -45,7 +45,10 @@ export interface RunningLock {
   readonly lockName: string;
   /** Parsed `owner.json` when present and readable; its shape belongs to the lock component. */
   readonly ownerRecord: unknown;
+  /** Every task under the lock, wherever it sits. */
   readonly tasks: readonly ClaimedTask[];
+  /** Tasks by claim folder (`<lockName>` or `<lockName>/<leaseId>`), for moving them back. */
+  readonly claims: readonly { readonly lockPath: string; readonly tasks: readonly ClaimedTask[] }[];
   readonly mtimeMs: number;
 }
 

@@ -15,6 +15,7 @@ import {
   listRunning,
   readNodeRecords,
   sweepBuilding,
+  recoverLockFolder,
 } from './store-records.js';
 import type {
   ClaimedTask,
@@ -170,6 +171,12 @@ export class TaskStore {
   async listRunning(): Promise<RunningLock[]> {
     await this.ready();
     return listRunning(this.ctx);
+  }
+
+  /** Move every task of a lock folder (tombstone, own old claim) back to waiting/ and remove it. */
+  async recoverLockFolder(lockName: string): Promise<{ recovered: number; removed: boolean }> {
+    await this.ready();
+    return recoverLockFolder(this.ctx, lockName);
   }
 
   async countCorrupt(): Promise<number> {

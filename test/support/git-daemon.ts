@@ -12,15 +12,16 @@ export interface GitDaemon {
 
 /**
  * A real `git daemon` on loopback serving every repository under `basePath`,
- * with pushes enabled. It runs as our child (no --detach) in its own process
+ * with pushes enabled. `port` brings a destination back where it was (a
+ * destination that was down). It runs as our child (no --detach) in its own process
  * group, so stop() also ends the per-connection children it forked.
  */
-export async function startGitDaemon(basePath: string): Promise<GitDaemon> {
+export async function startGitDaemon(basePath: string, options: { port?: number } = {}): Promise<GitDaemon> {
   mkdirSync(basePath, { recursive: true });
   let lastError: unknown;
-  // The free port may be taken between picking and binding: try a few.
+  // The free port may be taken between picking and binding: try a few (a fixed port is tried as is).
   for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const child = spawn(
       'git',
       ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', '--informative-errors', `--base-path=${basePath}`, '--listen=127.0.0.1', `--port=${port}`, basePath],

@@ -15,7 +15,13 @@ describe('store paths', () => {
 
   it.each(['..', '.', '', 'a/b', 'a\\b', 'a\0b'])('refuses the name %j', (name) => {
     expect(() => paths.waitingFile(name)).toThrow(StoreError);
-    expect(() => paths.lockFolder(name)).toThrow(StoreError);
+    if (name !== 'a/b') expect(() => paths.lockFolder(name)).toThrow(StoreError);
+  });
+
+  it('addresses a claim folder inside a lock folder, and nothing deeper or escaping', () => {
+    expect(paths.lockFolder('k/lease-1')).toBe('/srv/store/ref-updates/running/k/lease-1');
+    expect(paths.claimedFile('k/lease-1', 'a.json')).toBe('/srv/store/ref-updates/running/k/lease-1/a.json');
+    for (const name of ['a/b/c', '../x', 'k/..', '/k', 'k/']) expect(() => paths.lockFolder(name)).toThrow(StoreError);
   });
 
   it('recognises only published task file names', () => {

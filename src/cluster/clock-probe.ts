@@ -1,0 +1,39 @@
+import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../runtime/clock.js';
+
+/**
+ * Offset of the store's clock from ours (store − local, ms), measured by writing a probe file and
+ * reading back the mtime the store's server gave it. Task mtimes are store time, so due times
+ * computed from them must be shifted by this offset. Accuracy is the filesystem's mtime
+ * granularity (1 s on sshfs) plus the round trip.
+ */
+export async function measureStoreClockOffset(nodesDir: string, nodeId: string, clock: Clock): Promise<number> {
+  await mkdir(nodesDir, { recursive: true });
+  const probe = join(nodesDir, `.clock-probe.${nodeId}`);
+  const before = clock.now();
+  await writeFile(probe, String(before));
+  const after = clock.now();
+  const { mtimeMs } = await stat(probe);
+  await unlink(probe).catch(() => undefined);
+  return Math.round(mtimeMs - (before + after) / 2);
+}
+
+/** Keeps the median of recent samples so one slow round trip does not move due times. */
+export class ClockOffsetTracker {
+  private readonly samples: number[] = [];
+
+  constructor(private readonly keep = 5) {}
+
+  add(sample: number): number {
+    this.samples.push(sample);
+    if (this.samples.length > this.keep) this.samples.shift();
+    return this.current()!;
+  }
+
+  current(): number | undefined {
+    if (this.samples.length === 0) return undefined;
+    const sorted = [...this.samples].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  }
+}

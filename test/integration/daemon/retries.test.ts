@@ -1,0 +1,173 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { uriKey } from '../../../src/task/task.js';
+import { runCli } from '../../support/cli.js';
+import { freePort } from '../../support/free-port.js';
+import { startGitDaemon } from '../../support/git-daemon.js';
+import { git, gitEnv, initBare, makeWorkTree, refsOf } from '../../support/git.js';
+import { RefrelayNode, storeDir, writeConfig, type LogLine } from '../../support/refrelay-node.js';
+import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { useTempDirs } from '../../support/temp-dir.js';
+
+const tempDir = useTempDirs();
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+function lsRemote(url: string): Map<string, string> {
+  const out = execFileSync('git', ['ls-remote', url], { env: gitEnv, encoding: 'utf8' });
+  return new Map(out.split('\n').filter(Boolean).map((line) => line.split('\t')).filter(([, ref]) => ref!.startsWith('refs/')).map(([oid, ref]) => [ref!, oid!]));
+}
+
+interface Setup {
+  store: string;
+  source: string;
+  destBase: string;
+  config: string;
+  port: number;
+  uri: string;
+}
+
+/** Source `app` (main, feature); a git:// destination on a port where nothing listens yet. */
+async function setup(label: string, remoteSettings: string[]): Promise<Setup> {
+  const root = tempDir(label);
+  const store = join(root, 'store');
+  const base = join(root, 'base');
+  const source = initBare(join(base, 'app.git'));
+  const work = makeWorkTree(join(root, 'work'), 2);
+  git(work, ['branch', 'feature', 'HEAD~1']);
+  git(work, ['push', '-q', source, 'main', 'feature']);
+  const destBase = join(root, 'dest');
+  initBare(join(destBase, 'app.git'));
+  const port = await freePort();
+  const config = writeConfig(join(root, 'replication.config'), [
+    '[replication]',
+    `  storePath = ${store}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 100ms',
+    '[remote "dr"]',
+    `  url = git://127.0.0.1:${port}/\${name}.git`,
+    '  replicationDelay = 0',
+    ...remoteSettings.map((line) => `  ${line}`),
+  ]);
+  return { store, source, destBase, config, port, uri: `git://127.0.0.1:${port}/app.git` };
+}
+
+function enqueue(s: Setup, ref: string): void {
+  const result = runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', ref]);
+  expect(result.stdout).toBe('refrelay: queued 1 task for app\n');
+  expect(result.status).toBe(0);
+}
+
+function startNode(s: Setup, nodeId: string, drain = false): RefrelayNode {
+  const node = RefrelayNode.start({ config: s.config, nodeId, drain });
+  stops.push(() => node.stop());
+  return node;
+}
+
+function timeOf(line: LogLine): number {
+  return Date.parse(String(line.time));
+}
+
+describe('retries against a destination that is down', () => {
+  it('two nodes share one backoff: uri-state holds attempts and notBefore, attempts by either node are spaced by the backoff, and everything lands once the destination is back', async () => {
+    const retryMs = 1000;
+    const s = await setup('refrelay-backoff', [`replicationRetry = ${retryMs}ms`]);
+    enqueue(s, 'refs/heads/main');
+    enqueue(s, 'refs/heads/feature');
+    const nodes = [startNode(s, 'node-1'), startNode(s, 'node-2')];
+    const key = uriKey(s.uri);
+
+    const first = await waitUntil('the first uri-state', () => readUriStateFile(s.store, key));
+    expect(first).toMatchObject({ uri: s.uri, attempts: 1, nodeId: expect.stringMatching(/^node-[12]$/) });
+    expect(first.lastError).toMatch(/Connection refused|unable to connect/);
+    expect(first.notBefore as number).toBeGreaterThanOrEqual((first.updatedAt as number) + 0.75 * retryMs);
+    expect(first.notBefore as number).toBeLessThanOrEqual((first.updatedAt as number) + retryMs);
+    // While the destination is down the tasks wait; nothing is given up.
+    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toHaveLength(2);
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
+
+    const third = await waitUntil('a third failed attempt', () => {
+      const state = readUriStateFile(s.store, key);
+      return state !== undefined && (state.attempts as number) >= 3 ? state : undefined;
+    });
+    expect(third.attempts).toBe(3);
+    expect(third.notBefore as number).toBeGreaterThanOrEqual((third.updatedAt as number) + 0.75 * 4 * retryMs);
+    const daemon = await startGitDaemon(s.destBase, { port: s.port });
+    stops.push(() => daemon.stop());
+
+    await waitUntil('delivery', () => lsRemote(s.uri).get('refs/heads/feature') !== undefined && readUriStateFile(s.store, key) === undefined, 15_000);
+    expect(lsRemote(s.uri)).toEqual(refsOf(s.source));
+    await waitUntil('an empty queue', () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && namesIn(storeDir(s.store, 'running')).length === 0);
+    for (const node of nodes) node.signal('SIGTERM');
+    for (const node of nodes) expect(await node.exited).toEqual({ code: 0, signal: null });
+    for (const node of nodes) expect(node.problems()).toEqual([]);
+
+    const all = nodes.flatMap((node) => node.logs()).sort((a, b) => timeOf(a) - timeOf(b));
+    const failed = all.filter((line) => line.msg === 'push failed');
+    const scheduled = all.filter((line) => line.msg === 'retry scheduled');
+    const pushed = all.filter((line) => line.msg === 'pushed');
+    // One count for the whole cluster: attempt numbers go 1, 2, 3 whichever node failed.
+    expect(failed).toHaveLength(3);
+    expect(scheduled.map((line) => line.attempts)).toEqual([1, 2, 3]);
+    expect(pushed).toHaveLength(1);
+    expect(pushed[0]).toMatchObject({ refs: 2, outcomes: { new: 2 }, result: 'ok' });
+    // Attempt n+1 (failed or not) comes at least 0.75 × retry·2^(n-1) after attempt n failed.
+    const attempts = [...failed, pushed[0]!];
+    for (let n = 1; n < attempts.length; n++) {
+      const gap = timeOf(attempts[n]!) - timeOf(attempts[n - 1]!);
+      expect(gap, `gap after attempt ${n}`).toBeGreaterThanOrEqual(0.75 * retryMs * 2 ** (n - 1));
+    }
+    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
+    expect(namesIn(join(s.store, 'uri-state')).filter((name) => name.endsWith('.json'))).toEqual([]);
+  });
+
+  it('replicationMaxRetries = 2 parks the tasks in failed/ ("gave up after 3 attempts"); refrelay retry brings them back and a drain delivers them', async () => {
+    const s = await setup('refrelay-maxretries', ['replicationRetry = 300ms', 'replicationMaxRetries = 2']);
+    enqueue(s, 'refs/heads/main');
+    enqueue(s, 'refs/heads/feature');
+    const key = uriKey(s.uri);
+
+    const first = startNode(s, 'node-1', true);
+    expect(await first.exited).toEqual({ code: 1, signal: null });
+    expect(first.logs().filter((line) => line.msg === 'push failed')).toHaveLength(3);
+    expect(first.logs().find((line) => line.msg === 'task failed: retries exhausted')).toMatchObject({ attempts: 3 });
+    expect(first.logs().find((line) => line.msg === 'refrelay node stopped')).toMatchObject({ failedTasks: 2 });
+    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(namesIn(storeDir(s.store, 'running'))).toEqual([]);
+    expect(readUriStateFile(s.store, key)).toBeUndefined();
+    const parked = taskFilesIn(storeDir(s.store, 'failed', key));
+    expect(parked).toHaveLength(2);
+    for (const name of parked) {
+      const reason = JSON.parse(readFileSync(storeDir(s.store, 'failed', key, `${name}.reason.json`), 'utf8'));
+      expect(reason.reason).toMatch(/(Connection refused|unable to connect).* \(gave up after 3 attempts\)$/);
+      expect(reason).toMatchObject({ attempts: 3, nodeId: 'node-1' });
+    }
+
+    const other = runCli(['retry', '--config', s.config, '--remote', 'nosuch']);
+    expect(other).toMatchObject({ status: 0, stdout: 'Nothing to retry\n' });
+    expect(taskFilesIn(storeDir(s.store, 'failed', key))).toHaveLength(2);
+    const retried = runCli(['retry', '--config', s.config, '--remote', 'dr']);
+    expect(retried).toMatchObject({ status: 0, stdout: 'moved 2 failed tasks back to waiting\n', stderr: '' });
+    expect(taskFilesIn(storeDir(s.store, 'waiting')).sort()).toEqual(parked);
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
+
+    const daemon = await startGitDaemon(s.destBase, { port: s.port });
+    stops.push(() => daemon.stop());
+    const second = startNode(s, 'node-1', true);
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(second.problems()).toEqual([]);
+    expect(lsRemote(s.uri)).toEqual(refsOf(s.source));
+    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
+
+    expect(runCli(['retry', '--config', s.config, '--all'])).toMatchObject({ status: 0, stdout: 'Nothing to retry\n' });
+    const usage = runCli(['retry', '--config', s.config]);
+    expect(usage).toMatchObject({ status: 2, stdout: '', stderr: 'refrelay: retry: give --all, --remote NAME or --uri SUBSTRING\n' });
+  });
+});

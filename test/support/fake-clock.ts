@@ -1,0 +1,43 @@
+import type { Clock } from '../../src/runtime/clock.js';
+import type { Random } from '../../src/runtime/random.js';
+import type { Timers } from '../../src/runtime/timers.js';
+
+/** A clock that moves only when the test says so. */
+export class FakeClock implements Clock {
+  constructor(private current = Date.UTC(2026, 0, 1)) {}
+  now(): number {
+    return this.current;
+  }
+  monotonic(): number {
+    return this.current;
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+/** Deterministic randomness: a fixed value, or a seeded sequence (mulberry32). */
+export class SeededRandom implements Random {
+  private state: number;
+  private tokens = 0;
+  constructor(seed = 1, private readonly fixed?: number) {
+    this.state = seed >>> 0;
+  }
+  next(): number {
+    if (this.fixed !== undefined) return this.fixed;
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  token(): string {
+    return `t${(this.tokens++).toString(16).padStart(6, '0')}`;
+  }
+}
+
+/** Timers that never fire on their own; heartbeats are not what these tests are about. */
+export const inertTimers: Timers = {
+  every: () => () => undefined,
+  after: () => () => undefined,
+};

@@ -1,0 +1,33 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Names in a folder, sorted; [] when the folder does not exist. */
+export function namesIn(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
+
+/** Task file names (`<sha1>.json`) in a store folder, sorted. */
+export function taskFilesIn(dir: string): string[] {
+  return namesIn(dir).filter((name) => /^[0-9a-f]{40}\.json$/.test(name));
+}
+
+/** `uri-state/<uriKey>.json` parsed, or undefined when absent. */
+export function readUriStateFile(store: string, uriKey: string): Record<string, unknown> | undefined {
+  const path = join(store, 'uri-state', `${uriKey}.json`);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : undefined;
+}
+
+/** Resolves once `check` returns a value other than undefined/false, or rejects after timeoutMs. */
+export async function waitUntil<T>(what: string, check: () => T | undefined | false, timeoutMs = 15_000, everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import { Distributor } from '../../../src/schedule/distributor.js';
+import { parseUriState } from '../../../src/schedule/uri-state.js';
+import { harness, uriKey } from './scheduler-harness.js';
+
+const base = [
+  'replication.distributionInterval=1s',
+  'replication.randomDelay=2s',
+  'remote.mirror.url=/dest/mirror/${name}.git',
+  'remote.mirror.replicationDelay=10s',
+  'remote.mirror.replicationRetry=4s',
+];
+
+describe('Distributor due times', () => {
+  it('does not push a URI before oldest mtime + replicationDelay + jitter, and pushes it after', async () => {
+    const h = harness(base, { random: 0.5 }); // jitter = 0.5 × 2s = 1s
+    await h.enqueue('p', ['refs/heads/main']);
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(10_999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1);
+    await h.settle();
+    expect(h.pusher.requests.map((r) => r.refs)).toEqual([['refs/heads/main']]);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('uses distributionInterval as the batching window when it exceeds replicationDelay', async () => {
+    const h = harness([...base, 'replication.distributionInterval=30s', 'replication.randomDelay=0'], {});
+    await h.enqueue('p', ['refs/heads/main']);
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(29_999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1);
+  });
+
+  it('reports when the next URI becomes due so the loop can sleep exactly that long', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    const enqueuedAt = h.clock.now();
+    const report = await new Distributor(h.deps).tick();
+    expect(report.nextDueAt).toBe(enqueuedAt + 10_000);
+    expect(report.pendingUris).toBe(1);
+  });
+});
+
+describe('Distributor consolidation and concurrency', () => {
+  it('claims every waiting task of a URI into one push carrying the union of their refs', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/a']);
+    await h.enqueue('p', ['refs/heads/b', 'refs/heads/a']);
+    await h.enqueue('p', ['refs/tags/v1']);
+    await h.enqueue('q', ['refs/heads/a']);
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(1); // threads = 1 for the remote
+    await distributor.whenIdle();
+    expect((await distributor.tick()).started).toBe(1); // then q, another URI
+    await distributor.whenIdle();
+    const pushed = h.pusher.requests.map((request) => [request.localRepo, [...request.refs].sort()]);
+    expect(pushed).toEqual([
+      ['/repos/p.git', ['refs/heads/a', 'refs/heads/b', 'refs/tags/v1']],
+      ['/repos/q.git', ['refs/heads/a']],
+    ]);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('never runs more pushes to one remote than its threads, and runs them when a slot frees', async () => {
+    const h = harness([...base, 'remote.mirror.threads=2'], { random: 0 });
+    for (const project of ['a', 'b', 'c']) await h.enqueue(project, ['refs/heads/main']);
+    h.clock.advance(10_000);
+    h.pusher.manual = true;
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(2);
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(2);
+    expect((await distributor.tick()).started).toBe(0);
+    h.pusher.manual = false;
+    h.pusher.releaseAll();
+    await distributor.whenIdle();
+    expect((await distributor.tick()).started).toBe(1);
+    await distributor.whenIdle();
+    expect(h.pusher.requests.map((request) => request.localRepo).sort()).toEqual(['/repos/a.git', '/repos/b.git', '/repos/c.git']);
+  });
+
+  it('leaves tasks waiting when another node holds the URI lock, and looks again after distributionInterval', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    h.locks.heldElsewhere.add(uriKey(h.uriOf('p')));
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(1);
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toEqual([]);
+    expect(await h.store.listWaitingNames()).toHaveLength(1);
+    h.locks.heldElsewhere.clear();
+    h.clock.advance(999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1);
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toHaveLength(1);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('puts updates that arrive during a push into the next push after rescheduleDelay', async () => {
+    const h = harness([...base, 'remote.mirror.rescheduleDelay=5s'], { random: 0 });
+    await h.enqueue('p', ['refs/heads/a']);
+    h.clock.advance(10_000);
+    h.pusher.manual = true;
+    const distributor = new Distributor(h.deps);
+    await distributor.tick();
+    await h.settle();
+    await h.enqueue('p', ['refs/heads/b']); // arrives mid-push, already "old enough"? no: just now
+    h.clock.advance(20_000);
+    expect((await distributor.tick()).started).toBe(0); // the URI is busy on this node
+    h.pusher.manual = false;
+    h.pusher.releaseAll();
+    await distributor.whenIdle();
+    h.clock.advance(4_999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1);
+    await distributor.whenIdle();
+    expect(h.pusher.requests.map((request) => request.refs)).toEqual([['refs/heads/a'], ['refs/heads/b']]);
+  });
+
+  it('ignores tasks for a remote this node does not know and for URLs its remote does not have', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main'], 'unknown', '/dest/unknown/p.git');
+    await h.enqueue('p', ['refs/heads/main'], 'mirror', '/elsewhere/evil.git');
+    h.clock.advance(60_000);
+    const report = await new Distributor(h.deps).tick();
+    expect(report).toMatchObject({ started: 0, pendingUris: 0 });
+    expect(await h.store.listWaitingNames()).toHaveLength(2);
+  });
+});
+
+describe('Distributor retries and failures', () => {
+  const transient = { result: 'failed' as const, refs: [], failure: { kind: 'transient' as const, message: 'connection refused', stderrTail: '', retryable: true } };
+
+  it('backs off a transient failure cluster-wide in uri-state and doubles the delay on the next failure', async () => {
+    const h = harness(base, { random: 1 - 1e-9 }); // backoff factor ≈ 1, jitter ≈ 2s
+    await h.enqueue('p', ['refs/heads/main']);
+    h.pusher.respond = () => transient;
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(12_000);
+    await distributor.tick();
+    await distributor.whenIdle();
+    const key = uriKey(h.uriOf('p'));
+    const first = parseUriState(await h.store.readUriState(key))!;
+    expect(first).toMatchObject({ attempts: 1, lastError: 'connection refused' });
+    expect(first.notBefore - h.clock.now()).toBe(4_000);
+    expect(await h.store.listWaitingNames()).toHaveLength(1); // back in waiting/
+
+    // Another node (a fresh distributor) honours the persisted backoff.
+    const peer = new Distributor(h.deps);
+    h.clock.advance(3_999);
+    await peer.tick();
+    await peer.whenIdle();
+    expect(h.pusher.requests).toHaveLength(1);
+    h.clock.advance(1);
+    await peer.tick();
+    await peer.whenIdle();
+    expect(h.pusher.requests).toHaveLength(2);
+    const second = parseUriState(await h.store.readUriState(key))!;
+    expect(second.attempts).toBe(2);
+    expect(second.notBefore - h.clock.now()).toBe(8_000);
+  });
+
+  it('moves the tasks to failed/ once replicationMaxRetries is exceeded and clears the retry state', async () => {
+    const h = harness([...base, 'remote.mirror.replicationMaxRetries=1'], { random: 0.999999 });
+    await h.enqueue('p', ['refs/heads/main']);
+    h.pusher.respond = () => transient;
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(12_000);
+    await distributor.tick();
+    await distributor.whenIdle();
+    h.clock.advance(4_000);
+    await distributor.tick();
+    await distributor.whenIdle();
+    const failed = await h.store.listFailed();
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.reason?.reason).toBe('connection refused (gave up after 2 attempts)');
+    expect(await h.store.readUriState(uriKey(h.uriOf('p')))).toBeUndefined();
+    expect(distributor.failedCount).toBe(1);
+  });
+
+  it('parks a rejected ref in failed/ with git\'s reason while the rest of the push is finished', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/a', 'refs/heads/b']);
+    h.pusher.respond = () => ({
+      result: 'partial',
+      refs: [
+        { ref: 'refs/heads/a', dst: 'refs/heads/a', status: 'updated' },
+        { ref: 'refs/heads/b', dst: 'refs/heads/b', status: 'rejected', detail: 'non-fast-forward' },
+      ],
+    });
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(await h.store.listWaitingNames()).toEqual([]);
+    const failed = await h.store.listFailed();
+    expect(failed.map((item) => item.task.refs)).toEqual([['refs/heads/b']]);
+    expect(failed[0]!.reason?.reason).toBe('rejected by the destination: non-fast-forward');
+  });
+
+  it('sends a permanent failure straight to failed/ without retrying', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'local-missing', message: 'local repository /repos/p.git does not exist', stderrTail: '', retryable: false } });
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect((await h.store.listFailed()).map((item) => item.reason?.reason)).toEqual(['local repository /repos/p.git does not exist']);
+    expect(await h.store.readUriState(uriKey(h.uriOf('p')))).toBeUndefined();
+  });
+
+  it('puts tasks back to waiting without counting an attempt when the push is aborted by shutdown', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'aborted', message: 'stopped', stderrTail: '', retryable: false } });
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(await h.store.listWaitingNames()).toHaveLength(1);
+    expect(await h.store.readUriState(uriKey(h.uriOf('p')))).toBeUndefined();
+    expect(h.locks.held.size).toBe(0);
+  });
+
+  it('writes nothing once the lock was taken over during the push (fencing)', async () => {
+    const h = harness(base, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    const key = uriKey(h.uriOf('p'));
+    h.pusher.respond = () => {
+      h.locks.held.set(key, 'someone-else'); // taken over while pushing
+      return {};
+    };
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    await distributor.tick();
+    await distributor.whenIdle();
+    // The claimed file stays where the new owner can find it; nothing finished, nothing failed.
+    expect((await h.store.listClaimed(key)).map((item) => item.task.refs)).toEqual([['refs/heads/main']]);
+    expect(await h.store.listFailed()).toEqual([]);
+    expect(h.locks.held.get(key)).toBe('someone-else');
+  });
+});

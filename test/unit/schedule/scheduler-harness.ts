@@ -1,0 +1,125 @@
+import type { RemoteConfig, ReplicationConfig } from '../../../src/config/types.js';
+import { validateConfig } from '../../../src/config/load-config.js';
+import type { GitConfigEntry } from '../../../src/config/git-config-reader.js';
+import { silentLog } from '../../../src/observe/log.js';
+import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
+import type { Lease, SchedulerDeps, SchedulerLocks } from '../../../src/schedule/ports.js';
+import { TaskStore } from '../../../src/store/task-store.js';
+import { uriKey } from '../../../src/task/task.js';
+import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
+import { FakeClock, SeededRandom, inertTimers } from '../../support/fake-clock.js';
+
+export const ROOT = '/store';
+
+/** Build a config from `section.key=value` lines, the way git would hand them over. */
+export function configOf(lines: string[]): ReplicationConfig {
+  const entries: GitConfigEntry[] = lines.map((line) => {
+    const [key, ...rest] = line.split('=');
+    const parts = key!.split('.');
+    return { section: parts[0]!, subsection: parts.length > 2 ? parts.slice(1, -1).join('.') : undefined, name: parts.at(-1)!.toLowerCase(), value: rest.join('=') };
+  });
+  const result = validateConfig([{ section: 'replication', subsection: undefined, name: 'storepath', value: ROOT }, { section: 'replication', subsection: undefined, name: 'basepath', value: '/repos' }, ...entries], 'test.config', 'host');
+  if (result.config === undefined) throw new Error(result.problems.map((p) => `${p.key}: ${p.message}`).join('\n'));
+  return result.config;
+}
+
+/** Locks held in memory; `heldElsewhere` simulates another node holding a URI's lock. */
+export class FakeLocks implements SchedulerLocks {
+  readonly held = new Map<string, string>();
+  readonly heldElsewhere = new Set<string>();
+  private next = 0;
+  constructor(private readonly fs: MemoryStoreFs) {}
+  async acquire(lockName: string): Promise<Lease | undefined> {
+    if (this.held.has(lockName) || this.heldElsewhere.has(lockName)) return undefined;
+    const leaseId = `lease-${this.next++}`;
+    this.held.set(lockName, leaseId);
+    this.fs.mkdirSync(`${ROOT}/ref-updates/running/${lockName}`);
+    const locks = this;
+    return {
+      leaseId,
+      stillMine: async () => locks.held.get(lockName) === leaseId,
+      heartbeat: async () => locks.held.get(lockName) === leaseId,
+      release: async () => {
+        if (locks.held.get(lockName) !== leaseId) return false;
+        locks.held.delete(lockName);
+        await locks.fs.rmdir(`${ROOT}/ref-updates/running/${lockName}`).catch(() => undefined);
+        return true;
+      },
+    };
+  }
+}
+
+type Respond = (request: PushRequest) => Partial<PushOutcome>;
+
+/** A pusher whose pushes finish when the test releases them. */
+export class FakePusher implements Pusher {
+  readonly requests: PushRequest[] = [];
+  private readonly waiting: Array<() => void> = [];
+  respond: Respond = () => ({});
+  manual = false;
+
+  async push(request: PushRequest): Promise<PushOutcome> {
+    this.requests.push(request);
+    if (this.manual) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const defaults: PushOutcome = {
+      result: 'ok',
+      refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })),
+      createdRepository: false,
+      durationMs: 10,
+      argv: [],
+    };
+    return { ...defaults, ...this.respond(request) };
+  }
+
+  releaseAll(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+
+  get inFlight(): number {
+    return this.waiting.length;
+  }
+}
+
+export interface Harness {
+  clock: FakeClock;
+  fs: MemoryStoreFs;
+  store: TaskStore;
+  locks: FakeLocks;
+  pusher: FakePusher;
+  deps: SchedulerDeps;
+  remote(name: string): RemoteConfig;
+  enqueue(project: string, refs: string[], remote?: string, uri?: string): Promise<void>;
+  uriOf(project: string, remote?: string): string;
+  settle(): Promise<void>;
+}
+
+export function harness(configLines: string[], options: { random?: number } = {}): Harness {
+  const clock = new FakeClock();
+  const fs = new MemoryStoreFs(() => clock.now());
+  const random = new SeededRandom(7, options.random ?? 0.5);
+  const store = new TaskStore({ root: ROOT, nodeId: 'node-a', fs, clock, random });
+  const locks = new FakeLocks(fs);
+  const pusher = new FakePusher();
+  const config = configOf(configLines);
+  const deps: SchedulerDeps = { config: () => config, store, locks, pusher, clock, random, timers: inertTimers, log: silentLog };
+  const uriOf = (project: string, remote = 'mirror'): string => `/dest/${remote}/${project}.git`;
+  return {
+    clock,
+    fs,
+    store,
+    locks,
+    pusher,
+    deps,
+    remote: (name) => config.remotes.find((r) => r.name === name)!,
+    uriOf,
+    enqueue: async (project, refs, remote = 'mirror', uri = uriOf(project, remote)) => {
+      await store.create({ project, refs, uri, remote });
+    },
+    // Let promise chains (push jobs) run to completion without any real time passing.
+    settle: async () => {
+      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+}
+
+export { uriKey };
