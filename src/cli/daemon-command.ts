@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Daemon } from '../daemon/daemon.js';
 import { createLogger, type LogLevel } from '../observe/logger.js';
 import { GitPusher } from '../push/git-pusher.js';
-import { systemClock } from '../runtime/clock.js';
+import { offsetClock, systemClock } from '../runtime/clock.js';
 import { systemRandom } from '../runtime/random.js';
 import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
@@ -22,13 +22,17 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
   const log = createLogger({ level: args.logLevel, nodeId: config.nodeId });
   for (const warning of config.warnings) log.warn({ key: warning.key }, warning.message);
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  // Test-only: run this node with a skewed wall clock (monotonic time is untouched), to prove that
+  // skew between nodes cannot cause a lock takeover.
+  const skewMs = Number(process.env.REFRELAY_TEST_CLOCK_OFFSET_MS ?? 0) || 0;
+  const clock = offsetClock(systemClock, skewMs);
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, clock });
   const daemon = new Daemon({
     config,
     store,
     // An operator's GIT_SSH_COMMAND (keys, jump hosts) applies to every ssh destination.
     pusher: new GitPusher({ env: process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {} }),
-    clock: systemClock,
+    clock,
     random: systemRandom,
     timers: systemTimers,
     log,

@@ -15,6 +15,8 @@ export interface NodeRecord {
   readonly counter: number;
   readonly running: readonly string[];
   readonly clockOffsetMs: number | null;
+  /** Set by a clean shutdown: the id is free again at once. */
+  readonly stoppedAt: number | null;
 }
 
 export interface NodeHeartbeatOptions {
@@ -40,7 +42,7 @@ export class NodeHeartbeat {
     return join(this.options.nodesDir, `${this.options.nodeId}.json`);
   }
 
-  async beat(running: readonly string[], clockOffsetMs: number | null): Promise<NodeRecord> {
+  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false): Promise<NodeRecord> {
     const { options } = this;
     this.counter++;
     const record: NodeRecord = {
@@ -54,6 +56,7 @@ export class NodeHeartbeat {
       counter: this.counter,
       running,
       clockOffsetMs,
+      stoppedAt: stopped ? options.clock.now() : null,
     };
     await mkdir(options.nodesDir, { recursive: true });
     const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);

@@ -1,9 +1,9 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
+import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
+import { assertNodeIdFree } from '../cluster/node-identity.js';
 import type { ReplicationConfig } from '../config/types.js';
-import { parseOwnerRecord } from '../lock/owner-record.js';
 import { UriLocks } from '../lock/uri-lock.js';
 import type { Log } from '../observe/log.js';
 import type { Pusher } from '../push/git-pusher.js';
@@ -12,10 +12,15 @@ import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import { Waker } from '../runtime/waker.js';
 import { Distributor } from '../schedule/distributor.js';
+import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
+import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 
 /** A burst of local writes to waiting/ becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
+/** Temp files older than this in building/ were left by a crash. */
+const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
+const SWEEP_EVERY_MS = 5 * 60 * 1000;
 
 export interface DaemonOptions {
   readonly config: ReplicationConfig;
@@ -31,62 +36,80 @@ export interface DaemonOptions {
   /** Exit once nothing is left that this node may take. */
   readonly drain: boolean;
   readonly shutdownGraceMs: number;
+  readonly processes?: ProcessControl;
 }
 
 /**
- * One refrelay node: recovers its own earlier claims, then runs the distributor loop until
- * stopped (or, with drain, until no work is left), beating its node heartbeat meanwhile.
+ * One refrelay node: checks its node id is free, recovers its own earlier claims, then runs the
+ * distributor loop until stopped (or, with drain, until no work is left) — beating its node
+ * heartbeat, measuring its clock against the store's, and taking over stale locks of dead peers.
  */
 export class Daemon {
   private readonly waker = new Waker();
   private readonly distributor: Distributor;
   private readonly locks: UriLocks;
   private readonly heartbeat: NodeHeartbeat;
+  private readonly recovery: LockRecovery;
+  private readonly offset = new ClockOffsetTracker();
+  private readonly ownLeases = new Set<string>();
   private stopping = false;
   private watcher: FSWatcher | undefined;
 
   constructor(private readonly options: DaemonOptions) {
     const { config } = options;
-    const runningDir = join(config.storePath, 'ref-updates', 'running');
-    this.locks = new UriLocks({ runningDir, nodeId: config.nodeId, host: options.host, pid: options.pid, clock: options.clock, random: options.random });
-    this.heartbeat = new NodeHeartbeat({
-      nodesDir: join(config.storePath, 'nodes'),
-      nodeId: config.nodeId,
-      pid: options.pid,
-      host: options.host,
-      version: options.version,
-      clock: options.clock,
-      random: options.random,
-    });
+    this.locks = new UriLocks({ runningDir: join(config.storePath, 'ref-updates', 'running'), nodeId: config.nodeId, host: options.host, pid: options.pid, clock: options.clock, random: options.random });
+    this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
     this.distributor = new Distributor(
       {
         config: () => this.options.config,
         store: options.store,
-        locks: this.locks,
+        locks: this.trackingLocks(),
         pusher: options.pusher,
         clock: options.clock,
         random: options.random,
         timers: options.timers,
         log: options.log,
+        storeClockOffsetMs: () => this.offset.current() ?? 0,
       },
       () => this.waker.wake(),
     );
+    this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.options.config.lockStaleMs, (uriKey) => {
+      this.distributor.expedite(uriKey);
+      this.waker.wake();
+    });
   }
 
-  /** Put this node's own earlier claims (same node id, e.g. before a crash) back to waiting. */
-  async recoverOwnClaims(): Promise<number> {
-    const { store, config, log } = this.options;
-    let recovered = 0;
-    for (const lock of await store.listRunning()) {
-      const owner = parseOwnerRecord(JSON.stringify(lock.ownerRecord ?? null));
-      if (owner === undefined || owner.nodeId !== config.nodeId) continue;
-      const names = lock.tasks.map((item) => item.name);
-      await store.reset(lock.lockName, names);
-      await this.locks.releaseStale(lock.lockName, owner.leaseId);
-      recovered += names.length;
-      log.info({ lock: lock.lockName, tasks: names.length, formerPid: owner.pid }, 'recovered own earlier claim');
-    }
-    return recovered;
+  private get nodesDir(): string {
+    return join(this.options.config.storePath, 'nodes');
+  }
+
+  /** Locks as the scheduler sees them, remembering which leases this process holds right now. */
+  private trackingLocks(): SchedulerLocks {
+    return {
+      acquire: async (lockName, uri) => {
+        const held = await this.locks.acquire(lockName, uri);
+        if (held === undefined) return undefined;
+        this.ownLeases.add(held.leaseId);
+        const lease: Lease = {
+          leaseId: held.leaseId,
+          claimName: held.claimName,
+          stillMine: () => held.stillMine(),
+          heartbeat: (extra) => held.heartbeat(extra),
+          release: async () => {
+            try {
+              return await held.release();
+            } finally {
+              this.ownLeases.delete(held.leaseId);
+            }
+          },
+        };
+        return lease;
+      },
+    };
+  }
+
+  get takeovers(): number {
+    return this.recovery.takeoverCount;
   }
 
   requestStop(): void {
@@ -100,33 +123,78 @@ export class Daemon {
   async run(): Promise<number> {
     const { config, log, clock } = this.options;
     log.info({ nodeId: config.nodeId, pid: this.options.pid, store: config.storePath, drain: this.options.drain }, 'refrelay node starting');
-    await this.recoverOwnClaims();
+    await assertNodeIdFree({
+      nodesDir: this.nodesDir,
+      nodeId: config.nodeId,
+      host: this.options.host,
+      pid: this.options.pid,
+      clock,
+      observeMs: 2 * config.distributionIntervalMs + 500,
+      isPidAlive: (pid) => (this.options.processes ?? realProcessControl).isAlive(pid),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    });
+    await this.measureOffset();
+    await this.beat();
+    await this.recovery.recoverOwn(config.nodeId);
     this.watchWaiting();
-    let lastBeat = -Infinity;
+    let lastBeat = clock.monotonic();
+    let lastSweep = -Infinity;
+    let lastObserve = -Infinity;
+    let beats = 0;
     while (!this.stopping) {
-      if (clock.now() - lastBeat >= config.distributionIntervalMs) {
-        lastBeat = clock.now();
-        await this.heartbeat.beat(this.distributor.runningUris(), null).catch((error: unknown) => log.warn({ err: String(error) }, 'node heartbeat write failed'));
+      const now = clock.monotonic();
+      if (now - lastBeat >= config.distributionIntervalMs) {
+        lastBeat = now;
+        if (++beats % 6 === 0) await this.measureOffset();
+        await this.beat();
       }
       let nextDueAt: number | undefined;
       let pendingUris = 1;
       try {
+        if (now - lastObserve >= Math.min(config.distributionIntervalMs, config.lockStaleMs / 6)) {
+          lastObserve = now;
+          await this.recovery.pass(this.ownLeases);
+        }
+        if (now - lastSweep >= SWEEP_EVERY_MS) {
+          lastSweep = now;
+          const swept = await this.options.store.sweepBuilding(BUILDING_MAX_AGE_MS);
+          if (swept > 0) log.info({ files: swept }, 'swept temp files left in building/');
+        }
         const report = await this.distributor.tick();
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;
       } catch (error) {
-        // A store outage must not stop the node: log it and try again next pass.
+        // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
         log.error({ err: error instanceof Error ? error.message : String(error) }, 'distributor pass failed');
       }
       if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0) break;
-      let waitMs = config.distributionIntervalMs;
+      let waitMs = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
       if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
       await this.waker.wait(waitMs);
     }
     await this.shutdown();
     const failed = this.distributor.failedCount;
-    log.info({ nodeId: config.nodeId, failedTasks: failed }, 'refrelay node stopped');
+    log.info({ nodeId: config.nodeId, failedTasks: failed, takeovers: this.takeovers }, 'refrelay node stopped');
     return this.options.drain && failed > 0 ? 1 : 0;
+  }
+
+  private async measureOffset(): Promise<void> {
+    try {
+      const sample = await measureStoreClockOffset(this.nodesDir, this.options.config.nodeId, this.options.clock);
+      const current = this.offset.add(sample);
+      const limit = this.options.config.lockStaleMs / 4;
+      if (Math.abs(current) > limit) {
+        this.options.log.warn({ clockOffsetMs: current, limitMs: limit }, 'this node\'s clock is far from the store\'s clock: run NTP');
+      }
+    } catch (error) {
+      this.options.log.warn({ err: String(error) }, 'could not measure the store clock offset');
+    }
+  }
+
+  private async beat(stopped = false): Promise<void> {
+    await this.heartbeat
+      .beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped)
+      .catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'node heartbeat write failed'));
   }
 
   private async shutdown(): Promise<void> {
@@ -145,7 +213,7 @@ export class Daemon {
         await this.distributor.whenIdle();
       }
     }
-    await this.heartbeat.beat([], null).catch(() => undefined);
+    await this.beat(true);
   }
 
   /** A local hint only: other nodes' writes arrive through the periodic listing. */

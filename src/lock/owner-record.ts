@@ -11,6 +11,8 @@ export interface OwnerRecord {
   readonly uri: string;
   readonly acquiredAt: number;
   readonly heartbeatAt: number;
+  /** Process group of the running `git push`, so a node on the same host can stop an orphan. */
+  readonly pushPid?: number;
 }
 
 export const OWNER_FILE = 'owner.json';
@@ -35,5 +37,6 @@ export function parseOwnerRecord(text: string): OwnerRecord | undefined {
     uri: typeof record.uri === 'string' ? record.uri : '',
     acquiredAt: typeof record.acquiredAt === 'number' ? record.acquiredAt : 0,
     heartbeatAt: typeof record.heartbeatAt === 'number' ? record.heartbeatAt : 0,
+    ...(typeof record.pushPid === 'number' ? { pushPid: record.pushPid } : {}),
   };
 }

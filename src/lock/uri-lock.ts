@@ -17,14 +17,20 @@ export interface UriLocksOptions {
   readonly fs?: LockFs;
 }
 
+const LOCK_NAME = /^[0-9a-f]{40}$/;
+const TOMBSTONE_NAME = /^[0-9a-f]{40}\.tomb\./;
+
 function errno(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
 /**
- * Cross-node URI locks: an atomic `mkdir` of `running/<lockName>` wins, and the winner writes
- * an owner record inside it. Nothing here trusts file mtimes: holders advance a counter and
- * observers judge staleness by their own clocks (see LockObserver).
+ * Cross-node URI locks: an atomic `mkdir` of `running/<lockName>` wins, and the winner writes an
+ * owner record inside it and claims tasks into a folder named after its lease
+ * (`running/<lockName>/<leaseId>/`). Nothing here trusts file mtimes: holders advance a counter
+ * and observers judge staleness by their own monotonic clocks (LockObserver). Breaking a stale
+ * lock renames the whole folder to a tombstone — one atomic step only one node can win — so the
+ * late holder's paths simply stop existing (fencing by path).
  */
 export class UriLocks {
   readonly runningDir: string;
@@ -63,8 +69,10 @@ export class UriLocks {
     const held = new HeldLock(this.fs, this.lockDir(lockName), lockName, record, this.options.clock, this.options.random);
     try {
       await held.writeRecord(record);
+      await this.fs.mkdir(join(this.lockDir(lockName), record.leaseId));
     } catch (error) {
       // Without an owner record nobody could tell whose lock this is: give it back at once.
+      await this.fs.unlink(join(this.lockDir(lockName), OWNER_FILE)).catch(() => undefined);
       await this.fs.rmdir(this.lockDir(lockName)).catch(() => undefined);
       throw error;
     }
@@ -75,41 +83,49 @@ export class UriLocks {
     return readOwnerAt(this.fs, this.lockDir(lockName));
   }
 
-  /** Lock folder names under `running/` (tombstones and stray files excluded). */
-  async listLockNames(): Promise<string[]> {
+  /** Lock folders and tombstones under `running/`, by name (no file types: sshfs may not give them). */
+  async listEntries(): Promise<{ locks: string[]; tombstones: string[] }> {
+    let names: string[];
     try {
-      const entries = await this.fs.readdir(this.runningDir, { withFileTypes: true });
-      return entries.filter((entry) => entry.isDirectory() && /^[0-9a-f]{40}$/.test(entry.name)).map((entry) => entry.name);
+      names = await this.fs.readdir(this.runningDir);
     } catch (error) {
-      if (errno(error) === 'ENOENT') return [];
+      if (errno(error) === 'ENOENT') return { locks: [], tombstones: [] };
       throw error;
     }
+    return { locks: names.filter((name) => LOCK_NAME.test(name)), tombstones: names.filter((name) => TOMBSTONE_NAME.test(name)) };
   }
 
   /**
-   * Release a lock whose holder is this node's earlier incarnation (same node id), after its
-   * claimed tasks were put back. Used at start-up only; never for another node's lock.
+   * Break a lock whose owner record still shows `signature` (leaseId:counter, or `none`): rename
+   * the folder to a tombstone unique to this attempt. Returns the tombstone's name, or undefined
+   * when the lock moved on (a heartbeat arrived) or another node won the race.
    */
-  async releaseStale(lockName: string, expectedLeaseId: string | undefined): Promise<boolean> {
-    const dir = this.lockDir(lockName);
-    const owner = await readOwnerAt(this.fs, dir);
-    if (owner !== undefined && owner.leaseId !== expectedLeaseId) return false;
-    await this.fs.unlink(join(dir, OWNER_FILE)).catch(() => undefined);
+  async breakStale(lockName: string, signature: string): Promise<string | undefined> {
+    const owner = await this.readOwner(lockName);
+    if (ownerSignature(owner) !== signature) return undefined;
+    const tombstone = `${lockName}.tomb.${this.options.nodeId}.${this.options.random.token()}`;
     try {
-      await this.fs.rmdir(dir);
-      return true;
+      await this.fs.rename(this.lockDir(lockName), join(this.runningDir, tombstone));
+      return tombstone;
     } catch (error) {
-      if (errno(error) === 'ENOENT') return true;
-      return false;
+      const code = errno(error);
+      if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return undefined;
+      throw error;
     }
   }
+}
+
+/** What an observer compares between two looks at a lock. */
+export function ownerSignature(owner: OwnerRecord | undefined): string {
+  return owner === undefined ? 'none' : `${owner.leaseId}:${owner.counter}`;
 }
 
 async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undefined> {
   try {
     return parseOwnerRecord(await fs.readFile(join(dir, OWNER_FILE), 'utf8'));
   } catch (error) {
-    if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR' || errno(error) === 'ESTALE') return undefined;
+    const code = errno(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ESTALE') return undefined;
     throw error;
   }
 }
@@ -132,6 +148,11 @@ export class HeldLock {
 
   get leaseId(): string {
     return this.record.leaseId;
+  }
+
+  /** Where this lease's claimed tasks live, relative to running/. */
+  get claimName(): string {
+    return `${this.lockName}/${this.record.leaseId}`;
   }
 
   get counter(): number {
@@ -158,17 +179,20 @@ export class HeldLock {
   }
 
   /** Advance the heartbeat counter; false (and nothing written) when the lock is no longer ours. */
-  async heartbeat(): Promise<boolean> {
+  async heartbeat(extra: Partial<Pick<OwnerRecord, 'pushPid'>> = {}): Promise<boolean> {
     if (!(await this.stillMine())) return false;
-    const next: OwnerRecord = { ...this.record, counter: this.record.counter + 1, heartbeatAt: this.clock.now() };
+    const next: OwnerRecord = { ...this.record, ...extra, counter: this.record.counter + 1, heartbeatAt: this.clock.now() };
     await this.writeRecord(next);
     this.record = next;
     return true;
   }
 
-  /** Remove the owner record and the folder. Returns false when the lock was no longer ours. */
+  /** Remove the claim folder, the owner record and the lock folder. False when it was no longer ours. */
   async release(): Promise<boolean> {
     if (!(await this.stillMine())) return false;
+    await this.fs.rmdir(join(this.dir, this.record.leaseId)).catch((error: unknown) => {
+      if (errno(error) !== 'ENOENT') throw error;
+    });
     await this.fs.unlink(join(this.dir, OWNER_FILE)).catch((error: unknown) => {
       if (errno(error) !== 'ENOENT') throw error;
     });

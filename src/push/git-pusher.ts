@@ -7,6 +7,7 @@ import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js'
 import { classifyPushFailure, oneLine, stderrTail } from './failure-class.js';
 import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
+import { readRefsFromFiles } from './ref-files.js';
 import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { refOutcomes, resultOf } from './ref-outcomes.js';
@@ -157,12 +158,17 @@ export class GitPusher implements Pusher {
       signal: run.stop.signal,
       killGraceMs: this.killGraceMs,
       ...(progress ? { onStderrLine: (line: string) => reportProgress(progress, line) } : {}),
+      ...(request.onPushSpawn ? { onSpawn: request.onPushSpawn } : {}),
     });
   }
 
   private async readLocalRefs(run: Run): Promise<Step<Map<string, string>>> {
     const claimed = run.request.refs;
     const patterns = claimed.includes(FULL_SYNC_REF) || claimed.length > MAX_REF_PATTERNS ? [] : claimed;
+    if (patterns.length > 0) {
+      const fromFiles = await readRefsFromFiles(run.request.localRepo, patterns);
+      if (fromFiles !== undefined) return { ok: fromFiles };
+    }
     const result = await this.runGit(run, ['for-each-ref', '--format=%(objectname) %(refname)', '--', ...patterns]);
     if (result.exitCode !== 0) {
       if (/not a git repository/i.test(result.stderr)) {

@@ -16,6 +16,8 @@ export interface PushRequest {
   readonly signal?: AbortSignal;
   /** git's progress lines (stderr), redacted; asking for them adds --progress. */
   readonly onProgress?: (line: string) => void;
+  /** Called with the process group id of each `git push` started, for the lock's owner record. */
+  readonly onPushSpawn?: (pid: number) => void;
 }
 
 export type RefStatus = 'new' | 'updated' | 'forced' | 'deleted' | 'up-to-date' | 'rejected' | 'dropped';

@@ -9,6 +9,8 @@ export interface RunOptions {
   readonly killGraceMs: number;
   /** Each stderr line (split on \n and \r, as git redraws progress with \r). */
   readonly onStderrLine?: (line: string) => void;
+  /** The child's pid, which is also its process group id. */
+  readonly onSpawn?: (pid: number) => void;
 }
 
 export interface RunResult {
@@ -77,7 +79,10 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
-    if (pid !== undefined) trackGroup(pid);
+    if (pid !== undefined) {
+      trackGroup(pid);
+      options.onSpawn?.(pid);
+    }
 
     const killGroup = (signal: NodeJS.Signals): void => {
       if (pid === undefined) return;

@@ -10,3 +10,9 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
 };
+
+/** A wall clock shifted by a fixed offset: lets tests run nodes whose clocks disagree. */
+export function offsetClock(base: Clock, offsetMs: number): Clock {
+  if (offsetMs === 0) return base;
+  return { now: () => base.now() + offsetMs, monotonic: () => base.monotonic() };
+}

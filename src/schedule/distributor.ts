@@ -60,6 +60,19 @@ export class Distributor {
     return [...this.inFlight.values()].map((job) => redactUrl(job.group.uri));
   }
 
+  /** A URI whose tasks were just recovered from a dead holder: push it on the next pass. */
+  expedite(uriKey: string): void {
+    const schedule = this.schedules.get(uriKey);
+    const now = this.deps.clock.now();
+    // The recovered tasks keep their old mtimes, so their batch is already due; clear any
+    // lock-refused wait and jitter so this node (the one that took over) goes first.
+    if (schedule === undefined) this.schedules.set(uriKey, { jitterMs: 0, notBefore: 0, recheckAt: 0 });
+    else {
+      schedule.jitterMs = 0;
+      schedule.recheckAt = Math.min(schedule.recheckAt, now);
+    }
+  }
+
   /** Stop starting pushes; running ones go on (graceful shutdown, first phase). */
   stopAccepting(): void {
     this.accepting = false;

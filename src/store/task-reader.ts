@@ -19,6 +19,10 @@ const UNREADABLE_ENTRY = new Set(['EISDIR', 'EACCES', 'EPERM']);
 export async function readTaskFile(fs: StoreFs, path: string): Promise<ReadOutcome> {
   let handle: StoreFileHandle | undefined;
   try {
+    if (fs.readWithMtime !== undefined) {
+      const { text, mtimeMs } = await fs.readWithMtime(path);
+      return { kind: 'task', task: decodeTask(text), mtimeMs };
+    }
     handle = await fs.open(path, 'r');
     const { mtimeMs } = await handle.stat();
     const text = await handle.readFile('utf8');

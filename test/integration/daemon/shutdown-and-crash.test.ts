@@ -95,12 +95,16 @@ async function pushInProgress(s: Setup): Promise<{ node: RefrelayNode; hookPid: 
 }
 
 /** The claim of node-1's crashed incarnation: lock folder, owner record and claimed tasks. */
+/** The lock folder holds the owner record and one claim folder named after the lease. */
 function claimIn(s: Setup): { folders: string[]; files: string[]; owner: string } {
   const lockDir = storeDir(s.store, 'running', s.key);
+  const owner = existsSync(join(lockDir, 'owner.json')) ? readFileSync(join(lockDir, 'owner.json'), 'utf8') : '';
+  const lease = owner === '' ? undefined : (JSON.parse(owner) as { leaseId: string }).leaseId;
+  const entries = namesIn(lockDir);
   return {
     folders: namesIn(storeDir(s.store, 'running')),
-    files: namesIn(lockDir),
-    owner: existsSync(join(lockDir, 'owner.json')) ? readFileSync(join(lockDir, 'owner.json'), 'utf8') : '',
+    files: [...entries.filter((name) => name !== lease), ...(lease !== undefined && entries.includes(lease) ? namesIn(join(lockDir, lease)) : [])].sort(),
+    owner,
   };
 }
 

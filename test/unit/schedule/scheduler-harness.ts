@@ -37,6 +37,7 @@ export class FakeLocks implements SchedulerLocks {
     const locks = this;
     return {
       leaseId,
+      claimName: lockName,
       stillMine: async () => locks.held.get(lockName) === leaseId,
       heartbeat: async () => locks.held.get(lockName) === leaseId,
       release: async () => {

@@ -1,0 +1,102 @@
+import { LockObserver } from '../lock/lock-observer.js';
+import type { OwnerRecord } from '../lock/owner-record.js';
+import { ownerSignature, type UriLocks } from '../lock/uri-lock.js';
+import type { Log } from '../observe/log.js';
+import type { Clock } from '../runtime/clock.js';
+import type { TaskStore } from '../store/task-store.js';
+
+export interface ProcessControl {
+  isAlive(pid: number): boolean;
+  /** SIGKILL a process group (a dead node's orphaned `git push` on this host). */
+  killGroup(pid: number): void;
+}
+
+export const realProcessControl: ProcessControl = {
+  isAlive(pid) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  },
+  killGroup(pid) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  },
+};
+
+/**
+ * Gets dead holders' work moving again without anyone restarting anything: this node's own
+ * earlier claims at start-up, stale locks of any node (takeover), and tombstones a breaker left
+ * behind. Tasks go back to waiting/ with their original mtimes, so they are due at once.
+ */
+export class LockRecovery {
+  readonly observer: LockObserver;
+  private takeovers = 0;
+
+  constructor(
+    private readonly locks: UriLocks,
+    private readonly store: TaskStore,
+    private readonly clock: Clock,
+    private readonly log: Log,
+    private readonly host: string,
+    private readonly processes: ProcessControl,
+    lockStaleMs: () => number,
+    private readonly onRecovered: (uriKey: string) => void,
+  ) {
+    this.observer = new LockObserver(locks, clock, lockStaleMs);
+  }
+
+  get takeoverCount(): number {
+    return this.takeovers;
+  }
+
+  /** Start-up: this node id's claims from an earlier run (the id is known free by now). */
+  async recoverOwn(nodeId: string): Promise<number> {
+    let recovered = 0;
+    const { locks } = await this.locks.listEntries();
+    for (const lockName of locks) {
+      const owner = await this.locks.readOwner(lockName);
+      if (owner?.nodeId !== nodeId) continue;
+      const moved = await this.breakAndRecover(lockName, owner, 'recovered own earlier claim');
+      recovered += moved ?? 0;
+    }
+    return recovered;
+  }
+
+  /** One observer pass; `ownLeases` are the locks this process holds right now. */
+  async pass(ownLeases: ReadonlySet<string>): Promise<void> {
+    const { stale, abandonedTombstones } = await this.observer.scan(ownLeases);
+    for (const lock of stale) {
+      const moved = await this.breakAndRecover(lock.lockName, lock.owner, 'took over a stale URI lock', lock.unchangedMs);
+      if (moved !== undefined) this.takeovers++;
+    }
+    for (const tombstone of abandonedTombstones) {
+      const { recovered, removed } = await this.store.recoverLockFolder(tombstone);
+      this.observer.forget(tombstone);
+      if (recovered > 0 || removed) this.log.info({ tombstone, tasks: recovered }, 'swept an abandoned tombstone');
+      if (recovered > 0) this.onRecovered(tombstone.slice(0, 40));
+    }
+  }
+
+  private async breakAndRecover(lockName: string, owner: OwnerRecord | undefined, message: string, unchangedMs?: number): Promise<number | undefined> {
+    // A dead holder's git push may still run on this host: stop it before anyone pushes again.
+    if (owner?.host === this.host && owner.pushPid !== undefined && this.processes.isAlive(owner.pushPid)) {
+      this.processes.killGroup(owner.pushPid);
+    }
+    const tombstone = await this.locks.breakStale(lockName, ownerSignature(owner));
+    this.observer.forget(lockName);
+    if (tombstone === undefined) return undefined;
+    const { recovered } = await this.store.recoverLockFolder(tombstone);
+    this.log.info(
+      { lock: lockName, formerNode: owner?.nodeId ?? null, formerPid: owner?.pid ?? null, formerHost: owner?.host ?? null, tasks: recovered, unchangedMs },
+      message,
+    );
+    this.onRecovered(lockName);
+    return recovered;
+  }
+}
