@@ -86,6 +86,85 @@ export async function runCommands(argv: string[]): Promise<number> {
         exitCode = await runDaemon({ config: args.config, nodeId: args['node-id'], drain: args.drain, logLevel: args['log-level'] });
       },
     )
+    .command('hook', 'install or remove the git hook that queues updates', (hook) => {
+      const hookOptions = {
+        ...configOption,
+        repo: { type: 'string', array: true, describe: 'repository (bare or work tree), repeatable' },
+        all: { type: 'boolean', default: false, describe: 'every repository under basePath' },
+        'hooks-path': { type: 'string', describe: 'a shared core.hooksPath folder' },
+        kind: { choices: ['post-receive', 'reference-transaction'] as const, default: 'post-receive' as const, describe: 'which git hook' },
+        'dry-run': { type: 'boolean', default: false, describe: 'show what would change' },
+      } as const;
+      const run = (mode: 'install' | 'uninstall') => async (args: Record<string, unknown>): Promise<void> => {
+        const { runHook } = await import('./hook-command.js');
+        exitCode = await runHook(mode, {
+          config: args.config as string | undefined,
+          repos: ((args.repo as unknown[] | undefined) ?? []).map(String),
+          all: args.all === true,
+          hooksPath: args['hooks-path'] as string | undefined,
+          kind: args.kind as 'post-receive' | 'reference-transaction',
+          dryRun: args['dry-run'] === true,
+        });
+      };
+      return hook
+        .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.options(hookOptions).example('refrelay hook install --all --dry-run', ''), run('install'))
+        .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.options(hookOptions), run('uninstall'))
+        .demandCommand(1, 'name a hook command');
+    })
+    .command(
+      'replicate [patterns..]',
+      'queue a full sync of projects (exact, prefix/* or ^regex) to their destinations',
+      (y) => y
+        .positional('patterns', { type: 'string', array: true, describe: 'project patterns' })
+        .options({
+          ...configOption,
+          all: { type: 'boolean', default: false, describe: 'every project under basePath' },
+          remote: { type: 'string', array: true, describe: 'only this remote, repeatable' },
+          url: { type: 'string', describe: 'only destination URLs containing this text' },
+          now: { type: 'boolean', default: false, describe: 'skip replicationDelay' },
+          wait: { type: 'boolean', default: false, describe: 'wait until done, show progress and a result table; exit 1 if any failed' },
+        })
+        .example('refrelay replicate --all --now --wait', '')
+        .example("refrelay replicate 'team/*' --remote dr", ''),
+      async (args) => {
+        const { runReplicate } = await import('./replicate-command.js');
+        exitCode = await runReplicate({
+          config: args.config,
+          patterns: (args.patterns ?? []).map(String),
+          all: args.all,
+          remotes: (args.remote ?? []).map(String),
+          url: args.url,
+          now: args.now,
+          wait: args.wait,
+        });
+      },
+    )
+    .command(
+      'verify [patterns..]',
+      "compare every destination's refs with the local refs through the refspecs (exit 1 on drift)",
+      (y) => y
+        .positional('patterns', { type: 'string', array: true, describe: 'project patterns (default: all)' })
+        .options({
+          ...configOption,
+          remote: { type: 'string', array: true, describe: 'only this remote, repeatable' },
+          json: { type: 'boolean', default: false, describe: 'machine-readable report' },
+          fix: { type: 'boolean', default: false, describe: 'queue tasks for exactly the drifted refs' },
+          parallel: { type: 'number', default: 8, describe: 'destinations checked at once' },
+        })
+        .example('refrelay verify --remote dr', '')
+        .example('refrelay verify --fix && refrelay daemon --drain', ''),
+      async (args) => {
+        const { runVerify } = await import('./verify-command.js');
+        exitCode = await runVerify({
+          config: args.config,
+          patterns: (args.patterns ?? []).map(String),
+          remotes: (args.remote ?? []).map(String),
+          json: args.json,
+          fix: args.fix,
+          parallel: Math.max(1, Math.floor(args.parallel)),
+        });
+      },
+    )
     .command(
       'retry',
       'move failed tasks back to waiting/ and clear their URIs\' retry state',

@@ -1,0 +1,103 @@
+import cliProgress from 'cli-progress';
+import { UsageError } from '../errors.js';
+import { discoverProjects } from '../intake/project-discovery.js';
+import { planFullSync, queueFullSync } from '../intake/replicate.js';
+import { redactUrl } from '../observe/redact.js';
+import { TaskStore } from '../store/task-store.js';
+import { uriKey } from '../task/task.js';
+import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
+import { formatAge } from './format-status.js';
+import { loadCliConfig } from './load-cli-config.js';
+
+export interface ReplicateArgs {
+  config?: string | undefined;
+  patterns: string[];
+  all: boolean;
+  remotes: string[];
+  url?: string | undefined;
+  now: boolean;
+  wait: boolean;
+  pollMs?: number;
+}
+
+interface Tracked {
+  readonly key: string;
+  readonly uri: string;
+  readonly uriKey: string;
+  state: 'queued' | 'done' | 'failed';
+  reason?: string;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `refrelay replicate`: queue full syncs, optionally wait for them with progress and a result table. */
+export async function runReplicate(args: ReplicateArgs): Promise<number> {
+  const config = loadCliConfig({ config: args.config });
+  if (config.basePath === undefined) throw new UsageError(`replicate: replication.basePath is not set in ${config.file}; it is where the projects are found`);
+  const projects = await discoverProjects(config.basePath);
+  const tasks = planFullSync(config, projects, { patterns: args.patterns, all: args.all, remotes: args.remotes, urlSubstring: args.url });
+  if (tasks.length === 0) {
+    process.stdout.write('Nothing to replicate\n');
+    return EXIT_OK;
+  }
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  const startedAt = Date.now();
+  const queued = await queueFullSync(config, store, tasks, args.now, startedAt);
+  const projectCount = new Set(tasks.map((task) => task.project)).size;
+  process.stdout.write(`queued full sync of ${projectCount} project${projectCount === 1 ? '' : 's'} to ${tasks.length} destination URL${tasks.length === 1 ? '' : 's'}\n`);
+  if (!args.wait) return EXIT_OK;
+
+  const tracked: Tracked[] = queued.map((item) => ({ key: item.key, uri: item.task.uri, uriKey: uriKey(item.task.uri), state: 'queued' }));
+  const total = tracked.length;
+  const bar = process.stdout.isTTY
+    ? new cliProgress.SingleBar({ format: 'replicate [{bar}] {value}/{total} done, {failed} failed | {rate}/s | ETA {eta_formatted}', hideCursor: true }, cliProgress.Presets.shades_classic)
+    : undefined;
+  bar?.start(total, 0, { failed: 0, rate: '0.0' });
+  let lastLine = 0;
+  for (;;) {
+    await settle(store, tracked, startedAt);
+    const done = tracked.filter((item) => item.state === 'done').length;
+    const failed = tracked.filter((item) => item.state === 'failed').length;
+    const rate = ((done + failed) / Math.max(1, (Date.now() - startedAt) / 1000)).toFixed(1);
+    if (bar !== undefined) bar.update(done + failed, { failed, rate });
+    else if (Date.now() - lastLine >= 2000 || done + failed === total) {
+      lastLine = Date.now();
+      process.stdout.write(`replicate: ${done + failed}/${total} finished (${done} done, ${failed} failed), ${rate}/s\n`);
+    }
+    if (done + failed === total) break;
+    await sleep(args.pollMs ?? 500);
+  }
+  bar?.stop();
+  process.stdout.write(`\n${resultTable(tracked)}\nfinished in ${formatAge(Date.now() - startedAt)}\n`);
+  return tracked.some((item) => item.state === 'failed') ? EXIT_FAILED : EXIT_OK;
+}
+
+/** A task is done once its file left waiting/ and running/ without landing in failed/. */
+async function settle(store: TaskStore, tracked: Tracked[], since: number): Promise<void> {
+  const open = tracked.filter((item) => item.state === 'queued');
+  if (open.length === 0) return;
+  const [waiting, running, failed] = await Promise.all([store.listWaitingNames(), store.listRunning(), store.listFailed()]);
+  const pending = new Set(waiting);
+  for (const lock of running) for (const task of lock.tasks) pending.add(task.name);
+  const failedByName = new Map(failed.map((item) => [item.name, item]));
+  // Refs a destination rejected are parked as new tasks of the same URI.
+  const failedUris = new Map(failed.filter((item) => (item.reason?.at ?? 0) >= since).map((item) => [item.uriKey, item]));
+  for (const item of open) {
+    const name = `${item.key}.json`;
+    const wholeTask = failedByName.get(name);
+    if (wholeTask !== undefined) {
+      item.state = 'failed';
+      item.reason = wholeTask.reason?.reason ?? 'failed';
+    } else if (!pending.has(name)) {
+      const parked = failedUris.get(item.uriKey);
+      item.state = parked === undefined ? 'done' : 'failed';
+      if (parked !== undefined) item.reason = parked.reason?.reason ?? 'some refs failed';
+    }
+  }
+}
+
+function resultTable(tracked: readonly Tracked[]): string {
+  const rows = [['DESTINATION', 'RESULT'], ...tracked.map((item) => [redactUrl(item.uri), item.state === 'done' ? 'in sync' : `FAILED: ${item.reason ?? ''}`])];
+  const width = Math.max(...rows.map((row) => row[0]!.length));
+  return rows.map((row) => `${row[0]!.padEnd(width)}  ${row[1]}`).join('\n');
+}

@@ -1,0 +1,63 @@
+import { utimes } from 'node:fs/promises';
+import type { ReplicationConfig } from '../config/types.js';
+import { parseProjectPattern } from '../config/project-pattern.js';
+import { expandUrl } from '../config/remote-url.js';
+import { remoteWantsProject } from '../config/project-pattern.js';
+import { UsageError } from '../errors.js';
+import type { TaskStore } from '../store/task-store.js';
+import { FULL_SYNC_REF, type Task } from '../task/task.js';
+
+export interface ReplicateRequest {
+  /** Exact names, `prefix/*` or `^regex`; empty with `all`. */
+  readonly patterns: readonly string[];
+  readonly all: boolean;
+  readonly remotes: readonly string[];
+  /** Only URLs (template or expanded) containing this text. */
+  readonly urlSubstring: string | undefined;
+}
+
+/** The full-sync tasks a `replicate` request stands for: one per matching project and URL. */
+export function planFullSync(config: ReplicationConfig, projects: readonly string[], request: ReplicateRequest): Task[] {
+  if (request.all && request.patterns.length > 0) throw new UsageError('replicate: give --all or project patterns, not both');
+  if (!request.all && request.patterns.length === 0) throw new UsageError('replicate: give --all or at least one project pattern');
+  const matchers = request.patterns.map((text) => {
+    const pattern = parseProjectPattern(text);
+    if (typeof pattern === 'string') throw new UsageError(`replicate: project pattern ${JSON.stringify(text)}: ${pattern}`);
+    return pattern;
+  });
+  const unknown = request.remotes.filter((name) => !config.remotes.some((remote) => remote.name === name));
+  if (unknown.length > 0) throw new UsageError(`replicate: no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')}`);
+  const tasks: Task[] = [];
+  for (const project of projects) {
+    if (!request.all && !matchers.some((matcher) => matcher.matches(project))) continue;
+    for (const remote of config.remotes) {
+      if (request.remotes.length > 0 && !request.remotes.includes(remote.name)) continue;
+      if (!remoteWantsProject(remote, project)) continue;
+      for (const template of remote.urls) {
+        const uri = expandUrl(template, project, remote.remoteNameStyle);
+        if (request.urlSubstring !== undefined && !template.includes(request.urlSubstring) && !uri.includes(request.urlSubstring)) continue;
+        tasks.push({ project, refs: [FULL_SYNC_REF], uri, remote: remote.name });
+      }
+    }
+  }
+  return tasks;
+}
+
+/**
+ * Queue the tasks. With `now`, each new file's mtime is moved back by its remote's
+ * replicationDelay, so the distributor sees the batch as already due (the task format stays
+ * what every node reads).
+ */
+export async function queueFullSync(config: ReplicationConfig, store: TaskStore, tasks: readonly Task[], now: boolean, clockNow: number): Promise<Array<{ task: Task; key: string; created: boolean }>> {
+  const results = await store.createMany(tasks);
+  const queued = tasks.map((task, i) => ({ task, key: results[i]!.key, created: results[i]!.created }));
+  if (now) {
+    for (const item of queued) {
+      const remote = config.remotes.find((candidate) => candidate.name === item.task.remote);
+      const backdate = Math.max(remote?.replicationDelayMs ?? 0, config.distributionIntervalMs) + config.randomDelayMs;
+      const at = new Date(clockNow - backdate);
+      await utimes(store.paths.waitingFile(`${item.key}.json`), at, at).catch(() => undefined);
+    }
+  }
+  return queued;
+}

@@ -1,0 +1,176 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { mapRef } from '../config/refspec.js';
+import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
+import { expandUrl } from '../config/remote-url.js';
+import { remoteWantsProject } from '../config/project-pattern.js';
+import { redactText, redactUrl } from '../observe/redact.js';
+import { gitEnvironment } from '../push/push-env.js';
+import type { Task } from '../task/task.js';
+
+/** Names shown per category; counts are always complete. */
+const FIRST_FEW = 5;
+
+export interface Destination {
+  readonly project: string;
+  readonly remote: RemoteConfig;
+  readonly uri: string;
+}
+
+export interface DriftReport {
+  readonly project: string;
+  readonly remote: string;
+  /** Redacted. */
+  readonly uri: string;
+  readonly state: 'in-sync' | 'drift' | 'unreachable';
+  readonly refs: number;
+  readonly missing: readonly string[];
+  readonly different: readonly string[];
+  /** Destination refs with no local source inside the refspecs' namespaces; drift only with mirror. */
+  readonly extra: readonly string[];
+  readonly error?: string;
+  /** Local refs to queue so the destination converges (--fix). */
+  readonly fixRefs: readonly string[];
+}
+
+export function destinationsOf(config: ReplicationConfig, projects: readonly string[], remoteNames: readonly string[]): Destination[] {
+  const out: Destination[] = [];
+  for (const project of projects) {
+    for (const remote of config.remotes) {
+      if (remoteNames.length > 0 && !remoteNames.includes(remote.name)) continue;
+      if (!remoteWantsProject(remote, project)) continue;
+      for (const template of remote.urls) out.push({ project, remote, uri: expandUrl(template, project, remote.remoteNameStyle) });
+    }
+  }
+  return out;
+}
+
+function run(args: string[], cwd: string | undefined, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout, stderr: error.message });
+    });
+  });
+}
+
+function refLines(text: string, separator: string): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const at = line.indexOf(separator);
+    if (at > 0) refs.set(line.slice(at + 1), line.slice(0, at));
+  }
+  return refs;
+}
+
+/** Destination ref → the local ref it comes from, for the refs a remote's refspecs would push. */
+function expectedRefs(remote: RemoteConfig, local: Map<string, string>): Map<string, { src: string; oid: string }> {
+  const expected = new Map<string, { src: string; oid: string }>();
+  for (const [ref, oid] of local) {
+    if (remote.excludedRefsPatterns.some((pattern) => pattern.test(ref))) continue;
+    for (const spec of remote.push) {
+      const dst = mapRef(spec, ref);
+      if (dst !== undefined) {
+        if (!expected.has(dst)) expected.set(dst, { src: ref, oid });
+        break;
+      }
+    }
+  }
+  return expected;
+}
+
+/** The local ref a destination ref would come from (inverse of the refspecs), if any. */
+function sourceOf(remote: RemoteConfig, dst: string): string | undefined {
+  for (const spec of remote.push) {
+    const src = mapRef({ ...spec, src: spec.dst, dst: spec.src }, dst);
+    if (src !== undefined) return src;
+  }
+  return undefined;
+}
+
+export async function verifyDestination(config: ReplicationConfig, destination: Destination, env: Record<string, string>, timeoutMs: number): Promise<DriftReport> {
+  const { project, remote, uri } = destination;
+  const base = { project, remote: remote.name, uri: redactUrl(uri) };
+  const localRepo = join(config.basePath ?? '', `${project}.git`);
+  const local = await run(['for-each-ref', '--format=%(objectname) %(refname)'], localRepo, env, timeoutMs);
+  if (local.code !== 0) {
+    return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}` };
+  }
+  const listed = await run(['ls-remote', '--', uri], undefined, env, timeoutMs);
+  if (listed.code !== 0) {
+    const reason = redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`);
+    return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: reason };
+  }
+  const expected = expectedRefs(remote, refLines(local.stdout, ' '));
+  const actual = refLines(listed.stdout, '\t');
+  const missing: string[] = [];
+  const different: string[] = [];
+  const extra: string[] = [];
+  const fix = new Set<string>();
+  for (const [dst, { src, oid }] of expected) {
+    const there = actual.get(dst);
+    if (there === undefined) {
+      missing.push(dst);
+      fix.add(src);
+    } else if (there !== oid) {
+      different.push(dst);
+      fix.add(src);
+    }
+  }
+  for (const dst of actual.keys()) {
+    if (expected.has(dst) || !dst.startsWith('refs/') || dst.endsWith('^{}')) continue;
+    const src = sourceOf(remote, dst);
+    if (src === undefined) continue; // outside what this remote replicates
+    extra.push(dst);
+    if (remote.mirror) fix.add(src);
+  }
+  const drift = missing.length > 0 || different.length > 0 || (remote.mirror && extra.length > 0);
+  return { ...base, state: drift ? 'drift' : 'in-sync', refs: expected.size, missing, different, extra, fixRefs: [...fix].sort() };
+}
+
+export async function verifyAll(config: ReplicationConfig, destinations: readonly Destination[], options: { parallel: number; timeoutMs: number; env?: Record<string, string> }): Promise<DriftReport[]> {
+  const env = gitEnvironment(process.env, options.env ?? {});
+  const reports: DriftReport[] = new Array(destinations.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(options.parallel, destinations.length)) }, async () => {
+      while (next < destinations.length) {
+        const index = next++;
+        reports[index] = await verifyDestination(config, destinations[index]!, env, options.timeoutMs);
+      }
+    }),
+  );
+  return reports;
+}
+
+export function fixTasks(reports: readonly DriftReport[], destinations: readonly Destination[]): Task[] {
+  return reports.flatMap((report, i) => (report.state === 'drift' && report.fixRefs.length > 0 ? [{ project: report.project, refs: report.fixRefs, uri: destinations[i]!.uri, remote: report.remote }] : []));
+}
+
+export function describeReport(report: DriftReport): string {
+  const few = (names: readonly string[]): string => `${names.slice(0, FIRST_FEW).join(', ')}${names.length > FIRST_FEW ? ', …' : ''}`;
+  const where = `${report.remote} ${report.uri}`;
+  if (report.state === 'unreachable') return `UNREACHABLE  ${where}: ${report.error ?? ''}`;
+  if (report.state === 'in-sync') return `in sync      ${where} (${report.refs} refs${report.extra.length > 0 ? `, ${report.extra.length} extra ignored: mirror off` : ''})`;
+  const parts: string[] = [];
+  if (report.missing.length > 0) parts.push(`${report.missing.length} missing (${few(report.missing)})`);
+  if (report.different.length > 0) parts.push(`${report.different.length} different (${few(report.different)})`);
+  if (report.extra.length > 0) parts.push(`${report.extra.length} extra (${few(report.extra)})`);
+  return `DRIFT        ${where}: ${parts.join(', ')}`;
+}
