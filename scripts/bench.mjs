@@ -16,6 +16,7 @@ const suites = [
   ['list-waiting', './bench/list-waiting.mjs'],
   ['fan-out', './bench/fan-out.mjs'],
   ['scale-out', './bench/scale-out.mjs'],
+  ['watcher', './bench/watcher.mjs'],
 ];
 
 console.log(`refrelay bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);

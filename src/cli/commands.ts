@@ -1,6 +1,7 @@
 import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { describeConfig, configToJson } from '../config/load-config.js';
+import { measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { collectClusterStatus } from '../observe/cluster-status.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
@@ -66,7 +67,9 @@ export async function runCommands(argv: string[]): Promise<number> {
       async (args) => {
         const config = loadCliConfig({ config: args.config });
         const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
-        const status = await collectClusterStatus(config, store, systemClock);
+        // Node liveness is judged on the store's clock; a read-only store cannot be probed.
+        const storeClockOffsetMs = await measureStoreClockOffset(store.paths.nodes, `status-${process.pid}`, systemClock).catch(() => null);
+        const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs });
         process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
       },
     )

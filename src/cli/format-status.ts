@@ -40,6 +40,25 @@ export function formatStatus(status: ClusterStatus): string {
     out.push(table(claimRows));
   }
   out.push('');
-  out.push(status.nodes.length === 0 ? 'nodes: none has reported yet' : `nodes: ${status.nodes.map((node) => node.nodeId).join(', ')}`);
+  if (status.nodes.length === 0) {
+    out.push('nodes: none has reported yet');
+  } else {
+    const nodeRows = [['NODE', 'STATE', 'LAST BEAT', 'HOST', 'PID', 'CLOCK']];
+    for (const node of status.nodes) {
+      const { host, pid } = node.record;
+      const clock = node.clockOffsetMs === null ? '-' : node.clockWarning ? `! clock off by ${formatOffset(node.clockOffsetMs)}` : formatOffset(node.clockOffsetMs);
+      nodeRows.push([node.nodeId, node.state, `${formatAge(node.lastBeatAgeMs)} ago`, typeof host === 'string' ? host : '-', typeof pid === 'number' ? String(pid) : '-', clock]);
+    }
+    out.push(table(nodeRows));
+    if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
+  }
   return out.join('\n') + '\n';
+}
+
+/** A node's clock offset from the store's, signed: `+0.4s`, `-10m00s`. */
+export function formatOffset(ms: number): string {
+  const sign = ms < 0 ? '-' : '+';
+  const abs = Math.abs(ms);
+  // Below 59.95 s one decimal (which would round up to "60.0s" beyond that), then minutes.
+  return abs < 59_950 ? `${sign}${(abs / 1000).toFixed(1)}s` : `${sign}${formatAge(abs)}`;
 }

@@ -11,12 +11,16 @@ import type { Clock } from '../runtime/clock.js';
 export async function measureStoreClockOffset(nodesDir: string, nodeId: string, clock: Clock): Promise<number> {
   await mkdir(nodesDir, { recursive: true });
   const probe = join(nodesDir, `.clock-probe.${nodeId}`);
-  const before = clock.now();
-  await writeFile(probe, String(before));
-  const after = clock.now();
-  const { mtimeMs } = await stat(probe);
-  await unlink(probe).catch(() => undefined);
-  return Math.round(mtimeMs - (before + after) / 2);
+  try {
+    const before = clock.now();
+    await writeFile(probe, String(before));
+    const after = clock.now();
+    const { mtimeMs } = await stat(probe);
+    return Math.round(mtimeMs - (before + after) / 2);
+  } finally {
+    // Also after a failed write (ENOSPC), which leaves the probe behind.
+    await unlink(probe).catch(() => undefined);
+  }
 }
 
 /** Keeps the median of recent samples so one slow round trip does not move due times. */

@@ -60,10 +60,11 @@ export class NodeHeartbeat {
     };
     await mkdir(options.nodesDir, { recursive: true });
     const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);
-    await writeFile(temp, `${JSON.stringify(record)}\n`);
     try {
+      await writeFile(temp, `${JSON.stringify(record)}\n`);
       await rename(temp, this.path);
     } catch (error) {
+      // A failed write (ENOSPC) leaves an empty temp: without this, one per beat piles up.
       await unlink(temp).catch(() => undefined);
       throw error;
     }

@@ -6,14 +6,14 @@
 /** Keys refrelay honours now. */
 export const REPLICATION_KEYS = [
   'storePath', 'eventsDirectory', 'basePath', 'nodeId', 'distributionInterval', 'randomDelay',
-  'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace',
+  'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
+  'verifyInterval', 'autoReload', 'replicateOnStartup',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */
 export const REPLICATION_RESERVED_KEYS = [
-  'maxPushes', 'bulkShares', 'watchRepositories', 'verifyInterval', 'autoReload',
-  'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile', 'secureConfig',
-  'allowInsecureSecrets', 'storeUmask', 'watchRepositoriesLimit',
+  'maxPushes', 'bulkShares', 'caughtUpThreshold', 'httpToken', 'httpTokenFile', 'secureConfig',
+  'allowInsecureSecrets', 'storeUmask',
 ] as const;
 
 export const REMOTE_KEYS = [
@@ -24,9 +24,9 @@ export const REMOTE_KEYS = [
 
 export const REMOTE_RESERVED_KEYS = ['shares', 'sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking'] as const;
 
-export const GERRIT_KEYS = ['defaultForceUpdate'] as const;
+export const GERRIT_KEYS = ['defaultForceUpdate', 'autoReload', 'replicateOnStartup'] as const;
 
-export const GERRIT_RESERVED_KEYS = ['autoReload', 'replicateOnStartup'] as const;
+export const GERRIT_RESERVED_KEYS = [] as const;
 
 const CREDENTIALS = 'credentials belong in secure.config, not replication.config; this value is ignored';
 const NO_BATCHING = 'refrelay sends all refs for one URI in a single push; batch size is not configurable';

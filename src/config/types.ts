@@ -61,6 +61,16 @@ export interface ReplicationConfig {
   readonly httpListen: string;
   /** How long a stopping node waits for running pushes before abandoning them to recovery. */
   readonly shutdownGraceMs: number;
+  /** Watch basePath repositories for ref changes (for servers without hooks). */
+  readonly watchRepositories: boolean;
+  /** The watcher refuses to start beyond this many repositories. */
+  readonly watchRepositoriesLimit: number;
+  /** Run `verify` periodically on one node at a time; 0 = off. */
+  readonly verifyIntervalMs: number;
+  /** Apply an edited config without a restart. */
+  readonly autoReload: boolean;
+  /** Queue a full sync of every project when the first daemon of the cluster starts. */
+  readonly replicateOnStartup: boolean;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

@@ -53,6 +53,13 @@ export function buildNodeSettings(
     defaultForceUpdate: readSetting(
       gerrit, 'defaultForceUpdate', 'gerrit.defaultForceUpdate', parseBoolean, false, report,
     ),
+    watchRepositories: setting('watchRepositories', parseBoolean, false),
+    watchRepositoriesLimit: setting('watchRepositoriesLimit', (t) => parseWholeNumber(t, 1), 1000),
+    verifyIntervalMs: setting('verifyInterval', (t) => parseDurationValue(t, 'seconds'), 0),
+    // Gerrit's names live in [gerrit]; refrelay also reads them from [replication].
+    autoReload: setting('autoReload', parseBoolean, false) || readSetting(gerrit, 'autoReload', 'gerrit.autoReload', parseBoolean, false, report),
+    replicateOnStartup:
+      setting('replicateOnStartup', parseBoolean, false) || readSetting(gerrit, 'replicateOnStartup', 'gerrit.replicateOnStartup', parseBoolean, false, report),
     extra: {
       ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'),
       ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.'),

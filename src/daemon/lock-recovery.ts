@@ -84,13 +84,14 @@ export class LockRecovery {
   }
 
   private async breakAndRecover(lockName: string, owner: OwnerRecord | undefined, message: string, unchangedMs?: number): Promise<number | undefined> {
-    // A dead holder's git push may still run on this host: stop it before anyone pushes again.
-    if (owner?.host === this.host && owner.pushPid !== undefined && this.processes.isAlive(owner.pushPid)) {
-      this.processes.killGroup(owner.pushPid);
-    }
     const tombstone = await this.locks.breakStale(lockName, ownerSignature(owner));
     this.observer.forget(lockName);
     if (tombstone === undefined) return undefined;
+    // The lock is ours to clear now. A dead holder's git push may still run on this host: stop
+    // it before the tasks go back to waiting and anyone pushes the URI again.
+    if (owner?.host === this.host && owner.pushPid !== undefined && this.processes.isAlive(owner.pushPid)) {
+      this.processes.killGroup(owner.pushPid);
+    }
     const { recovered } = await this.store.recoverLockFolder(tombstone);
     this.log.info(
       { lock: lockName, formerNode: owner?.nodeId ?? null, formerPid: owner?.pid ?? null, formerHost: owner?.host ?? null, tasks: recovered, unchangedMs },

@@ -1,6 +1,7 @@
 import * as fsp from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
+import { errnoName } from '../runtime/errno.js';
 import type { Random } from '../runtime/random.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
@@ -21,7 +22,7 @@ const LOCK_NAME = /^[0-9a-f]{40}$/;
 const TOMBSTONE_NAME = /^[0-9a-f]{40}\.tomb\./;
 
 function errno(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | null)?.code;
+  return errnoName(error);
 }
 
 /**
@@ -67,12 +68,14 @@ export class UriLocks {
       heartbeatAt: now,
     };
     const held = new HeldLock(this.fs, this.lockDir(lockName), lockName, record, this.options.clock, this.options.random);
+    const leaseDir = join(this.lockDir(lockName), record.leaseId);
     try {
+      await this.fs.mkdir(leaseDir);
       await held.writeRecord(record);
-      await this.fs.mkdir(join(this.lockDir(lockName), record.leaseId));
     } catch (error) {
       // Without an owner record nobody could tell whose lock this is: give it back at once.
-      await this.fs.unlink(join(this.lockDir(lockName), OWNER_FILE)).catch(() => undefined);
+      await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
+      await this.fs.rmdir(leaseDir).catch(() => undefined);
       await this.fs.rmdir(this.lockDir(lockName)).catch(() => undefined);
       throw error;
     }
@@ -109,7 +112,7 @@ export class UriLocks {
       return tombstone;
     } catch (error) {
       const code = errno(error);
-      if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return undefined;
+      if (code === 'ENOENT' || code === 'ESTALE' || code === 'ENOTEMPTY' || code === 'EEXIST') return undefined;
       throw error;
     }
   }
@@ -120,14 +123,35 @@ export function ownerSignature(owner: OwnerRecord | undefined): string {
   return owner === undefined ? 'none' : `${owner.leaseId}:${owner.counter}`;
 }
 
-async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undefined> {
+function gone(error: unknown): boolean {
+  const code = errno(error);
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ESTALE';
+}
+
+async function readRecordFile(fs: LockFs, path: string): Promise<OwnerRecord | undefined> {
   try {
-    return parseOwnerRecord(await fs.readFile(join(dir, OWNER_FILE), 'utf8'));
+    return parseOwnerRecord(await fs.readFile(path, 'utf8'));
   } catch (error) {
-    const code = errno(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ESTALE') return undefined;
+    if (gone(error)) return undefined;
     throw error;
   }
+}
+
+/** The owner record sits in the lease folder: `<lock>/<leaseId>/owner.json`. */
+async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undefined> {
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch (error) {
+    if (gone(error)) return undefined;
+    throw error;
+  }
+  for (const name of names) {
+    if (name.startsWith('.') || name.endsWith('.json') || name.endsWith('.tmp')) continue;
+    const owner = await readRecordFile(fs, join(dir, name, OWNER_FILE));
+    if (owner !== undefined && owner.leaseId === name) return owner;
+  }
+  return undefined;
 }
 
 /** A lock this process holds. Every store write made under it is fenced by `stillMine()`. */
@@ -159,12 +183,24 @@ export class HeldLock {
     return this.record.counter;
   }
 
+  /** This lease's own folder: every file the holder writes is inside it. */
+  private get leaseDir(): string {
+    return join(this.dir, this.record.leaseId);
+  }
+
+  /**
+   * Temp and record both live in the lease folder, so after a takeover (the lock folder renamed
+   * to a tombstone, perhaps a new lock made by another node) the paths simply do not exist: a
+   * late write fails instead of replacing the new holder's record.
+   */
   async writeRecord(record: OwnerRecord): Promise<void> {
-    const temp = join(this.dir, `.owner.${this.random.token()}.tmp`);
-    await this.fs.writeFile(temp, `${JSON.stringify(record)}\n`);
+    const temp = join(this.leaseDir, `.owner.${this.random.token()}.tmp`);
     try {
-      await this.fs.rename(temp, join(this.dir, OWNER_FILE));
+      await this.fs.writeFile(temp, `${JSON.stringify(record)}\n`, { flag: 'wx' });
+      await this.fs.rename(temp, join(this.leaseDir, OWNER_FILE));
     } catch (error) {
+      // A write that failed (ENOSPC) leaves an empty temp behind; in a new lock folder it would
+      // keep `acquire` from removing the folder, leaving an ownerless lock until a takeover.
       await this.fs.unlink(temp).catch(() => undefined);
       throw error;
     }
@@ -173,7 +209,7 @@ export class HeldLock {
   /** True while the owner record in the lock folder is still ours (same lease). */
   async stillMine(): Promise<boolean> {
     if (this.lost) return false;
-    const owner = await readOwnerAt(this.fs, this.dir);
+    const owner = await readRecordFile(this.fs, join(this.leaseDir, OWNER_FILE));
     if (owner?.leaseId !== this.record.leaseId) this.lost = true;
     return !this.lost;
   }
@@ -182,7 +218,16 @@ export class HeldLock {
   async heartbeat(extra: Partial<Pick<OwnerRecord, 'pushPid'>> = {}): Promise<boolean> {
     if (!(await this.stillMine())) return false;
     const next: OwnerRecord = { ...this.record, ...extra, counter: this.record.counter + 1, heartbeatAt: this.clock.now() };
-    await this.writeRecord(next);
+    try {
+      await this.writeRecord(next);
+    } catch (error) {
+      // The lease folder vanished between the check and the write: a takeover happened.
+      if (gone(error)) {
+        this.lost = true;
+        return false;
+      }
+      throw error;
+    }
     this.record = next;
     return true;
   }
@@ -190,18 +235,38 @@ export class HeldLock {
   /** Remove the claim folder, the owner record and the lock folder. False when it was no longer ours. */
   async release(): Promise<boolean> {
     if (!(await this.stillMine())) return false;
-    await this.fs.rmdir(join(this.dir, this.record.leaseId)).catch((error: unknown) => {
-      if (errno(error) !== 'ENOENT') throw error;
-    });
-    await this.fs.unlink(join(this.dir, OWNER_FILE)).catch((error: unknown) => {
-      if (errno(error) !== 'ENOENT') throw error;
-    });
+    this.lost = true;
+    try {
+      await this.fs.unlink(join(this.leaseDir, OWNER_FILE));
+      await this.removeLeaseDir();
+    } catch (error) {
+      if (gone(error)) return false; // taken over meanwhile: nothing here is ours any more
+      throw error;
+    }
     try {
       await this.fs.rmdir(this.dir);
     } catch (error) {
-      if (errno(error) !== 'ENOENT') throw error;
+      // ENOTEMPTY: the folder is now someone else's lock (we were taken over after all); leave it.
+      if (!gone(error) && errno(error) !== 'ENOTEMPTY' && errno(error) !== 'EEXIST') throw error;
     }
-    this.lost = true;
     return true;
+  }
+
+  /**
+   * A reader on this client that still has our owner.json open (this node's own observer or
+   * fence, `refrelay status`) makes NFS and FUSE keep the unlinked file under a silly name
+   * (`.nfs*`, `.fuse_hidden*`) until it closes, so the folder is not empty yet. Failing here
+   * would leave the URI locked without an owner record until a takeover, lockStale later. Move
+   * the lease folder aside instead, as a tombstone observers sweep; the rename is as fenced as
+   * every other path under the lease.
+   */
+  private async removeLeaseDir(): Promise<void> {
+    try {
+      await this.fs.rmdir(this.leaseDir);
+    } catch (error) {
+      const code = errno(error);
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+      await this.fs.rename(this.leaseDir, join(dirname(this.dir), `${this.lockName}.tomb.${this.record.leaseId}`));
+    }
   }
 }

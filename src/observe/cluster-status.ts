@@ -35,8 +35,18 @@ export interface RunningClaim {
   owner: { nodeId: string | null; pid: number | null; host: string | null } | null;
 }
 
+/** `stopped`: the record says it shut down cleanly; `stale`: its heartbeat stopped moving. */
+export type NodeState = 'alive' | 'stale' | 'stopped';
+
 export interface NodeStatus {
   nodeId: string;
+  state: NodeState;
+  /** Age of the record file's mtime on the store's clock: how long ago the node last beat. */
+  lastBeatAgeMs: number;
+  /** The node's own measurement, store − node (ms); null before it measured. */
+  clockOffsetMs: number | null;
+  /** |clockOffsetMs| above lockStale / 4: that node should run NTP. */
+  clockWarning: boolean;
   record: Record<string, unknown>;
 }
 
@@ -47,7 +57,14 @@ export interface ClusterStatus {
   totals: { waiting: number; running: number; failed: number; corrupt: number };
   remotes: RemoteStatus[];
   running: RunningClaim[];
+  /** Store − local clock (ms) as measured by this status run; null when it could not (read-only store). */
+  storeClockOffsetMs: number | null;
   nodes: NodeStatus[];
+}
+
+export interface StatusOptions {
+  /** Measured by the caller (a probe file in nodes/); null or absent: the local clock stands in for the store's. */
+  readonly storeClockOffsetMs?: number | null;
 }
 
 interface UriAccumulator extends UriStatus {
@@ -56,14 +73,15 @@ interface UriAccumulator extends UriStatus {
 }
 
 /** The whole cluster's queue, read from the store alone: any machine that mounts it sees the same. */
-export async function collectClusterStatus(config: ReplicationConfig, store: TaskStore, clock: Clock): Promise<ClusterStatus> {
+export async function collectClusterStatus(config: ReplicationConfig, store: TaskStore, clock: Clock, options: StatusOptions = {}): Promise<ClusterStatus> {
   const now = clock.now();
-  const [waiting, running, failed, corrupt, nodeRecords] = await Promise.all([
+  const storeClockOffsetMs = options.storeClockOffsetMs ?? null;
+  const [waiting, running, failed, corrupt, nodeFiles] = await Promise.all([
     store.listWaiting(),
     store.listRunning(),
     store.listFailed(),
     store.countCorrupt(),
-    store.readNodeRecords(),
+    store.readNodeRecordFiles(),
   ]);
   const byUri = new Map<string, UriAccumulator>();
   const entry = (remote: string, uri: string): UriAccumulator => {
@@ -126,12 +144,33 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     },
     remotes: [...remotes.values()],
     running: claims,
-    nodes: nodeRecords.flatMap((record) => {
-      if (record === null || typeof record !== 'object') return [];
-      const nodeId = (record as Record<string, unknown>).nodeId;
-      return typeof nodeId === 'string' ? [{ nodeId, record: record as Record<string, unknown> }] : [];
-    }),
+    storeClockOffsetMs,
+    nodes: nodeFiles
+      .flatMap((file) => nodeStatus(config, file.record, now + (storeClockOffsetMs ?? 0) - file.mtimeMs))
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
   };
+}
+
+/**
+ * Alive while its record keeps being replaced: within 3 × distributionInterval + lockStale of
+ * store time (mtimes are the store's clock, so a node's own skew cannot make it look dead).
+ */
+function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): NodeStatus[] {
+  if (record === null || typeof record !== 'object') return [];
+  const fields = record as Record<string, unknown>;
+  if (typeof fields.nodeId !== 'string') return [];
+  const offset = typeof fields.clockOffsetMs === 'number' ? fields.clockOffsetMs : null;
+  const lastBeatAgeMs = Math.max(0, Math.round(ageMs));
+  let state: NodeState = lastBeatAgeMs <= 3 * config.distributionIntervalMs + config.lockStaleMs ? 'alive' : 'stale';
+  if (typeof fields.stoppedAt === 'number') state = 'stopped';
+  return [{
+    nodeId: fields.nodeId,
+    state,
+    lastBeatAgeMs,
+    clockOffsetMs: offset,
+    clockWarning: offset !== null && Math.abs(offset) > config.lockStaleMs / 4,
+    record: fields,
+  }];
 }
 
 function ownerOf(record: unknown): RunningClaim['owner'] {

@@ -60,14 +60,21 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   signal.addEventListener('abort', onOuterAbort, { once: true });
   if (signal.aborted) jobControl.abort();
   let pushPid: number | undefined;
+  let finished = false;
+  // Heartbeats run one at a time and are awaited before the release, so a late beat can never
+  // race the release and mistake our own clean-up for a takeover.
+  let beating: Promise<void> = Promise.resolve();
   const beat = (): void => {
-    lock.heartbeat(pushPid === undefined ? {} : { pushPid }).then(
-      (mine) => {
-        if (mine || jobControl.signal.aborted) return;
-        log.warn({ uri: redactUrl(group.uri), lease: lock.leaseId }, 'lost the URI lock while holding it; aborting the push');
-        jobControl.abort();
-      },
-      (error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'lock heartbeat failed'),
+    if (finished) return;
+    beating = beating.then(() =>
+      lock.heartbeat(pushPid === undefined ? {} : { pushPid }).then(
+        (mine) => {
+          if (mine || finished || jobControl.signal.aborted) return;
+          log.warn({ uri: redactUrl(group.uri), lease: lock.leaseId }, 'lost the URI lock while holding it; aborting the push');
+          jobControl.abort();
+        },
+        (error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'lock heartbeat failed'),
+      ),
     );
   };
   const stopHeartbeat = deps.timers.every(Math.max(250, Math.floor(config.lockStaleMs / 6)), beat);
@@ -89,7 +96,9 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     if (error instanceof LockLost) return { kind: 'lock-lost' };
     throw error;
   } finally {
+    finished = true;
     stopHeartbeat();
+    await beating;
     signal.removeEventListener('abort', onOuterAbort);
     await lock.release().catch((error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'could not release the URI lock'));
   }

@@ -1,6 +1,7 @@
 import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
+import { errnoName } from '../runtime/errno.js';
 
 /** The part of a `FileHandle` the store uses. */
 export interface StoreFileHandle {
@@ -73,8 +74,7 @@ export const nodeStoreFs: StoreFs = {
 };
 
 export function errnoOf(error: unknown): string | undefined {
-  if (error !== null && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
-  return undefined;
+  return errnoName(error);
 }
 
 /** The entry is not there (any more): on NFS a vanished file can also show up as ESTALE. */

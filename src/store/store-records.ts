@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
-import { isGone, storeError, type StoreStats } from './store-fs.js';
+import { errnoOf, isGone, storeError, type StoreFileHandle, type StoreStats } from './store-fs.js';
 import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
-import type { ClaimedTask, CorruptEntry, RunningLock } from './store-types.js';
+import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
 import { resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonTolerant } from './task-reader.js';
 
@@ -21,7 +21,9 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const names = await readdirTolerant(ctx, dir, 'list running tasks');
     if (names === undefined) return undefined;
-    const ownerRecord = names.includes(OWNER_RECORD_NAME)
+    // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
+    // kept it at the top of the lock folder.
+    let ownerRecord = names.includes(OWNER_RECORD_NAME)
       ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record')
       : undefined;
     const claims = [{ lockPath: lockName, tasks: await loadTasks(ctx, dir, names) }];
@@ -29,6 +31,9 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
       const inner = await readdirTolerant(ctx, join(dir, name), 'list running tasks');
       if (inner === undefined) continue; // a file, or gone
+      if (ownerRecord === undefined && inner.includes(OWNER_RECORD_NAME)) {
+        ownerRecord = await readJsonTolerant(ctx.fs, join(dir, name, OWNER_RECORD_NAME), 'read lock owner record');
+      }
       claims.push({ lockPath: `${lockName}/${name}`, tasks: await loadTasks(ctx, join(dir, name), inner) });
     }
     const tasks = claims.flatMap((claim) => claim.tasks);
@@ -67,11 +72,23 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
   return { recovered, removed: await removeBookkeeping(ctx, dir) };
 }
 
+/**
+ * What NFS (`.nfsXXXX`) and FUSE (`.fuse_hiddenXXXX`) call a file unlinked or replaced while a
+ * process on that client still had it open: an owner record a reader held. The client removes
+ * it at close, unless the folder was renamed meanwhile by another client (a takeover): then,
+ * on sshfs, it stays for good and the tombstone could never be removed.
+ */
+function isSillyRenamed(name: string): boolean {
+  return name.startsWith('.nfs') || name.startsWith('.fuse_hidden');
+}
+
 /** Remove owner records and temp files, then the folder; false when task files (or anything else) remain. */
 async function removeBookkeeping(ctx: StoreContext, dir: string): Promise<boolean> {
   const names = (await readdirTolerant(ctx, dir, 'remove lock folder')) ?? [];
   for (const name of names) {
     if (name === OWNER_RECORD_NAME || name.endsWith('.tmp')) await unlinkTolerant(ctx, join(dir, name), 'remove lock folder');
+    // Still open on the client that removes it: EBUSY (NFS) or renamed again (FUSE); a later sweep retries.
+    else if (isSillyRenamed(name)) await ctx.fs.unlink(join(dir, name)).catch(() => undefined);
   }
   try {
     await ctx.fs.rmdir(dir);
@@ -116,6 +133,45 @@ export async function readNodeRecords(ctx: StoreContext): Promise<unknown[]> {
     (name) => readJsonTolerant(ctx.fs, join(ctx.paths.nodes, name), 'read node record'),
   );
   return records.filter((record) => record !== undefined);
+}
+
+/**
+ * Node heartbeats with their files' mtimes (the store's clock: when each record was last
+ * replaced), read through one descriptor each so content and mtime belong together.
+ */
+export async function readNodeRecordFiles(ctx: StoreContext): Promise<NodeRecordFile[]> {
+  const names = await readdirStrict(ctx, ctx.paths.nodes, 'list node records');
+  const files = await mapBounded(
+    names.filter((name) => name.endsWith('.json') && !name.startsWith('.')),
+    ctx.concurrency,
+    async (name): Promise<NodeRecordFile | undefined> => {
+      const path = join(ctx.paths.nodes, name);
+      const read = await readWithMtimeTolerant(ctx, path);
+      if (read === undefined) return undefined;
+      try {
+        return Object.freeze({ name, record: JSON.parse(read.text) as unknown, mtimeMs: read.mtimeMs });
+      } catch {
+        return undefined; // a writer mid-replace on a filesystem without atomic rename
+      }
+    },
+  );
+  return files.filter((file): file is NodeRecordFile => file !== undefined);
+}
+
+async function readWithMtimeTolerant(ctx: StoreContext, path: string): Promise<{ text: string; mtimeMs: number } | undefined> {
+  let handle: StoreFileHandle | undefined;
+  try {
+    if (ctx.fs.readWithMtime !== undefined) return await ctx.fs.readWithMtime(path);
+    handle = await ctx.fs.open(path, 'r');
+    const { mtimeMs } = await handle.stat();
+    return { text: await handle.readFile('utf8'), mtimeMs };
+  } catch (error) {
+    const code = errnoOf(error);
+    if (isGone(error) || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
+    throw storeError('read node record', path, error);
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
 }
 
 /**

@@ -52,6 +52,15 @@ export interface RunningLock {
   readonly mtimeMs: number;
 }
 
+/** `nodes/<nodeId>.json` as read: the parsed record and when the store last saw it replaced. */
+export interface NodeRecordFile {
+  readonly name: string;
+  /** Parsed JSON; its shape belongs to the cluster component. */
+  readonly record: unknown;
+  /** Store-clock time of the last heartbeat write. */
+  readonly mtimeMs: number;
+}
+
 /** A file moved aside to `corrupt/`. */
 export interface CorruptEntry {
   readonly name: string;

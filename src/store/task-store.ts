@@ -13,6 +13,7 @@ import {
   listClaimed,
   listCorrupt,
   listRunning,
+  readNodeRecordFiles,
   readNodeRecords,
   sweepBuilding,
   recoverLockFolder,
@@ -23,6 +24,7 @@ import type {
   CreateResult,
   FailedTask,
   FailureReason,
+  NodeRecordFile,
   RunningLock,
   StoreEvent,
   WaitingTask,
@@ -210,6 +212,12 @@ export class TaskStore {
   async readNodeRecords(): Promise<unknown[]> {
     await this.ready();
     return readNodeRecords(this.ctx);
+  }
+
+  /** Node heartbeats with their files' store-clock mtimes, for judging which nodes are alive. */
+  async readNodeRecordFiles(): Promise<NodeRecordFile[]> {
+    await this.ready();
+    return readNodeRecordFiles(this.ctx);
   }
 
   /** Removes temps a crash left in `building/` (older than `maxAgeMs`); returns how many. */

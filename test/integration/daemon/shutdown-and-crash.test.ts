@@ -95,17 +95,13 @@ async function pushInProgress(s: Setup): Promise<{ node: RefrelayNode; hookPid: 
 }
 
 /** The claim of node-1's crashed incarnation: lock folder, owner record and claimed tasks. */
-/** The lock folder holds the owner record and one claim folder named after the lease. */
+/** The lock folder holds one lease folder with the owner record and the claimed tasks. */
 function claimIn(s: Setup): { folders: string[]; files: string[]; owner: string } {
   const lockDir = storeDir(s.store, 'running', s.key);
-  const owner = existsSync(join(lockDir, 'owner.json')) ? readFileSync(join(lockDir, 'owner.json'), 'utf8') : '';
-  const lease = owner === '' ? undefined : (JSON.parse(owner) as { leaseId: string }).leaseId;
-  const entries = namesIn(lockDir);
-  return {
-    folders: namesIn(storeDir(s.store, 'running')),
-    files: [...entries.filter((name) => name !== lease), ...(lease !== undefined && entries.includes(lease) ? namesIn(join(lockDir, lease)) : [])].sort(),
-    owner,
-  };
+  const leases = namesIn(lockDir);
+  const leaseDir = leases.length === 1 ? join(lockDir, leases[0]!) : lockDir;
+  const owner = existsSync(join(leaseDir, 'owner.json')) ? readFileSync(join(leaseDir, 'owner.json'), 'utf8') : '';
+  return { folders: namesIn(storeDir(s.store, 'running')), files: namesIn(leaseDir).sort(), owner };
 }
 
 async function expectDeliveredByDrain(s: Setup, nodeId: string): Promise<RefrelayNode> {

@@ -46,7 +46,7 @@ describe('loadConfig on valid fixtures', () => {
       randomDelayMs: 250, lockStaleMs: 120_000, maxRetries: 7, httpListen: '0.0.0.0:9500', shutdownGraceMs: 45_000, defaultForceUpdate: true,
       warnings: [],
     });
-    expect(Object.keys(config.extra ?? {})).toHaveLength(15);
+    expect(Object.keys(config.extra ?? {})).toHaveLength(8);
     const [full, defaults] = config.remotes;
     expect(full).toMatchObject({
       name: 'full', urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],
@@ -86,7 +86,7 @@ describe('loadConfig on valid fixtures', () => {
       expect(config.storePath).toBe('/tmp/refrelay-store');
       expect(config.distributionIntervalMs).toBe(3000);
       expect(remote('eu.mirror')).toMatchObject({ replicationDelayMs: 5000, replicationRetryMs: 120_000, threads: 4 });
-      expect(config.extra).toMatchObject({ 'gerrit.autoReload': 'true', 'gerrit.replicateOnStartup': 'false' });
+      expect(config).toMatchObject({ autoReload: true, replicateOnStartup: false });
     });
 
     it('strips inline comments and unquotes \\" escapes', () => {

@@ -1,0 +1,187 @@
+import { spawn } from 'node:child_process';
+import { join, sep } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { ReplicationConfig } from '../config/types.js';
+import { RefrelayError } from '../errors.js';
+import type { Log } from '../observe/log.js';
+import type { TaskStore } from '../store/task-store.js';
+import { FULL_SYNC_REF } from '../task/task.js';
+import { planTasks } from './plan-tasks.js';
+import { discoverProjects } from './project-discovery.js';
+
+/** Ref changes within this window become one scan of the repository. */
+const DEBOUNCE_MS = 150;
+const SNAPSHOT_CONCURRENCY = 8;
+const REDISCOVER_EVERY_MS = 60_000;
+
+export class WatchLimitError extends RefrelayError {
+  constructor(message: string) {
+    super('WATCH_LIMIT', message);
+  }
+}
+
+export type RefSnapshot = Map<string, string>;
+
+/** `git for-each-ref` of one repository; undefined when it cannot be read (moved, half-created). */
+export function readRefSnapshot(repo: string): Promise<RefSnapshot | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('git', ['for-each-ref', '--format=%(objectname) %(refname)'], { cwd: repo, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', () => resolve(undefined));
+    child.on('close', (code) => {
+      if (code !== 0) return resolve(undefined);
+      const refs: RefSnapshot = new Map();
+      for (const line of out.split('\n')) {
+        const space = line.indexOf(' ');
+        if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+      }
+      resolve(refs);
+    });
+  });
+}
+
+/** Refs added, changed or deleted between two snapshots. */
+export function changedRefs(before: RefSnapshot, after: RefSnapshot): string[] {
+  const changed: string[] = [];
+  for (const [ref, oid] of after) if (before.get(ref) !== oid) changed.push(ref);
+  for (const ref of before.keys()) if (!after.has(ref)) changed.push(ref);
+  return changed.sort();
+}
+
+export interface RefWatcherDeps {
+  readonly config: () => ReplicationConfig;
+  readonly store: Pick<TaskStore, 'createMany'>;
+  readonly log: Log;
+}
+
+/**
+ * For servers where hooks cannot be installed: watches every repository's loose refs and
+ * packed-refs (chokidar), debounces, compares `for-each-ref` with the last snapshot and queues
+ * exactly the changed refs. Repositories that appear later are found by a periodic rescan and
+ * get a full sync. Refuses to start beyond `watchRepositoriesLimit` instead of degrading.
+ */
+export class RefWatcher {
+  private readonly snapshots = new Map<string, RefSnapshot>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private watcher: FSWatcher | undefined;
+  private rediscover: NodeJS.Timeout | undefined;
+  private repoRoots: string[] = [];
+  private queued = 0;
+
+  constructor(private readonly deps: RefWatcherDeps) {}
+
+  get repositories(): number {
+    return this.snapshots.size;
+  }
+
+  get tasksQueued(): number {
+    return this.queued;
+  }
+
+  async start(): Promise<void> {
+    const config = this.deps.config();
+    const basePath = config.basePath;
+    if (basePath === undefined) throw new WatchLimitError('watchRepositories needs replication.basePath');
+    const projects = await discoverProjects(basePath);
+    this.checkLimit(projects.length);
+    await this.snapshotAll(projects);
+    this.watcher = watch(projects.flatMap((project) => this.watchPaths(project)), {
+      ignoreInitial: true,
+      // Closed by stop(); while it runs it is part of the node's work.
+      persistent: true,
+      // Lock files come and go inside every ref update; the rename that follows is what counts.
+      ignored: (path: string) => path.endsWith('.lock'),
+    });
+    this.watcher.on('all', (_event: string, path: string) => this.onChange(path));
+    this.watcher.on('error', (error: unknown) => this.deps.log.warn({ err: String(error) }, 'ref watcher error'));
+    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+    this.rediscover = setInterval(() => void this.addNewRepositories().catch((error: unknown) => this.deps.log.warn({ err: String(error) }, 'repository rescan failed')), REDISCOVER_EVERY_MS);
+    this.rediscover.unref();
+    this.deps.log.info({ repositories: projects.length }, 'watching repositories for ref changes');
+  }
+
+  async stop(): Promise<void> {
+    if (this.rediscover !== undefined) clearInterval(this.rediscover);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await this.watcher?.close();
+  }
+
+  private checkLimit(count: number): void {
+    const limit = this.deps.config().watchRepositoriesLimit;
+    if (count > limit) {
+      throw new WatchLimitError(
+        `watchRepositories: ${count} repositories under basePath exceed replication.watchRepositoriesLimit (${limit}); ` +
+          'raise the limit if this machine has the inotify watches and memory for it, or install hooks instead (refrelay hook install --all)',
+      );
+    }
+  }
+
+  private repoPath(project: string): string {
+    return join(this.deps.config().basePath!, `${project}.git`);
+  }
+
+  private watchPaths(project: string): string[] {
+    const repo = this.repoPath(project);
+    return [join(repo, 'refs'), join(repo, 'packed-refs')];
+  }
+
+  private async snapshotAll(projects: readonly string[]): Promise<void> {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: SNAPSHOT_CONCURRENCY }, async () => {
+        while (next < projects.length) {
+          const project = projects[next++]!;
+          this.snapshots.set(project, (await readRefSnapshot(this.repoPath(project))) ?? new Map());
+        }
+      }),
+    );
+    this.repoRoots = [...this.snapshots.keys()].map((project) => `${this.repoPath(project)}${sep}`);
+  }
+
+  private projectOf(path: string): string | undefined {
+    const base = `${this.deps.config().basePath!}${sep}`;
+    const root = this.repoRoots.find((candidate) => path.startsWith(candidate));
+    return root === undefined ? undefined : root.slice(base.length, -('.git'.length + sep.length));
+  }
+
+  private onChange(path: string): void {
+    const project = this.projectOf(path);
+    if (project === undefined) return;
+    clearTimeout(this.timers.get(project));
+    this.timers.set(project, setTimeout(() => {
+      this.timers.delete(project);
+      void this.rescan(project).catch((error: unknown) => this.deps.log.error({ project, err: String(error) }, 'watcher could not queue ref changes'));
+    }, DEBOUNCE_MS));
+  }
+
+  private async rescan(project: string): Promise<void> {
+    const after = await readRefSnapshot(this.repoPath(project));
+    if (after === undefined) return;
+    const changed = changedRefs(this.snapshots.get(project) ?? new Map(), after);
+    if (changed.length === 0) return;
+    await this.queue(project, changed);
+    // Only after the tasks are durable: a failed write is retried by the next change or rescan.
+    this.snapshots.set(project, after);
+  }
+
+  private async queue(project: string, refs: readonly string[]): Promise<void> {
+    const tasks = planTasks(this.deps.config(), project, refs);
+    if (tasks.length === 0) return;
+    await this.deps.store.createMany(tasks);
+    this.queued += tasks.length;
+    this.deps.log.info({ project, refs: refs.length, tasks: tasks.length }, 'watcher queued ref changes');
+  }
+
+  private async addNewRepositories(): Promise<void> {
+    const projects = await discoverProjects(this.deps.config().basePath!);
+    const fresh = projects.filter((project) => !this.snapshots.has(project));
+    if (fresh.length === 0) return;
+    this.checkLimit(projects.length);
+    await this.snapshotAll([...this.snapshots.keys(), ...fresh].filter((p) => !this.snapshots.has(p)));
+    this.watcher?.add(fresh.flatMap((project) => this.watchPaths(project)));
+    // Refs pushed before we looked were never seen: a full sync covers them.
+    for (const project of fresh) await this.queue(project, [FULL_SYNC_REF]);
+  }
+}

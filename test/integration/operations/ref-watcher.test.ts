@@ -1,0 +1,81 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../../src/config/load-config.js';
+import type { ReplicationConfig } from '../../../src/config/types.js';
+import { RefWatcher, WatchLimitError } from '../../../src/intake/ref-watcher.js';
+import { silentLog } from '../../../src/observe/log.js';
+import { TaskStore } from '../../../src/store/task-store.js';
+import { git, initBare, makeWorkTree } from '../../support/git.js';
+import { useTempDirs } from '../../support/temp-dir.js';
+
+const tempDir = useTempDirs();
+const watchers: RefWatcher[] = [];
+afterEach(async () => {
+  for (const watcher of watchers.splice(0)) await watcher.stop();
+});
+
+function configFor(root: string, extra: string[] = []): ReplicationConfig {
+  const entries = [
+    ['replication', undefined, 'storepath', join(root, 'store')],
+    ['replication', undefined, 'basepath', join(root, 'base')],
+    ['replication', undefined, 'watchrepositories', 'true'],
+    ['remote', 'mirror', 'url', `${join(root, 'dest')}/\${name}.git`],
+    ['remote', 'mirror', 'push', '+refs/heads/*:refs/heads/*'],
+    ...extra.map((line) => line.split('|')),
+  ].map(([section, subsection, name, value]) => ({ section: section!, subsection: subsection || undefined, name: name!, value: value! }));
+  const result = validateConfig(entries, 'test.config', 'host');
+  if (result.config === undefined) throw new Error(JSON.stringify(result.problems));
+  return result.config;
+}
+
+async function waitingTasks(store: TaskStore): Promise<string[]> {
+  return (await store.listWaiting()).map((item) => `${item.task.project} ${item.task.refs.join(',')}`).sort();
+}
+
+describe('ref watcher', () => {
+  it('queues exactly the refs that plain git commands changed in repositories without hooks', async () => {
+    const root = tempDir('refrelay-watch');
+    const work = makeWorkTree(join(root, 'work'), 2);
+    git(work, ['branch', 'keep']);
+    git(work, ['branch', 'doomed']);
+    const repos = ['a', 'team/b'].map((project) => initBare(join(root, 'base', `${project}.git`)));
+    for (const repo of repos) git(work, ['push', '-q', repo, 'main', 'keep', 'doomed']);
+    const config = configFor(root);
+    const store = new TaskStore({ root: config.storePath, nodeId: 'n1' });
+    const watcher = new RefWatcher({ config: () => config, store, log: silentLog });
+    watchers.push(watcher);
+    await watcher.start();
+    expect(watcher.repositories).toBe(2);
+    expect(await waitingTasks(store)).toEqual([]); // the initial snapshot queues nothing
+
+    git(work, ['commit', '-q', '--allow-empty', '-m', 'new']);
+    git(work, ['push', '-q', repos[1]!, 'main', 'main:refs/heads/fresh']);
+    git(repos[1]!, ['update-ref', '-d', 'refs/heads/doomed']);
+    git(repos[0]!, ['tag', 'v1', 'main']); // not matched by the refspec: nothing to queue
+    for (const deadline = Date.now() + 10_000; (await waitingTasks(store)).length === 0; ) {
+      if (Date.now() > deadline) throw new Error('the watcher queued nothing within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const queued = (await waitingTasks(store)).join('\n');
+    // Debounced scans may split the changes over several tasks; together they are exactly these refs.
+    const refs = [...new Set(queued.split('\n').flatMap((line) => line.split(' ')[1]!.split(',')))].sort();
+    expect(queued.split('\n').every((line) => line.startsWith('team/b '))).toBe(true);
+    expect(refs).toEqual(['refs/heads/doomed', 'refs/heads/fresh', 'refs/heads/main']);
+
+    git(repos[0]!, ['pack-refs', '--all']); // packing changes no value: nothing new queued
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await waitingTasks(store)).join('\n')).toBe(queued);
+  });
+
+  it('refuses to start beyond watchRepositoriesLimit with a clear message', async () => {
+    const root = tempDir('refrelay-watch-limit');
+    for (const project of ['a', 'b', 'c']) initBare(join(root, 'base', `${project}.git`));
+    const config = configFor(root, ['replication||watchrepositorieslimit|2']);
+    const watcher = new RefWatcher({ config: () => config, store: new TaskStore({ root: config.storePath, nodeId: 'n1' }), log: silentLog });
+    await expect(watcher.start()).rejects.toThrow(WatchLimitError);
+    await expect(watcher.start()).rejects.toThrow(
+      'watchRepositories: 3 repositories under basePath exceed replication.watchRepositoriesLimit (2); raise the limit if this machine has the inotify watches and memory for it, or install hooks instead (refrelay hook install --all)',
+    );
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { formatOffset, formatStatus } from '../../../src/cli/format-status.js';
+import { collectClusterStatus } from '../../../src/observe/cluster-status.js';
+import { TaskStore } from '../../../src/store/task-store.js';
+import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
+import { FakeClock } from '../../support/fake-clock.js';
+import { ROOT, configOf } from '../schedule/scheduler-harness.js';
+
+// Alive while the record was replaced within 3 × 1s + 8s = 11 s of store time; warn above 8s / 4 = 2 s.
+const config = configOf(['replication.distributionInterval=1s', 'replication.lockStale=8s', 'remote.mirror.url=/dest/${name}.git']);
+
+function setup(): { fs: MemoryStoreFs; clock: FakeClock; store: TaskStore; writeNode(id: string, mtimeMs: number, fields?: Record<string, unknown>): void } {
+  const clock = new FakeClock();
+  const fs = new MemoryStoreFs(() => clock.now());
+  const store = new TaskStore({ root: ROOT, nodeId: 'status', fs, clock });
+  fs.mkdirSync(`${ROOT}/nodes`);
+  return {
+    fs,
+    clock,
+    store,
+    writeNode(id, mtimeMs, fields = {}) {
+      const path = `${ROOT}/nodes/${id}.json`;
+      fs.writeRaw(path, JSON.stringify({ version: 1, nodeId: id, pid: 100, host: 'h1', counter: 5, clockOffsetMs: 0, stoppedAt: null, ...fields }));
+      fs.setMtime(path, mtimeMs);
+    },
+  };
+}
+
+describe('status: nodes', () => {
+  it('judges each node alive, stale or stopped by its record mtime on the store clock, and flags clock offsets above lockStale / 4', async () => {
+    const { clock, store, writeNode } = setup();
+    // The store's clock runs 30 s ahead of this machine's: ages must be measured on the store's.
+    const storeNow = clock.now() + 30_000;
+    writeNode('node-a', storeNow - 1000);
+    writeNode('node-b', storeNow - 11_001);
+    writeNode('node-c', storeNow - 11_000, { clockOffsetMs: 2001 });
+    writeNode('node-d', storeNow - 500, { clockOffsetMs: -2000 });
+    writeNode('node-e', storeNow - 60_000, { stoppedAt: 1, clockOffsetMs: -600_000 });
+    writeNode('node-f', storeNow - 100, { clockOffsetMs: null });
+
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 30_000 });
+    expect(status.storeClockOffsetMs).toBe(30_000);
+    expect(status.nodes.map(({ record: _record, ...node }) => node)).toEqual([
+      { nodeId: 'node-a', state: 'alive', lastBeatAgeMs: 1000, clockOffsetMs: 0, clockWarning: false },
+      { nodeId: 'node-b', state: 'stale', lastBeatAgeMs: 11_001, clockOffsetMs: 0, clockWarning: false },
+      { nodeId: 'node-c', state: 'alive', lastBeatAgeMs: 11_000, clockOffsetMs: 2001, clockWarning: true },
+      { nodeId: 'node-d', state: 'alive', lastBeatAgeMs: 500, clockOffsetMs: -2000, clockWarning: false },
+      { nodeId: 'node-e', state: 'stopped', lastBeatAgeMs: 60_000, clockOffsetMs: -600_000, clockWarning: true },
+      { nodeId: 'node-f', state: 'alive', lastBeatAgeMs: 100, clockOffsetMs: null, clockWarning: false },
+    ]);
+    expect(status.nodes[0]!.record).toMatchObject({ nodeId: 'node-a', pid: 100, host: 'h1' });
+
+    const rows = formatStatus(status).split('\n');
+    const header = rows.findIndex((row) => row.startsWith('NODE '));
+    expect(rows[header]).toMatch(/^NODE\s+STATE\s+LAST BEAT\s+HOST\s+PID\s+CLOCK$/);
+    expect(rows.slice(header + 1, header + 7).map((row) => row.split(/\s{2,}/))).toEqual([
+      ['node-a', 'alive', '1s ago', 'h1', '100', '+0.0s'],
+      ['node-b', 'stale', '11s ago', 'h1', '100', '+0.0s'],
+      ['node-c', 'alive', '11s ago', 'h1', '100', '! clock off by +2.0s'],
+      ['node-d', 'alive', '0s ago', 'h1', '100', '-2.0s'],
+      ['node-e', 'stopped', '1m00s ago', 'h1', '100', '! clock off by -10m00s'],
+      ['node-f', 'alive', '0s ago', 'h1', '100', '-'],
+    ]);
+    expect(formatStatus(status)).not.toContain('store clock not measurable');
+  });
+
+  it('falls back to the local clock when the store clock could not be measured (read-only store), and says so', async () => {
+    const { clock, store, writeNode } = setup();
+    writeNode('node-a', clock.now() - 11_001);
+    writeNode('node-b', clock.now() - 2000);
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: null });
+    expect(status.storeClockOffsetMs).toBeNull();
+    expect(status.nodes.map((node) => [node.nodeId, node.state, node.lastBeatAgeMs])).toEqual([
+      ['node-a', 'stale', 11_001],
+      ['node-b', 'alive', 2000],
+    ]);
+    expect(formatStatus(status)).toContain("(store clock not measurable here: node ages use this machine's clock)");
+  });
+
+  it('skips records that are not node records and says when no node has reported', async () => {
+    const { fs, clock, store } = setup();
+    fs.writeRaw(`${ROOT}/nodes/junk.json`, '{not json');
+    fs.writeRaw(`${ROOT}/nodes/other.json`, '{"hello":1}');
+    fs.writeRaw(`${ROOT}/nodes/.node-x.abc.tmp`, '{}');
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
+    expect(status.nodes).toEqual([]);
+    expect(formatStatus(status)).toContain('nodes: none has reported yet');
+  });
+
+  it('formats offsets with their sign, seconds with one decimal under a minute', () => {
+    expect([0, 40, -1234, 59_949, 59_999, 600_000, -3_725_000].map(formatOffset)).toEqual(['+0.0s', '+0.0s', '-1.2s', '+59.9s', '+59s', '+10m00s', '-1h02m']);
+  });
+});
