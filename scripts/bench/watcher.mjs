@@ -45,7 +45,7 @@ export async function run({ quick }) {
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     const watchesBefore = inotifyWatches();
-    const watcher = new RefWatcher({ config: () => config, store, log: silentLog });
+    const watcher = new RefWatcher({ config: () => config, store, log: process.env.BENCH_DEBUG ? { debug: console.log, info: console.log, warn: console.log, error: console.log } : silentLog });
     let started = performance.now();
     await watcher.start();
     const readyMs = performance.now() - started;

@@ -7,6 +7,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import { UriLocks } from '../lock/uri-lock.js';
 import type { Log } from '../observe/log.js';
 import type { Pusher } from '../push/git-pusher.js';
+import { RefWatcher } from '../intake/ref-watcher.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
@@ -54,6 +55,7 @@ export class Daemon {
   private readonly ownLeases = new Set<string>();
   private stopping = false;
   private watcher: FSWatcher | undefined;
+  private refWatcher: RefWatcher | undefined;
 
   constructor(private readonly options: DaemonOptions) {
     const { config } = options;
@@ -137,6 +139,11 @@ export class Daemon {
     await this.beat();
     await this.recovery.recoverOwn(config.nodeId);
     this.watchWaiting();
+    if (config.watchRepositories) {
+      // Refusing beats degrading: beyond the limit this throws and the node does not start.
+      this.refWatcher = new RefWatcher({ config: () => this.options.config, store: this.options.store, log });
+      await this.refWatcher.start();
+    }
     let lastBeat = clock.monotonic();
     let lastSweep = -Infinity;
     let lastObserve = -Infinity;
@@ -199,6 +206,7 @@ export class Daemon {
 
   private async shutdown(): Promise<void> {
     this.watcher?.close();
+    await this.refWatcher?.stop();
     this.distributor.stopAccepting();
     if (this.distributor.runningCount > 0) {
       const { log, shutdownGraceMs } = this.options;

@@ -67,6 +67,7 @@ export class RefWatcher {
   private watcher: FSWatcher | undefined;
   private rediscover: NodeJS.Timeout | undefined;
   private repoRoots: string[] = [];
+  private repoRootSet = new Set<string>();
   private queued = 0;
 
   constructor(private readonly deps: RefWatcherDeps) {}
@@ -86,12 +87,13 @@ export class RefWatcher {
     const projects = await discoverProjects(basePath);
     this.checkLimit(projects.length);
     await this.snapshotAll(projects);
-    this.watcher = watch(projects.flatMap((project) => this.watchPaths(project)), {
+    // Each repository folder is watched, pruned to refs/ and packed-refs: watching packed-refs
+    // by name would not see it appear (and a missing path silences chokidar's other watches).
+    this.watcher = watch(projects.map((project) => this.repoPath(project)), {
       ignoreInitial: true,
       // Closed by stop(); while it runs it is part of the node's work.
       persistent: true,
-      // Lock files come and go inside every ref update; the rename that follows is what counts.
-      ignored: (path: string) => path.endsWith('.lock'),
+      ignored: (path: string) => this.ignored(path),
     });
     this.watcher.on('all', (_event: string, path: string) => this.onChange(path));
     this.watcher.on('error', (error: unknown) => this.deps.log.warn({ err: String(error) }, 'ref watcher error'));
@@ -122,9 +124,16 @@ export class RefWatcher {
     return join(this.deps.config().basePath!, `${project}.git`);
   }
 
-  private watchPaths(project: string): string[] {
-    const repo = this.repoPath(project);
-    return [join(repo, 'refs'), join(repo, 'packed-refs')];
+  /** Everything in a repository but its ref store; and lock files, whose rename is what counts. */
+  private ignored(path: string): boolean {
+    if (path.endsWith('.lock')) return true;
+    for (let at = path.indexOf(`.git${sep}`); at >= 0; at = path.indexOf(`.git${sep}`, at + 1)) {
+      const root = path.slice(0, at + '.git'.length + sep.length);
+      if (!this.repoRootSet.has(root)) continue;
+      const rel = path.slice(root.length);
+      return !(rel === 'refs' || rel.startsWith(`refs${sep}`) || rel === 'packed-refs');
+    }
+    return false;
   }
 
   private async snapshotAll(projects: readonly string[]): Promise<void> {
@@ -138,6 +147,7 @@ export class RefWatcher {
       }),
     );
     this.repoRoots = [...this.snapshots.keys()].map((project) => `${this.repoPath(project)}${sep}`);
+    this.repoRootSet = new Set(this.repoRoots);
   }
 
   private projectOf(path: string): string | undefined {
@@ -180,7 +190,7 @@ export class RefWatcher {
     if (fresh.length === 0) return;
     this.checkLimit(projects.length);
     await this.snapshotAll([...this.snapshots.keys(), ...fresh].filter((p) => !this.snapshots.has(p)));
-    this.watcher?.add(fresh.flatMap((project) => this.watchPaths(project)));
+    this.watcher?.add(fresh.map((project) => this.repoPath(project)));
     // Refs pushed before we looked were never seen: a full sync covers them.
     for (const project of fresh) await this.queue(project, [FULL_SYNC_REF]);
   }

@@ -79,3 +79,45 @@ describe('ref watcher', () => {
     );
   });
 });
+
+describe('refrelay daemon with watchRepositories', () => {
+  it('replicates updates made by plain git commands in repositories without hooks', async () => {
+    const { RefrelayNode, writeConfig } = await import('../../support/refrelay-node.js');
+    const { refsOf } = await import('../../support/git.js');
+    const root = tempDir('refrelay-watch-daemon');
+    const source = initBare(join(root, 'base', 'app.git'));
+    const work = makeWorkTree(join(root, 'work'), 1);
+    git(work, ['push', '-q', source, 'main']);
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, '  watchRepositories = true',
+      '  distributionInterval = 200ms', '  randomDelay = 100ms',
+      '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`, '  replicationDelay = 0',
+    ]);
+    const node = RefrelayNode.start({ config, nodeId: 'n1' });
+    try {
+      await node.waitForLog((line) => line.msg === 'watching repositories for ref changes');
+      git(work, ['commit', '-q', '--allow-empty', '-m', 'second']);
+      git(work, ['push', '-q', source, 'main', 'main:refs/heads/topic']);
+      await node.waitForLog((line) => line.msg === 'pushed', 15_000);
+      expect(refsOf(join(root, 'dest', 'app.git'))).toEqual(refsOf(source));
+    } finally {
+      node.signal('SIGTERM');
+      expect((await node.exited).code).toBe(0);
+    }
+    expect(node.problems()).toEqual([]);
+  });
+
+  it('refuses to start beyond the limit with the message on stderr and exit 1', async () => {
+    const { runCli } = await import('../../support/cli.js');
+    const { writeConfig } = await import('../../support/refrelay-node.js');
+    const root = tempDir('refrelay-watch-refuse');
+    for (const project of ['a', 'b']) initBare(join(root, 'base', `${project}.git`));
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, '  watchRepositories = true', '  watchRepositoriesLimit = 1',
+      '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`,
+    ]);
+    const result = runCli(['daemon', '--config', config, '--node-id', 'n1']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('refrelay: watchRepositories: 2 repositories under basePath exceed replication.watchRepositoriesLimit (1)');
+  });
+});
