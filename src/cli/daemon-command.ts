@@ -41,7 +41,12 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     version: VERSION,
     drain: args.drain,
     shutdownGraceMs: config.shutdownGraceMs,
+    reloadConfig: () => loadCliConfig({ config: config.file, nodeId: args.nodeId }),
   });
+  const onHangup = (): void => {
+    daemon.reload('SIGHUP');
+  };
+  process.on('SIGHUP', onHangup);
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++;
@@ -61,5 +66,6 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    process.off('SIGHUP', onHangup);
   }
 }

@@ -1,4 +1,5 @@
 import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
@@ -38,6 +39,8 @@ export interface DaemonOptions {
   readonly drain: boolean;
   readonly shutdownGraceMs: number;
   readonly processes?: ProcessControl;
+  /** Reads the config file again (SIGHUP, autoReload); throws ConfigError when it is invalid. */
+  readonly reloadConfig?: () => ReplicationConfig;
 }
 
 /**
@@ -56,14 +59,18 @@ export class Daemon {
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
+  /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
+  private config: ReplicationConfig;
+  private configStamp = '';
 
   constructor(private readonly options: DaemonOptions) {
     const { config } = options;
+    this.config = config;
     this.locks = new UriLocks({ runningDir: join(config.storePath, 'ref-updates', 'running'), nodeId: config.nodeId, host: options.host, pid: options.pid, clock: options.clock, random: options.random });
     this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
     this.distributor = new Distributor(
       {
-        config: () => this.options.config,
+        config: () => this.config,
         store: options.store,
         locks: this.trackingLocks(),
         pusher: options.pusher,
@@ -75,14 +82,14 @@ export class Daemon {
       },
       () => this.waker.wake(),
     );
-    this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.options.config.lockStaleMs, (uriKey) => {
+    this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.config.lockStaleMs, (uriKey) => {
       this.distributor.expedite(uriKey);
       this.waker.wake();
     });
   }
 
   private get nodesDir(): string {
-    return join(this.options.config.storePath, 'nodes');
+    return join(this.config.storePath, 'nodes');
   }
 
   /** Locks as the scheduler sees them, remembering which leases this process holds right now. */
@@ -114,6 +121,59 @@ export class Daemon {
     return this.recovery.takeoverCount;
   }
 
+  /**
+   * Apply the config file as it is now. A valid one takes effect for the next pass and the next
+   * push (new remotes start, removed remotes stop being scheduled); running pushes finish with the
+   * settings they started with and no claim is touched. An invalid one is refused with the same
+   * messages as `config check`, and the old config stays in force.
+   */
+  reload(reason: string): boolean {
+    const { log, reloadConfig } = this.options;
+    if (reloadConfig === undefined) return false;
+    let next: ReplicationConfig;
+    try {
+      next = reloadConfig();
+    } catch (error) {
+      const problems = (error as { problems?: Array<{ file: string; key: string; message: string }> }).problems;
+      log.error(
+        { reason, problems: problems?.map((problem) => `${problem.file}: ${problem.key}: ${problem.message}`) ?? [String(error)] },
+        'config reload refused: the file is invalid; the previous config stays in force',
+      );
+      return false;
+    }
+    const fixed = (['storePath', 'nodeId'] as const).filter((key) => next[key] !== this.config[key]);
+    if (fixed.length > 0) {
+      log.error({ reason, keys: fixed }, 'config reload refused: storePath and nodeId only change with a restart');
+      return false;
+    }
+    const before = new Set(this.config.remotes.map((remote) => remote.name));
+    const after = new Set(next.remotes.map((remote) => remote.name));
+    this.config = next;
+    log.info(
+      { reason, added: [...after].filter((name) => !before.has(name)), removed: [...before].filter((name) => !after.has(name)) },
+      'config reloaded',
+    );
+    this.waker.wake();
+    return true;
+  }
+
+  /** With autoReload, one stat per pass notices an edited config file. */
+  private async reloadIfChanged(): Promise<void> {
+    if (!this.config.autoReload) return;
+    let stamp: string;
+    try {
+      const info = await stat(this.config.file);
+      stamp = `${info.mtimeMs}:${info.size}:${info.ino}`;
+    } catch {
+      return;
+    }
+    if (this.configStamp === '') this.configStamp = stamp;
+    else if (stamp !== this.configStamp) {
+      this.configStamp = stamp;
+      this.reload('config file changed');
+    }
+  }
+
   requestStop(): void {
     if (this.stopping) return;
     this.stopping = true;
@@ -123,7 +183,8 @@ export class Daemon {
 
   /** Runs until stopped or drained. Resolves with the exit code. */
   async run(): Promise<number> {
-    const { config, log, clock } = this.options;
+    const { log, clock } = this.options;
+    const config = this.config;
     log.info({ nodeId: config.nodeId, pid: this.options.pid, store: config.storePath, drain: this.options.drain }, 'refrelay node starting');
     await assertNodeIdFree({
       nodesDir: this.nodesDir,
@@ -141,15 +202,18 @@ export class Daemon {
     this.watchWaiting();
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
-      this.refWatcher = new RefWatcher({ config: () => this.options.config, store: this.options.store, log });
+      this.refWatcher = new RefWatcher({ config: () => this.config, store: this.options.store, log });
       await this.refWatcher.start();
     }
     let lastBeat = clock.monotonic();
     let lastSweep = -Infinity;
     let lastObserve = -Infinity;
     let beats = 0;
+    await this.reloadIfChanged();
     while (!this.stopping) {
+      const config = this.config;
       const now = clock.monotonic();
+      await this.reloadIfChanged();
       if (now - lastBeat >= config.distributionIntervalMs) {
         lastBeat = now;
         if (++beats % 6 === 0) await this.measureOffset();
@@ -187,9 +251,9 @@ export class Daemon {
 
   private async measureOffset(): Promise<void> {
     try {
-      const sample = await measureStoreClockOffset(this.nodesDir, this.options.config.nodeId, this.options.clock);
+      const sample = await measureStoreClockOffset(this.nodesDir, this.config.nodeId, this.options.clock);
       const current = this.offset.add(sample);
-      const limit = this.options.config.lockStaleMs / 4;
+      const limit = this.config.lockStaleMs / 4;
       if (Math.abs(current) > limit) {
         this.options.log.warn({ clockOffsetMs: current, limitMs: limit }, 'this node\'s clock is far from the store\'s clock: run NTP');
       }
@@ -226,7 +290,7 @@ export class Daemon {
 
   /** A local hint only: other nodes' writes arrive through the periodic listing. */
   private watchWaiting(): void {
-    const dir = join(this.options.config.storePath, 'ref-updates', 'waiting');
+    const dir = join(this.config.storePath, 'ref-updates', 'waiting');
     try {
       mkdirSync(dir, { recursive: true });
       // Claims and finishes fire events too: coalesce a burst into one early pass.
