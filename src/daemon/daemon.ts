@@ -9,6 +9,8 @@ import { UriLocks } from '../lock/uri-lock.js';
 import type { Log } from '../observe/log.js';
 import type { Pusher } from '../push/git-pusher.js';
 import { RefWatcher } from '../intake/ref-watcher.js';
+import { discoverProjects } from '../intake/project-discovery.js';
+import { planFullSync } from '../intake/replicate.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
@@ -157,6 +159,30 @@ export class Daemon {
     return true;
   }
 
+  /**
+   * replicateOnStartup: a full sync of every project, queued only by the first daemon of the
+   * cluster — when no other node's heartbeat is fresh on the store's clock. Two nodes starting at
+   * once may both queue it; the tasks are the same files, so that costs nothing.
+   */
+  private async replicateIfFirstOfCluster(): Promise<void> {
+    const { store, clock, log } = this.options;
+    const config = this.config;
+    const storeNow = clock.now() + (this.offset.current() ?? 0);
+    const freshWithin = 3 * config.distributionIntervalMs + config.lockStaleMs;
+    const peers = (await store.readNodeRecordFiles()).filter((file) => {
+      const record = file.record as { nodeId?: unknown; stoppedAt?: unknown } | null;
+      return record !== null && record.nodeId !== config.nodeId && typeof record.stoppedAt !== 'number' && storeNow - file.mtimeMs <= freshWithin;
+    });
+    if (peers.length > 0 || config.basePath === undefined) {
+      log.info({ aliveNodes: peers.length }, 'replicateOnStartup: another node is running; not queueing a full sync');
+      return;
+    }
+    const projects = await discoverProjects(config.basePath);
+    const tasks = planFullSync(config, projects, { patterns: [], all: true, remotes: [], urlSubstring: undefined });
+    await store.createMany(tasks);
+    log.info({ projects: projects.length, tasks: tasks.length }, 'replicateOnStartup: first node of the cluster queued a full sync');
+  }
+
   /** With autoReload, one stat per pass notices an edited config file. */
   private async reloadIfChanged(): Promise<void> {
     if (!this.config.autoReload) return;
@@ -199,6 +225,7 @@ export class Daemon {
     await this.measureOffset();
     await this.beat();
     await this.recovery.recoverOwn(config.nodeId);
+    if (config.replicateOnStartup) await this.replicateIfFirstOfCluster();
     this.watchWaiting();
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
