@@ -52,6 +52,14 @@ export function formatStatus(status: ClusterStatus): string {
     out.push(table(nodeRows));
     if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
   }
+  if (status.verify !== null) {
+    const { verify } = status;
+    out.push('');
+    out.push(`verify: ${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`);
+    for (const problem of verify.problems) {
+      out.push(`  ${problem.state === 'drift' ? 'DRIFT' : 'UNREACHABLE'} ${problem.remote} ${problem.uri}${problem.state === 'drift' ? `: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra` : `: ${problem.error ?? ''}`}`);
+    }
+  }
   return out.join('\n') + '\n';
 }
 

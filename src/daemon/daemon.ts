@@ -19,6 +19,7 @@ import { Distributor } from '../schedule/distributor.js';
 import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
+import { PeriodicVerify } from './periodic-verify.js';
 
 /** A burst of local writes to waiting/ becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
@@ -64,6 +65,7 @@ export class Daemon {
   /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
   private config: ReplicationConfig;
   private configStamp = '';
+  private readonly periodicVerify: PeriodicVerify;
 
   constructor(private readonly options: DaemonOptions) {
     const { config } = options;
@@ -84,6 +86,7 @@ export class Daemon {
       },
       () => this.waker.wake(),
     );
+    this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0);
     this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.config.lockStaleMs, (uriKey) => {
       this.distributor.expedite(uriKey);
       this.waker.wake();
@@ -258,6 +261,7 @@ export class Daemon {
           const swept = await this.options.store.sweepBuilding(BUILDING_MAX_AGE_MS);
           if (swept > 0) log.info({ files: swept }, 'swept temp files left in building/');
         }
+        if (!this.options.drain) this.periodicVerify.maybeRun();
         const report = await this.distributor.tick();
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;

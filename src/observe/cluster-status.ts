@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -60,6 +62,36 @@ export interface ClusterStatus {
   /** Store − local clock (ms) as measured by this status run; null when it could not (read-only store). */
   storeClockOffsetMs: number | null;
   nodes: NodeStatus[];
+  /** The last periodic verify (replication.verifyInterval), or null when none has run. */
+  verify: VerifyStatus | null;
+}
+
+export interface VerifyStatus {
+  nodeId: string;
+  finishedAgeMs: number;
+  destinations: number;
+  drifted: number;
+  unreachable: number;
+  byRemote: Record<string, { destinations: number; drifted: number; unreachable: number }>;
+  problems: Array<{ remote: string; uri: string; state: string; missing: number; different: number; extra: number; error?: string }>;
+}
+
+async function readVerify(storePath: string, storeNow: number): Promise<VerifyStatus | null> {
+  try {
+    const value = JSON.parse(await readFile(join(storePath, 'verify', 'last.json'), 'utf8')) as Record<string, unknown>;
+    if (typeof value.finishedAt !== 'number') return null;
+    return {
+      nodeId: String(value.nodeId),
+      finishedAgeMs: Math.max(0, storeNow - value.finishedAt),
+      destinations: Number(value.destinations) || 0,
+      drifted: Number(value.drifted) || 0,
+      unreachable: Number(value.unreachable) || 0,
+      byRemote: (value.byRemote ?? {}) as VerifyStatus['byRemote'],
+      problems: (Array.isArray(value.problems) ? value.problems : []) as VerifyStatus['problems'],
+    };
+  } catch {
+    return null;
+  }
 }
 
 export interface StatusOptions {
@@ -148,6 +180,7 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     nodes: nodeFiles
       .flatMap((file) => nodeStatus(config, file.record, now + (storeClockOffsetMs ?? 0) - file.mtimeMs))
       .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
+    verify: await readVerify(config.storePath, now + (storeClockOffsetMs ?? 0)),
   };
 }
 

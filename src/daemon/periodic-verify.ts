@@ -1,0 +1,138 @@
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ReplicationConfig } from '../config/types.js';
+import { discoverProjects } from '../intake/project-discovery.js';
+import { destinationsOf, verifyAll, type DriftReport } from '../intake/verify.js';
+import type { Log } from '../observe/log.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Random } from '../runtime/random.js';
+
+/** `verify/last.json` in the store: what `status` shows of the last periodic verify. */
+export interface VerifySummary {
+  readonly version: 1;
+  readonly nodeId: string;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  readonly destinations: number;
+  readonly drifted: number;
+  readonly unreachable: number;
+  readonly byRemote: Record<string, { destinations: number; drifted: number; unreachable: number }>;
+  /** The drifted and unreachable destinations (redacted), first 50. */
+  readonly problems: ReadonlyArray<Pick<DriftReport, 'remote' | 'uri' | 'state' | 'error'> & { missing: number; different: number; extra: number }>;
+}
+
+function errno(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+/**
+ * `replication.verifyInterval`: one node at a time (an mkdir lock in the store) runs `verify`
+ * over every destination and publishes a summary for `status`. A lock left by a node that died
+ * mid-run is broken once it is older than two intervals on the store's clock.
+ */
+export class PeriodicVerify {
+  private running = false;
+  private lastAttempt = -Infinity;
+
+  constructor(
+    private readonly config: () => ReplicationConfig,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    private readonly log: Log,
+    private readonly storeOffsetMs: () => number,
+  ) {}
+
+  private get dir(): string {
+    return join(this.config().storePath, 'verify');
+  }
+
+  /** Called every pass; starts a run in the background when one is due. */
+  maybeRun(): void {
+    const config = this.config();
+    if (config.verifyIntervalMs <= 0 || this.running) return;
+    const now = this.clock.monotonic();
+    if (now - this.lastAttempt < config.verifyIntervalMs / 4) return;
+    this.lastAttempt = now;
+    this.running = true;
+    void this.runIfDue().catch((error: unknown) => this.log.warn({ err: String(error) }, 'periodic verify failed')).finally(() => {
+      this.running = false;
+    });
+  }
+
+  private async runIfDue(): Promise<void> {
+    const config = this.config();
+    await mkdir(this.dir, { recursive: true });
+    const last = await readSummary(join(this.dir, 'last.json'));
+    const storeNow = this.clock.now() + this.storeOffsetMs();
+    if (last !== undefined && storeNow - last.finishedAt < config.verifyIntervalMs) return;
+    const lock = join(this.dir, 'run.lock');
+    try {
+      await mkdir(lock);
+    } catch (error) {
+      if (errno(error) !== 'EEXIST') throw error;
+      const held = await stat(lock).catch(() => undefined);
+      if (held === undefined || storeNow - held.mtimeMs < 2 * config.verifyIntervalMs) return;
+      this.log.warn({ lockAgeMs: storeNow - held.mtimeMs }, 'breaking an abandoned verify lock');
+      await rm(lock, { recursive: true, force: true });
+      return;
+    }
+    try {
+      await this.runOnce(config);
+    } finally {
+      await rm(lock, { recursive: true, force: true });
+    }
+  }
+
+  private async runOnce(config: ReplicationConfig): Promise<void> {
+    if (config.basePath === undefined) return;
+    const startedAt = this.clock.now();
+    const destinations = destinationsOf(config, await discoverProjects(config.basePath), []);
+    const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
+    const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env });
+    const byRemote: VerifySummary['byRemote'] = {};
+    for (const report of reports) {
+      const entry = (byRemote[report.remote] ??= { destinations: 0, drifted: 0, unreachable: 0 });
+      entry.destinations++;
+      if (report.state === 'drift') entry.drifted++;
+      if (report.state === 'unreachable') entry.unreachable++;
+    }
+    const problems = reports.filter((report) => report.state !== 'in-sync');
+    const summary: VerifySummary = {
+      version: 1,
+      nodeId: config.nodeId,
+      startedAt,
+      finishedAt: this.clock.now(),
+      destinations: reports.length,
+      drifted: problems.filter((report) => report.state === 'drift').length,
+      unreachable: problems.filter((report) => report.state === 'unreachable').length,
+      byRemote,
+      problems: problems.slice(0, 50).map((report) => ({
+        remote: report.remote,
+        uri: report.uri,
+        state: report.state,
+        ...(report.error === undefined ? {} : { error: report.error }),
+        missing: report.missing.length,
+        different: report.different.length,
+        extra: report.extra.length,
+      })),
+    };
+    const temp = join(this.dir, `.last.${this.random.token()}.tmp`);
+    try {
+      await writeFile(temp, `${JSON.stringify(summary)}\n`);
+      await rename(temp, join(this.dir, 'last.json'));
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    this.log.info({ destinations: summary.destinations, drifted: summary.drifted, unreachable: summary.unreachable }, 'periodic verify finished');
+  }
+}
+
+export async function readSummary(path: string): Promise<VerifySummary | undefined> {
+  try {
+    const value = JSON.parse(await readFile(path, 'utf8')) as VerifySummary;
+    return typeof value.finishedAt === 'number' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
