@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
-const minutes = Number(args[args.indexOf('--minutes') + 1] ?? 1) || 1;
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const minutes = Number(option('--minutes', 1)) || 1;
+// Well above a heartbeat (lockStale / 6) plus scheduling hiccups of a busy 2-core machine.
+const lockStale = option('--lock-stale', '10s');
 const bin = fileURLToPath(new URL('../bin/refrelay.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'refrelay-soak-'));
 const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Soak', GIT_AUTHOR_EMAIL: 's@example.com', GIT_COMMITTER_NAME: 'Soak', GIT_COMMITTER_EMAIL: 's@example.com' };
@@ -35,7 +38,7 @@ try {
   const base = join(root, 'base');
   writeFileSync(join(root, 'replication.config'), [
     '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`,
-    '  distributionInterval = 500ms', '  randomDelay = 300ms', '  lockStale = 3s',
+    '  distributionInterval = 500ms', '  randomDelay = 300ms', `  lockStale = ${lockStale}`,
     '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`, '  replicationDelay = 300ms', '  threads = 2',
   ].join('\n'));
   for (const project of projects) {
@@ -72,7 +75,9 @@ try {
   await sleep(3000);
 
   const logs = [...nodes.entries()].flatMap(([nodeId, node]) => node.out.split('\n').filter((l) => l.startsWith('{')).map((l) => ({ nodeId, ...JSON.parse(l) })));
-  const takeovers = logs.filter((l) => l.msg === 'took over a stale URI lock').length;
+  const takeoverLines = logs.filter((l) => l.msg === 'took over a stale URI lock');
+  const takeovers = takeoverLines.length;
+  for (const line of takeoverLines) console.log(`takeover by ${line.nodeId} at ${line.time}: former node ${line.formerNode}, unchanged ${line.unchangedMs} ms, tasks ${line.tasks}`);
   const lost = logs.filter((l) => String(l.msg).startsWith('lost the URI lock')).length;
   const errors = logs.filter((l) => l.level >= 50).length + [...nodes.values()].filter((n) => /Error|unhandled/.test(n.err)).length;
   let overlaps = 0;
@@ -88,7 +93,7 @@ try {
   const offsets = Object.fromEntries([...nodes.keys()].map((id) => {
     try { return [id, JSON.parse(readFileSync(join(root, 'store', 'nodes', `${id}.json`), 'utf8')).clockOffsetMs]; } catch { return [id, null]; }
   }));
-  console.log(JSON.stringify({ minutes, updatesPushed: pushes, pushesPerNode: perNode, clockOffsetMs: offsets, takeovers, lostLocks: lost, overlaps, projectsOutOfSync: mismatched, loggedErrors: errors }, null, 2));
+  console.log(JSON.stringify({ minutes, lockStale, updatesPushed: pushes, pushesPerNode: perNode, clockOffsetMs: offsets, takeovers, lostLocks: lost, overlaps, projectsOutOfSync: mismatched, loggedErrors: errors }, null, 2));
   failed = takeovers > 0 || lost > 0 || overlaps > 0 || mismatched > 0 || errors > 0;
   console.log(failed ? 'SOAK FAILED' : 'SOAK PASSED: zero false takeovers, zero overlaps, all delivered');
 } finally {

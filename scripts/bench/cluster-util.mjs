@@ -79,3 +79,18 @@ export function pushAsync(cwd, args) {
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`git push ${args.join(' ')}: ${err}`))));
   });
 }
+
+/** A long-running `refrelay daemon` (not --drain), with its JSON log lines collected. */
+export function startNode(config, nodeId) {
+  const child = spawn(process.execPath, [bin, 'daemon', '--config', config, '--node-id', nodeId], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  return {
+    logs: () => out.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
