@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { urlKind } from '../config/remote-url.js';
 import { LockObserver } from '../lock/lock-observer.js';
 import type { OwnerRecord } from '../lock/owner-record.js';
 import { ownerSignature, type UriLocks } from '../lock/uri-lock.js';
@@ -9,16 +11,32 @@ export interface ProcessControl {
   isAlive(pid: number): boolean;
   /** SIGKILL a process group (a dead node's orphaned `git push` on this host). */
   killGroup(pid: number): void;
+  /** Resolves once `pid` is no longer alive, or after `timeoutMs`. Without it, nothing is awaited. */
+  waitForExit?(pid: number, timeoutMs: number): Promise<void>;
+}
+
+/**
+ * A process that exited but was not reaped yet still answers signal 0: the orphaned push of a
+ * dead node (until init reaps it) or the finished push of a paused one (its parent is stopped).
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false; // gone meanwhile, or no /proc: signal 0 said alive
+  }
 }
 
 export const realProcessControl: ProcessControl = {
   isAlive(pid) {
     try {
       process.kill(pid, 0);
-      return true;
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === 'EPERM';
     }
+    return !isZombie(pid);
   },
   killGroup(pid) {
     try {
@@ -26,6 +44,10 @@ export const realProcessControl: ProcessControl = {
     } catch {
       // already gone
     }
+  },
+  async waitForExit(pid, timeoutMs) {
+    const deadline = performance.now() + timeoutMs;
+    while (realProcessControl.isAlive(pid) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   },
 };
 
@@ -45,7 +67,7 @@ export class LockRecovery {
     private readonly log: Log,
     private readonly host: string,
     private readonly processes: ProcessControl,
-    lockStaleMs: () => number,
+    private readonly lockStaleMs: () => number,
     private readonly onRecovered: (uriKey: string) => void,
   ) {
     this.observer = new LockObserver(locks, clock, lockStaleMs);
@@ -84,6 +106,7 @@ export class LockRecovery {
   }
 
   private async breakAndRecover(lockName: string, owner: OwnerRecord | undefined, message: string, unchangedMs?: number): Promise<number | undefined> {
+    await this.letOrphanPushEnd(lockName, owner);
     const tombstone = await this.locks.breakStale(lockName, ownerSignature(owner));
     this.observer.forget(lockName);
     if (tombstone === undefined) return undefined;
@@ -99,5 +122,21 @@ export class LockRecovery {
     );
     this.onRecovered(lockName);
     return recovered;
+  }
+
+  /**
+   * A dead holder's git push may still run on this host. Over the network (git://, ssh://,
+   * http) killing it stops only the client: the destination's receive-pack and its hooks go on,
+   * and a push started now would overlap them. So while the lock still keeps everyone off the
+   * URI, let it end — it ends once the destination has applied or refused it — for at most
+   * lockStale; one still running then is hung and is killed once the lock is broken. A local
+   * (file://) push runs receive-pack inside its own process group: killing it stops both.
+   */
+  private async letOrphanPushEnd(lockName: string, owner: OwnerRecord | undefined): Promise<void> {
+    if (owner?.host !== this.host || owner.pushPid === undefined || this.processes.waitForExit === undefined) return;
+    const kind = urlKind(owner.uri);
+    if (kind === 'file' || kind === 'path' || !this.processes.isAlive(owner.pushPid)) return;
+    this.log.info({ lock: lockName, formerNode: owner.nodeId, pushPid: owner.pushPid }, "waiting for the former holder's git push to end");
+    await this.processes.waitForExit(owner.pushPid, this.lockStaleMs());
   }
 }
