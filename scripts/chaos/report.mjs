@@ -126,14 +126,30 @@ export function analyseLogs(nodes, faults) {
   const recoveries = lines.filter((line) => ['took over a stale URI lock', 'recovered own earlier claim', 'swept an abandoned tombstone'].includes(line.msg));
   const pushed = lines.filter((line) => line.msg === 'pushed').sort((a, b) => a.at - b.at);
 
+  const claimedBy = new Map(lines.filter((line) => line.msg === 'claimed').map((line) => [line.lease, line]));
+  /** The push the holder itself logged for this lease: its next push of the URI (logged only while the lock was still its own). */
+  const holderPush = (claim) => {
+    const claimed = claimedBy.get(claim.leaseId);
+    if (claimed === undefined) return undefined;
+    const sameHolder = (line) => line.node === claimed.node && line.incarnation === claimed.incarnation && line.uri === claim.uri && line.at >= claimed.at;
+    const push = pushed.find(sameHolder);
+    const nextClaim = lines.find((line) => line.msg === 'claimed' && line !== claimed && sameHolder(line));
+    return push !== undefined && (nextClaim === undefined || push.at <= nextClaim.at) ? push : undefined;
+  };
+
   const deliveries = [];
   const undelivered = [];
   for (const fault of faults) {
     for (const claim of fault.claims) {
+      const own = holderPush(claim);
+      if (own !== undefined) {
+        deliveries.push({ ms: Math.max(0, own.at - fault.at), fault, claim, by: own.node, recoveredBy: 'the holder itself' });
+        continue;
+      }
       // The recovery of this very claim: its lock taken from the faulted process, or the sweep of
-      // a tombstone named after its lease, moving tasks back to waiting/ (none moved: the holder
-      // had finished them itself). Without one, the first push of the URI after the fault counts
-      // (also when a breaker died mid-takeover and its own tombstone was swept).
+      // a tombstone named after its lease, moving tasks back to waiting/. Without one, the first
+      // push of the URI after the fault counts (also when a breaker died mid-takeover and its own
+      // tombstone was swept).
       const recovered = recoveries
         .filter((line) => line.at >= fault.at && line.tasks > 0)
         .filter((line) => (line.lock === claim.lockName && line.formerPid === fault.pid) || (typeof line.tombstone === 'string' && line.tombstone.startsWith(claim.lockName) && line.tombstone.endsWith(claim.leaseId)))
