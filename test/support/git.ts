@@ -52,3 +52,16 @@ export function writeHook(repo: string, name: string, body: string): void {
   const path = join(repo, 'hooks', name);
   writeFileSync(path, body, { mode: 0o755 });
 }
+
+/**
+ * A master's repository `<root>/base/app.git` with branches main and feature (one commit
+ * behind), pushed from a work tree at `<root>/work`; the store path beside them.
+ */
+export function appSource(root: string): { store: string; base: string; source: string; work: string } {
+  const base = join(root, 'base');
+  const source = initBare(join(base, 'app.git'));
+  const work = makeWorkTree(join(root, 'work'), 2);
+  git(work, ['branch', 'feature', 'HEAD~1']);
+  git(work, ['push', '-q', source, 'main', 'feature']);
+  return { store: join(root, 'store'), base, source, work };
+}

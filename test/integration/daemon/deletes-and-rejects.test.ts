@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
-import { commitFile, git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
+import { appSource, commitFile, git, initBare, refsOf } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
 import { namesIn, taskFilesIn } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
@@ -29,12 +29,7 @@ interface Setup {
  */
 function setup(label: string, remotes: Record<string, string[]>): Setup {
   const root = tempDir(label);
-  const store = join(root, 'store');
-  const base = join(root, 'base');
-  const source = initBare(join(base, 'app.git'));
-  const work = makeWorkTree(join(root, 'work'), 2);
-  git(work, ['branch', 'feature', 'HEAD~1']);
-  git(work, ['push', '-q', source, 'main', 'feature']);
+  const { store, base, source, work } = appSource(root);
   const dest = (remote: string): string => join(root, `dest-${remote}`, 'app.git');
   const lines = ['[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms'];
   for (const [name, settings] of Object.entries(remotes)) {

@@ -6,7 +6,7 @@ import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { freePort } from '../../support/free-port.js';
 import { startGitDaemon } from '../../support/git-daemon.js';
-import { git, gitEnv, initBare, makeWorkTree, refsOf } from '../../support/git.js';
+import { appSource, git, gitEnv, initBare, refsOf } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig, type LogLine } from '../../support/refrelay-node.js';
 import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
@@ -34,12 +34,7 @@ interface Setup {
 /** Source `app` (main, feature); a git:// destination on a port where nothing listens yet. */
 async function setup(label: string, remoteSettings: string[]): Promise<Setup> {
   const root = tempDir(label);
-  const store = join(root, 'store');
-  const base = join(root, 'base');
-  const source = initBare(join(base, 'app.git'));
-  const work = makeWorkTree(join(root, 'work'), 2);
-  git(work, ['branch', 'feature', 'HEAD~1']);
-  git(work, ['push', '-q', source, 'main', 'feature']);
+  const { store, base, source, work } = appSource(root);
   const destBase = join(root, 'dest');
   initBare(join(destBase, 'app.git'));
   const port = await freePort();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
-import { git, initBare, makeWorkTree, refsOf, writeHook } from '../../support/git.js';
+import { appSource, git, initBare, refsOf, writeHook } from '../../support/git.js';
 import { isAlive, killGroupsWith } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
 import { namesIn, readUriStateFile, sleep, taskFilesIn, waitUntil } from '../../support/store-files.js';
@@ -33,12 +33,7 @@ interface Setup {
  */
 function setup(label: string, shutdownGrace: string): Setup {
   const root = tempDir(label);
-  const store = join(root, 'store');
-  const base = join(root, 'base');
-  const source = initBare(join(base, 'app.git'));
-  const work = makeWorkTree(join(root, 'work'), 2);
-  git(work, ['branch', 'feature', 'HEAD~1']);
-  git(work, ['push', '-q', source, 'main', 'feature']);
+  const { store, base, source, work } = appSource(root);
   const dest = initBare(join(root, 'dest', 'app.git'));
   destinations.push(dest);
   writeHook(
