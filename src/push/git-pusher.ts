@@ -166,7 +166,7 @@ export class GitPusher implements Pusher {
     const claimed = run.request.refs;
     const patterns = claimed.includes(FULL_SYNC_REF) || claimed.length > MAX_REF_PATTERNS ? [] : claimed;
     if (patterns.length > 0) {
-      const fromFiles = await readRefsFromFiles(run.request.localRepo, patterns);
+      const fromFiles = readRefsFromFiles(run.request.localRepo, patterns);
       if (fromFiles !== undefined) return { ok: fromFiles };
     }
     const result = await this.runGit(run, ['for-each-ref', '--format=%(objectname) %(refname)', '--', ...patterns]);

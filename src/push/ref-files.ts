@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -19,15 +19,20 @@ function errno(error: unknown): string | undefined {
  * the order in which `git pack-refs` and ref deletion keep a ref visible. Returns undefined when
  * the answer would not be certain — reftable or worktree repositories, symbolic refs, anything
  * unexpected — and the caller asks git instead.
+ *
+ * The reads are synchronous on purpose: the source repository is the master's own, the files hold
+ * one line each and the caller passes at most a few hundred refs. Through the thread pool every
+ * file costs four round trips (open, fstat, read, close), and while concurrent pushes keep the
+ * CPUs busy each round trip waits for the event loop to be scheduled again — that made the read of
+ * 50 refs take longer than the push itself.
  */
-export async function readRefsFromFiles(gitDir: string, refs: readonly string[]): Promise<Map<string, string> | undefined> {
+export function readRefsFromFiles(gitDir: string, refs: readonly string[]): Map<string, string> | undefined {
   if (!refs.every(plainRefName)) return undefined;
   try {
-    const [head, refsDir] = await Promise.all([stat(join(gitDir, 'HEAD')), stat(join(gitDir, 'refs'))]);
-    if (!head.isFile() || !refsDir.isDirectory()) return undefined;
+    if (!statSync(join(gitDir, 'HEAD')).isFile() || !statSync(join(gitDir, 'refs')).isDirectory()) return undefined;
     for (const marker of ['reftable', 'commondir']) {
-      const found = await stat(join(gitDir, marker)).then(() => true, (error: unknown) => (errno(error) === 'ENOENT' ? false : undefined));
-      if (found !== false) return undefined;
+      // throwIfNoEntry: false answers undefined for ENOENT; any other error throws and means "ask git".
+      if (statSync(join(gitDir, marker), { throwIfNoEntry: false }) !== undefined) return undefined;
     }
   } catch {
     return undefined;
@@ -37,7 +42,7 @@ export async function readRefsFromFiles(gitDir: string, refs: readonly string[])
   for (const ref of refs) {
     let text: string;
     try {
-      text = (await readFile(join(gitDir, ref), 'utf8')).trim();
+      text = readFileSync(join(gitDir, ref), 'utf8').trim();
     } catch (error) {
       const code = errno(error);
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
@@ -52,7 +57,7 @@ export async function readRefsFromFiles(gitDir: string, refs: readonly string[])
   if (notLoose.length === 0) return values;
   let packed: string;
   try {
-    packed = await readFile(join(gitDir, 'packed-refs'), 'utf8');
+    packed = readFileSync(join(gitDir, 'packed-refs'), 'utf8');
   } catch (error) {
     if (errno(error) === 'ENOENT') return values;
     return undefined;

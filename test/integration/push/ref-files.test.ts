@@ -26,7 +26,7 @@ describe('reading ref values from the repository files', () => {
     git(work, ['commit', '-q', '--allow-empty', '-m', 'loose again']);
     git(work, ['push', '-q', repo, 'main']); // main is now loose and packed: the loose value wins
     const wanted = ['refs/heads/main', 'refs/heads/packed-one', 'refs/heads/nested/deep', 'refs/tags/v1', 'refs/heads/gone', 'refs/heads/nested'];
-    const fromFiles = await readRefsFromFiles(repo, wanted);
+    const fromFiles = readRefsFromFiles(repo, wanted);
     const truth = refsOf(repo);
     expect(fromFiles).toEqual(new Map(wanted.filter((ref) => truth.has(ref)).map((ref) => [ref, truth.get(ref)!])));
     expect(fromFiles?.get('refs/heads/main')).toBe(git(work, ['rev-parse', 'HEAD']).trim());
@@ -36,21 +36,21 @@ describe('reading ref values from the repository files', () => {
     const { repo } = repoWithRefs();
     git(repo, ['pack-refs', '--all']);
     git(repo, ['update-ref', '-d', 'refs/heads/packed-one']);
-    expect(await readRefsFromFiles(repo, ['refs/heads/packed-one'])).toEqual(new Map());
+    expect(readRefsFromFiles(repo, ['refs/heads/packed-one'])).toEqual(new Map());
   });
 
   it('leaves symbolic refs, reftable repositories and odd names to git', async () => {
     const { repo } = repoWithRefs();
     git(repo, ['symbolic-ref', 'refs/heads/alias', 'refs/heads/main']);
-    expect(await readRefsFromFiles(repo, ['refs/heads/alias'])).toBeUndefined();
-    expect(await readRefsFromFiles(repo, ['refs/heads/../../config'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/alias'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/../../config'])).toBeUndefined();
     mkdirSync(join(repo, 'reftable'));
-    expect(await readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
   });
 
   it('leaves a folder that is not a repository to git', async () => {
     const dir = tempDir('refrelay-notrepo');
     writeFileSync(join(dir, 'file'), 'x');
-    expect(await readRefsFromFiles(dir, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(dir, ['refs/heads/main'])).toBeUndefined();
   });
 });
