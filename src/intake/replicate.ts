@@ -1,4 +1,3 @@
-import { utimes } from 'node:fs/promises';
 import type { ReplicationConfig } from '../config/types.js';
 import { parseProjectPattern } from '../config/project-pattern.js';
 import { expandUrl } from '../config/remote-url.js';
@@ -46,18 +45,15 @@ export function planFullSync(config: ReplicationConfig, projects: readonly strin
 /**
  * Queue the tasks. With `now`, each new file's mtime is moved back by its remote's
  * replicationDelay, so the distributor sees the batch as already due (the task format stays
- * what every node reads).
+ * what every node reads). The mtime is set before the file is published: a running node lists
+ * it already backdated, never with the later time first.
  */
 export async function queueFullSync(config: ReplicationConfig, store: TaskStore, tasks: readonly Task[], now: boolean, clockNow: number): Promise<Array<{ task: Task; key: string; created: boolean }>> {
-  const results = await store.createMany(tasks);
-  const queued = tasks.map((task, i) => ({ task, key: results[i]!.key, created: results[i]!.created }));
-  if (now) {
-    for (const item of queued) {
-      const remote = config.remotes.find((candidate) => candidate.name === item.task.remote);
-      const backdate = Math.max(remote?.replicationDelayMs ?? 0, config.distributionIntervalMs) + config.randomDelayMs;
-      const at = new Date(clockNow - backdate);
-      await utimes(store.paths.waitingFile(`${item.key}.json`), at, at).catch(() => undefined);
-    }
-  }
-  return queued;
+  const mtimeOf = (task: Task): Date => {
+    const remote = config.remotes.find((candidate) => candidate.name === task.remote);
+    const backdate = Math.max(remote?.replicationDelayMs ?? 0, config.distributionIntervalMs) + config.randomDelayMs;
+    return new Date(clockNow - backdate);
+  };
+  const results = await store.createMany(tasks, now ? { mtimeOf } : {});
+  return tasks.map((task, i) => ({ task, key: results[i]!.key, created: results[i]!.created }));
 }

@@ -12,13 +12,14 @@ export function tempPath(ctx: StoreContext, stem: string): string {
  * too, because NFS reports deferred write errors (ENOSPC, EDQUOT) there. On failure the
  * partial file is removed, so no half-written temp is left behind.
  */
-export async function writeDurable(ctx: StoreContext, path: string, text: string, operation: string): Promise<void> {
+export async function writeDurable(ctx: StoreContext, path: string, text: string, operation: string, mtime?: Date): Promise<void> {
   let handle: StoreFileHandle | undefined;
   let opened = false;
   try {
     handle = await ctx.fs.open(path, 'wx');
     opened = true;
     await handle.writeFile(text);
+    if (mtime !== undefined) await handle.utimes(mtime, mtime);
     await handle.sync();
     const open = handle;
     handle = undefined;
@@ -35,7 +36,8 @@ export async function writeDurable(ctx: StoreContext, path: string, text: string
  * Publishes `text` at `target` only if nothing is there yet: temp + `link`, never
  * check-then-rename (which lets a racing creator overwrite the first file and its mtime).
  * Returns false when the target already existed: EEXIST, or EPERM with the target present,
- * which is how sshfs reports an existing link target.
+ * which is how sshfs reports an existing link target. With `mtime`, the file carries it from the
+ * moment it appears: a reader that caches what it listed never sees another mtime for it.
  */
 export async function publishNoReplace(
   ctx: StoreContext,
@@ -43,9 +45,10 @@ export async function publishNoReplace(
   text: string,
   stem: string,
   operation: string,
+  mtime?: Date,
 ): Promise<boolean> {
   const temp = tempPath(ctx, stem);
-  await writeDurable(ctx, temp, text, operation);
+  await writeDurable(ctx, temp, text, operation, mtime);
   try {
     await ctx.fs.link(temp, target);
     return true;

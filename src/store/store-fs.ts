@@ -7,6 +7,8 @@ import { errnoName } from '../runtime/errno.js';
 export interface StoreFileHandle {
   writeFile(data: string): Promise<void>;
   sync(): Promise<void>;
+  /** Sets the file's times (a backdated task is published with its mtime already in place). */
+  utimes(atime: Date, mtime: Date): Promise<void>;
   stat(): Promise<{ readonly mtimeMs: number }>;
   readFile(encoding: 'utf8'): Promise<string>;
   close(): Promise<void>;

@@ -89,19 +89,23 @@ export class TaskStore {
     return result as CreateResult;
   }
 
-  /** Results in the order of `tasks`. Resolves only once every new file is durable. */
-  async createMany(tasks: readonly Task[]): Promise<CreateResult[]> {
+  /**
+   * Results in the order of `tasks`. Resolves only once every new file is durable. `mtimeOf`
+   * backdates a new file (its due time is its mtime plus the delays): the file is published with
+   * that mtime, so no node can list it with another one first.
+   */
+  async createMany(tasks: readonly Task[], options: { mtimeOf?: (task: Task) => Date | undefined } = {}): Promise<CreateResult[]> {
     await this.ready();
     // The same task twice in one batch is published once: the first occurrence reports it.
-    const textOfKey = new Map<string, string>();
+    const pending = new Map<string, { text: string; mtime: Date | undefined }>();
     const keys = tasks.map((task) => {
       const key = taskKey(task);
-      if (!textOfKey.has(key)) textOfKey.set(key, encodeTask(task));
+      if (!pending.has(key)) pending.set(key, { text: encodeTask(task), mtime: options.mtimeOf?.(task) });
       return key;
     });
-    const unique = [...textOfKey.entries()];
-    const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, text]) =>
-      publishNoReplace(this.ctx, this.paths.waitingFile(`${key}.json`), text, key, 'create task'),
+    const unique = [...pending.entries()];
+    const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, { text, mtime }]) =>
+      publishNoReplace(this.ctx, this.paths.waitingFile(`${key}.json`), text, key, 'create task', mtime),
     );
     const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
     if (this.syncDirectory && createdKeys.size > 0) {

@@ -263,6 +263,21 @@ describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, mak
     expect(env.list(WAITING)).toEqual([`${taskKey(one)}.json`]);
   });
 
+  it('publishes a backdated task with its mtime already set, and leaves a queued one as it was', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const listedBefore = await store.listWaiting(); // a node that lists (and caches) before and after
+    expect(listedBefore).toEqual([]);
+    const { key: queuedKey } = await store.create(update('refs/heads/queued'));
+    const queuedMtime = (await store.listWaiting())[0]!.mtimeMs;
+    const at = new Date(Math.floor(queuedMtime / 1000) * 1000 - 3_600_000);
+    const results = await store.createMany([update('refs/heads/new'), update('refs/heads/queued')], { mtimeOf: () => at });
+    expect(results.map((r) => r.created)).toEqual([true, false]);
+    const mtimes = new Map((await store.listWaiting()).map((entry) => [entry.key, entry.mtimeMs]));
+    expect(mtimes.get(results[0]!.key)).toBe(at.getTime());
+    expect(mtimes.get(queuedKey)).toBe(queuedMtime);
+    expect(env.list('ref-updates/building')).toEqual([]);
+  });
   it('writes the documented one-line JSON format', async () => {
     const env = makeEnv();
     const { key } = await env.store('node-a').create(update());

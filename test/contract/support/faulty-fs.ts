@@ -27,6 +27,7 @@ export function failingHandleFs(base: StoreFs, step: keyof StoreFileHandle, code
       return {
         writeFile: step === 'writeFile' ? async () => { throw fsError(code, 'write', path); } : (data) => handle.writeFile(data),
         sync: step === 'sync' ? async () => { throw fsError(code, 'fsync', path); } : () => handle.sync(),
+        utimes: (atime, mtime) => handle.utimes(atime, mtime),
         stat: () => handle.stat(),
         readFile: (encoding) => handle.readFile(encoding),
         close: step === 'close'

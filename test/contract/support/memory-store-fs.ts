@@ -49,6 +49,10 @@ export class MemoryStoreFs implements StoreFs {
         target.mtimeMs = this.now();
       },
       sync: async () => live('fsync'),
+      utimes: async (_atime, mtime) => {
+        live('futimes');
+        target.mtimeMs = mtime.getTime();
+      },
       stat: async () => {
         live('fstat');
         return { mtimeMs: target.mtimeMs };
