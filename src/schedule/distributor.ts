@@ -1,6 +1,7 @@
 import { redactUrl } from '../observe/redact.js';
 import type { SchedulerDeps } from './ports.js';
 import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
+import { PushSlots, type PushSlot } from './push-slots.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { groupByUri, type ResolutionCache, type UriGroup } from './uri-groups.js';
 
@@ -19,6 +20,8 @@ interface InFlight {
   readonly controller: AbortController;
   readonly startedAt: number;
   readonly done: Promise<void>;
+  /** Until its git pushes are over; then the job only finishes, resets or parks task files. */
+  readonly phase: { active: boolean };
 }
 
 export interface TickReport {
@@ -33,18 +36,31 @@ export interface TickReport {
  * The distributor: every pass lists `waiting/`, groups tasks by URI, and starts a push for each
  * URI whose due time has come — oldest task mtime + max(replicationDelay, distributionInterval)
  * + jitter, never before the URI's persisted backoff — within each remote's `threads`.
+ *
+ * `threads` bounds the git pushes a remote runs at once, not the store work around them. A job
+ * whose pushes are over gives its slot away while it finishes its task files. And a URI due for
+ * longer than one pass of every node (distributionInterval + randomDelay) — a backlog no other
+ * node took — is locked and claimed ahead, while all slots are busy, so its push starts the moment
+ * one frees. A URI only just due is never taken ahead: an idle peer may push it at once. Per
+ * remote at most 2 × threads jobs are active and 3 × threads exist, so a slow store cannot pile
+ * up held locks.
  */
 export class Distributor {
   private readonly schedules = new Map<string, UriSchedule>();
   private readonly inFlight = new Map<string, InFlight>();
   private resolutions: ResolutionCache = new WeakMap();
   private resolutionsFor: ReplicationConfig | undefined;
+  private readonly pushSlots = new PushSlots();
   private accepting = true;
   private failedToFailedDir = 0;
 
+  /**
+   * `onSlotFree` runs when a job ends and when a job's pushes are over (its slot is free for the
+   * next URI while it finishes): the daemon runs a pass then.
+   */
   constructor(
     private readonly deps: SchedulerDeps,
-    private readonly onJobDone: (result: JobResult, group: UriGroup) => void = () => undefined,
+    private readonly onSlotFree: () => void = () => undefined,
   ) {}
 
   get runningCount(): number {
@@ -117,32 +133,54 @@ export class Distributor {
     due.sort((a, b) => a.at - b.at);
 
     let started = 0;
-    for (const { group } of due) {
+    const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
+    for (const { group, at } of due) {
       if (!this.accepting) break;
-      if (this.runningFor(group.remote.name) >= group.remote.threads) continue;
+      if (!this.hasRoom(group.remote, now - at >= takeAheadAfterMs)) continue;
       this.start(group);
       started++;
     }
     return { pendingUris: groups.size + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
   }
 
-  private runningFor(remoteName: string): number {
-    let count = 0;
-    for (const job of this.inFlight.values()) if (job.group.remote.name === remoteName) count++;
-    return count;
+  private hasRoom(remote: UriGroup['remote'], backlogged: boolean): boolean {
+    let active = 0;
+    let jobs = 0;
+    for (const job of this.inFlight.values()) {
+      if (job.group.remote.name !== remote.name) continue;
+      jobs++;
+      if (job.phase.active) active++;
+    }
+    if (jobs >= 3 * remote.threads) return false;
+    return active < remote.threads || (backlogged && active < 2 * remote.threads);
+  }
+
+  private threadsOf(group: UriGroup): number {
+    return this.deps.config().remotes.find((remote) => remote.name === group.remote.name)?.threads ?? group.remote.threads;
   }
 
   private start(group: UriGroup): void {
     const controller = new AbortController();
     const startedAt = this.deps.clock.now();
-    const done = runPushJob(this.deps, group, controller.signal).then(
+    const phase = { active: true };
+    const remoteSlot = this.pushSlots.slot(group.remote.name, () => this.threadsOf(group));
+    const slot: PushSlot = {
+      acquire: (signal) => remoteSlot.acquire(signal),
+      release: () => {
+        remoteSlot.release();
+        if (!phase.active) return;
+        phase.active = false;
+        this.onSlotFree();
+      },
+    };
+    const done = runPushJob(this.deps, group, controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
         this.deps.log.error({ uri: redactUrl(group.uri), err: error instanceof Error ? error.message : String(error) }, 'push job failed');
         this.finished(group, { kind: 'locked' });
       },
     );
-    this.inFlight.set(group.uriKey, { group, controller, startedAt, done });
+    this.inFlight.set(group.uriKey, { group, controller, startedAt, done, phase });
   }
 
   private finished(group: UriGroup, result: JobResult): void {
@@ -168,6 +206,6 @@ export class Distributor {
     // Parked rejected refs count too: anything that ended in failed/ makes `--drain` exit 1.
     this.failedToFailedDir += movedToFailed(result);
     this.schedules.set(group.uriKey, schedule);
-    this.onJobDone(result, group);
+    this.onSlotFree();
   }
 }

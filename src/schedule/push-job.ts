@@ -5,6 +5,7 @@ import type { PushOutcome } from '../push/git-pusher.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { retryDelayMs } from './backoff.js';
 import type { Lease, SchedulerDeps } from './ports.js';
+import type { PushSlot } from './push-slots.js';
 import type { UriGroup } from './uri-groups.js';
 import { parseUriState, type UriState } from './uri-state.js';
 
@@ -42,12 +43,16 @@ export function movedToFailed(result: JobResult): number {
 
 class LockLost extends Error {}
 
+/** For callers that do not limit pushes (tests of a single job): the slot is always free. */
+export const unlimitedSlot: PushSlot = { acquire: async (signal) => !signal.aborted, release: () => undefined };
+
 /**
- * One consolidated push of a URI: take its lock, claim every waiting task of it, push the union
- * of their refs, then finish, retry with backoff or park in failed/. Every store write is fenced:
+ * One consolidated push of a URI: take its lock, claim every waiting task of it, wait for a push
+ * slot of its remote, push the union of their refs, then finish, retry with backoff or park in
+ * failed/. The slot is released as soon as the git pushes are over. Every store write is fenced:
  * it happens only while the lock is still ours.
  */
-export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: AbortSignal): Promise<JobResult> {
+export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: AbortSignal, slot: PushSlot = unlimitedSlot): Promise<JobResult> {
   const { store, clock, log } = deps;
   const config = deps.config();
   // The retry state is read under the lock (below), where it is authoritative; this node's
@@ -91,11 +96,18 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
     if (claimed.length === 0) return { kind: 'nothing-claimed' };
     log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
-    return await pushClaimed(deps, group, lock, claimed, state, jobControl.signal, onPushSpawn);
+    if (!(await slot.acquire(jobControl.signal))) {
+      // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
+      await fence(lock);
+      await store.reset(lock.claimName, claimed.map((item) => item.name));
+      return { kind: 'aborted' };
+    }
+    return await pushClaimed(deps, group, lock, claimed, state, jobControl.signal, onPushSpawn, () => slot.release());
   } catch (error) {
     if (error instanceof LockLost) return { kind: 'lock-lost' };
     throw error;
   } finally {
+    slot.release();
     finished = true;
     stopHeartbeat();
     await beating;
@@ -128,6 +140,7 @@ async function pushClaimed(
   state: UriState | undefined,
   signal: AbortSignal,
   onPushSpawn: (pid: number) => void,
+  onPushesDone: () => void,
 ): Promise<JobResult> {
   const { store, clock, log } = deps;
   const config = deps.config();
@@ -136,7 +149,8 @@ async function pushClaimed(
   let failedTasks = 0;
   let aborted = false;
   const toRetry: string[] = [];
-  for (const unit of pushUnits(claimed)) {
+  const units = pushUnits(claimed);
+  for (const [index, unit] of units.entries()) {
     const remote: RemoteConfig = config.remotes.find((candidate) => candidate.name === unit.remote) ?? group.remote;
     const names = unit.tasks.map((item) => item.name);
     const refs = [...new Set(unit.tasks.flatMap((item) => item.task.refs))];
@@ -149,6 +163,8 @@ async function pushClaimed(
       signal,
       onPushSpawn,
     });
+    // The git work is over; the store bookkeeping that remains need not hold a push slot.
+    if (index === units.length - 1) onPushesDone();
     await fence(lock);
     logPush(deps, group.uri, unit.project, remote.name, refs.length, outcome);
     if (outcome.result !== 'failed') {

@@ -137,6 +137,107 @@ describe('Distributor consolidation and concurrency', () => {
   });
 });
 
+describe('Distributor push slots', () => {
+  /** The store, with `finish` held until the test opens the gate. */
+  function slowFinish(h: ReturnType<typeof harness>): { store: typeof h.store; open: () => void } {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const store = Object.assign(Object.create(h.store) as typeof h.store, {
+      finish: async (lockName: string, names: readonly string[]) => {
+        await gate;
+        return h.store.finish(lockName, names);
+      },
+    });
+    return { store, open };
+  }
+
+  it('starts the next URI while the previous push is still finishing its task files', async () => {
+    const h = harness(base, { random: 0 }); // threads = 1
+    await h.enqueue('a', ['refs/heads/main']);
+    await h.enqueue('b', ['refs/heads/main']);
+    h.clock.advance(10_000);
+    const slow = slowFinish(h);
+    let slotsFreed = 0;
+    const distributor = new Distributor({ ...h.deps, store: slow.store }, () => slotsFreed++);
+    expect((await distributor.tick()).started).toBe(1);
+    await h.settle();
+    expect(slotsFreed).toBe(1); // the push is over; its task files are not finished yet
+    expect((await distributor.tick()).started).toBe(1);
+    await h.settle();
+    expect(h.pusher.requests.map((request) => request.localRepo).sort()).toEqual(['/repos/a.git', '/repos/b.git']);
+    expect(distributor.runningCount).toBe(2);
+    slow.open();
+    await distributor.whenIdle();
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('takes a URI ahead only once it has been due for a whole pass, and pushes it the moment the slot frees', async () => {
+    const h = harness([...base, 'replication.randomDelay=0'], { random: 0 }); // threads = 1, one pass = 1s
+    await h.enqueue('a', ['refs/heads/main']);
+    await h.enqueue('b', ['refs/heads/main']);
+    h.clock.advance(10_000);
+    h.pusher.manual = true;
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(1); // b is only just due: an idle peer may push it
+    await h.settle();
+    expect(await h.store.listWaitingNames()).toHaveLength(1);
+    h.clock.advance(999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1); // no peer took it within a pass: a backlog
+    await h.settle();
+    expect(await h.store.listWaitingNames()).toEqual([]); // b is locked and claimed ahead ...
+    expect(h.pusher.requests).toHaveLength(1); // ... but waits for the slot
+    h.pusher.releaseAll();
+    await h.settle();
+    expect(h.pusher.requests).toHaveLength(2); // no pass in between
+    h.pusher.manual = false;
+    h.pusher.releaseAll();
+    await distributor.whenIdle();
+    expect(h.pusher.requests.map((request) => request.localRepo).sort()).toEqual(['/repos/a.git', '/repos/b.git']);
+  });
+
+  it('puts the tasks of a URI taken ahead back untouched when the node stops before its slot frees', async () => {
+    const h = harness([...base, 'replication.randomDelay=0'], { random: 0 });
+    await h.enqueue('a', ['refs/heads/main']);
+    await h.enqueue('b', ['refs/heads/main']);
+    h.clock.advance(11_000); // both overdue by a pass: the second is taken ahead at once
+    h.pusher.manual = true;
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(2);
+    await h.settle();
+    expect(h.pusher.requests).toHaveLength(1);
+    distributor.stopAccepting();
+    distributor.abortAll();
+    h.pusher.manual = false;
+    h.pusher.releaseAll();
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toHaveLength(1);
+    const left = await h.store.listWaiting();
+    expect(left.map((entry) => entry.task.project)).toEqual([h.pusher.requests[0]!.localRepo === '/repos/a.git' ? 'b' : 'a']);
+    expect(h.locks.held.size).toBe(0);
+  });
+
+  it('never has more than threads pushes of a remote at once, however many URIs are backlogged', async () => {
+    const h = harness([...base, 'replication.randomDelay=0', 'remote.mirror.threads=2'], { random: 0 });
+    for (const project of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) await h.enqueue(project, ['refs/heads/main']);
+    h.clock.advance(20_000);
+    h.pusher.manual = true;
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(4); // 2 pushing + 2 taken ahead
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(2);
+    expect(await h.store.listWaitingNames()).toHaveLength(3);
+    h.pusher.manual = false;
+    h.pusher.releaseAll();
+    for (let pass = 0; pass < 5; pass++) {
+      await distributor.tick();
+      await distributor.whenIdle();
+    }
+    expect(h.pusher.requests).toHaveLength(7);
+  });
+});
+
 describe('Distributor retries and failures', () => {
   const transient = { result: 'failed' as const, refs: [], failure: { kind: 'transient' as const, message: 'connection refused', stderrTail: '', retryable: true } };
 
