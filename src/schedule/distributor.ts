@@ -41,7 +41,8 @@ export interface TickReport {
  * whose pushes are over gives its slot away while it finishes its task files. And a URI due for
  * longer than one pass of every node (distributionInterval + randomDelay) — a backlog no other
  * node took — is locked and claimed ahead, while all slots are busy, so its push starts the moment
- * one frees. A URI only just due is never taken ahead: an idle peer may push it at once. Per
+ * one frees. A URI only just due is never taken ahead: an idle peer may push it at once; nor is
+ * the tail of a backlog (no more than 2 × threads due URIs left), which peers share out. Per
  * remote at most 2 × threads jobs are active and 3 × threads exist, so a slow store cannot pile
  * up held locks.
  */
@@ -134,9 +135,15 @@ export class Distributor {
 
     let started = 0;
     const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
+    const dueLeft = new Map<string, number>();
+    for (const { group } of due) dueLeft.set(group.remote.name, (dueLeft.get(group.remote.name) ?? 0) + 1);
     for (const { group, at } of due) {
       if (!this.accepting) break;
-      if (!this.hasRoom(group.remote, now - at >= takeAheadAfterMs)) continue;
+      const left = dueLeft.get(group.remote.name) ?? 0;
+      // The tail of a backlog is left to idle peers: taken ahead, it would wait here for a slot.
+      const backlogged = now - at >= takeAheadAfterMs && left > 2 * group.remote.threads;
+      if (!this.hasRoom(group.remote, backlogged)) continue;
+      dueLeft.set(group.remote.name, left - 1);
       this.start(group);
       started++;
     }

@@ -173,68 +173,70 @@ describe('Distributor push slots', () => {
 
   it('takes a URI ahead only once it has been due for a whole pass, and pushes it the moment the slot frees', async () => {
     const h = harness([...base, 'replication.randomDelay=0'], { random: 0 }); // threads = 1, one pass = 1s
-    await h.enqueue('a', ['refs/heads/main']);
-    await h.enqueue('b', ['refs/heads/main']);
+    for (const project of ['a', 'b', 'c', 'd']) await h.enqueue(project, ['refs/heads/main']);
     h.clock.advance(10_000);
     h.pusher.manual = true;
     const distributor = new Distributor(h.deps);
-    expect((await distributor.tick()).started).toBe(1); // b is only just due: an idle peer may push it
+    expect((await distributor.tick()).started).toBe(1); // the others are only just due: an idle peer may push them
     await h.settle();
-    expect(await h.store.listWaitingNames()).toHaveLength(1);
+    expect(await h.store.listWaitingNames()).toHaveLength(3);
     h.clock.advance(999);
     expect((await distributor.tick()).started).toBe(0);
     h.clock.advance(1);
-    expect((await distributor.tick()).started).toBe(1); // no peer took it within a pass: a backlog
+    // No peer took them within a pass: a backlog. One is taken ahead; the last 2 × threads are left to peers.
+    expect((await distributor.tick()).started).toBe(1);
     await h.settle();
-    expect(await h.store.listWaitingNames()).toEqual([]); // b is locked and claimed ahead ...
-    expect(h.pusher.requests).toHaveLength(1); // ... but waits for the slot
+    expect(await h.store.listWaitingNames()).toHaveLength(2); // locked and claimed ahead ...
+    expect(h.pusher.requests).toHaveLength(1); // ... but waiting for the slot
     h.pusher.releaseAll();
     await h.settle();
     expect(h.pusher.requests).toHaveLength(2); // no pass in between
     h.pusher.manual = false;
     h.pusher.releaseAll();
     await distributor.whenIdle();
-    expect(h.pusher.requests.map((request) => request.localRepo).sort()).toEqual(['/repos/a.git', '/repos/b.git']);
+    expect(h.pusher.requests.map((request) => request.localRepo)).toEqual(['/repos/a.git', '/repos/b.git']);
   });
 
   it('puts the tasks of a URI taken ahead back untouched when the node stops before its slot frees', async () => {
     const h = harness([...base, 'replication.randomDelay=0'], { random: 0 });
-    await h.enqueue('a', ['refs/heads/main']);
-    await h.enqueue('b', ['refs/heads/main']);
-    h.clock.advance(11_000); // both overdue by a pass: the second is taken ahead at once
+    for (const project of ['a', 'b', 'c', 'd']) await h.enqueue(project, ['refs/heads/main']);
+    h.clock.advance(11_000); // all overdue by a pass: the second is taken ahead at once
     h.pusher.manual = true;
     const distributor = new Distributor(h.deps);
     expect((await distributor.tick()).started).toBe(2);
     await h.settle();
     expect(h.pusher.requests).toHaveLength(1);
+    expect(await h.store.listWaitingNames()).toHaveLength(2);
     distributor.stopAccepting();
     distributor.abortAll();
     h.pusher.manual = false;
     h.pusher.releaseAll();
     await distributor.whenIdle();
     expect(h.pusher.requests).toHaveLength(1);
-    const left = await h.store.listWaiting();
-    expect(left.map((entry) => entry.task.project)).toEqual([h.pusher.requests[0]!.localRepo === '/repos/a.git' ? 'b' : 'a']);
+    const pushed = h.pusher.requests[0]!.localRepo;
+    const left = (await h.store.listWaiting()).map((entry) => `/repos/${entry.task.project}.git`).sort();
+    expect(left).toEqual(['/repos/a.git', '/repos/b.git', '/repos/c.git', '/repos/d.git'].filter((repo) => repo !== pushed));
     expect(h.locks.held.size).toBe(0);
   });
 
   it('never has more than threads pushes of a remote at once, however many URIs are backlogged', async () => {
     const h = harness([...base, 'replication.randomDelay=0', 'remote.mirror.threads=2'], { random: 0 });
-    for (const project of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) await h.enqueue(project, ['refs/heads/main']);
+    const projects = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
+    for (const project of projects) await h.enqueue(project, ['refs/heads/main']);
     h.clock.advance(20_000);
     h.pusher.manual = true;
     const distributor = new Distributor(h.deps);
     expect((await distributor.tick()).started).toBe(4); // 2 pushing + 2 taken ahead
     await h.settle();
     expect(h.pusher.inFlight).toBe(2);
-    expect(await h.store.listWaitingNames()).toHaveLength(3);
+    expect(await h.store.listWaitingNames()).toHaveLength(5);
     h.pusher.manual = false;
     h.pusher.releaseAll();
     for (let pass = 0; pass < 5; pass++) {
       await distributor.tick();
       await distributor.whenIdle();
     }
-    expect(h.pusher.requests).toHaveLength(7);
+    expect(h.pusher.requests).toHaveLength(projects.length);
   });
 });
 
