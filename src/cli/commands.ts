@@ -81,12 +81,13 @@ export async function runCommands(argv: string[]): Promise<number> {
         'node-id': { type: 'string', describe: 'override replication.nodeId' },
         drain: { type: 'boolean', default: false, describe: 'exit once nothing is left that this node may take (1 if tasks were moved to failed/)' },
         'log-level': { choices: ['debug', 'info', 'warn', 'error'] as const, default: 'info' as const, describe: 'log verbosity' },
+        'log-format': { choices: ['json', 'pretty'] as const, describe: 'JSON lines, or lines for people (default: pretty on a terminal, else json)' },
       })
         .example('refrelay daemon --config /etc/refrelay/replication.config', '')
         .example('refrelay daemon --drain   # deliver what is queued, then exit', ''),
       async (args) => {
         const { runDaemon } = await import('./daemon-command.js');
-        exitCode = await runDaemon({ config: args.config, nodeId: args['node-id'], drain: args.drain, logLevel: args['log-level'] });
+        exitCode = await runDaemon({ config: args.config, nodeId: args['node-id'], drain: args.drain, logLevel: args['log-level'], logFormat: args['log-format'] });
       },
     )
     .command('hook', 'install or remove the git hook that queues updates', (hook) => {

@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { Daemon } from '../daemon/daemon.js';
-import { createLogger, type LogLevel } from '../observe/logger.js';
+import { createLogger, defaultLogFormat, type LogFormat, type LogLevel } from '../observe/logger.js';
+import { NodeObservability } from '../daemon/node-observability.js';
+import type { StoreEvent } from '../store/store-types.js';
 import { GitPusher } from '../push/git-pusher.js';
 import { offsetClock, systemClock } from '../runtime/clock.js';
 import { systemRandom } from '../runtime/random.js';
@@ -15,18 +17,23 @@ export interface DaemonArgs {
   nodeId?: string | undefined;
   drain: boolean;
   logLevel: LogLevel;
+  logFormat?: LogFormat | undefined;
 }
 
 export async function runDaemon(args: DaemonArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
-  const log = createLogger({ level: args.logLevel, nodeId: config.nodeId });
+  const log = createLogger({ level: args.logLevel, nodeId: config.nodeId, format: args.logFormat ?? defaultLogFormat() });
   for (const warning of config.warnings) log.warn({ key: warning.key }, warning.message);
   // Test-only: run this node with a skewed wall clock (monotonic time is untouched), to prove that
   // skew between nodes cannot cause a lock takeover.
   const skewMs = Number(process.env.REFRELAY_TEST_CLOCK_OFFSET_MS ?? 0) || 0;
   const clock = offsetClock(systemClock, skewMs);
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, clock });
+  // The store reports quarantined files; the observability side (built on the store) logs and counts them.
+  let storeEvents: (event: StoreEvent) => void = () => undefined;
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, clock, onEvent: (event) => storeEvents(event) });
+  const observability = new NodeObservability(config, store, clock, log);
+  storeEvents = observability.storeEvents;
   const daemon = new Daemon({
     config,
     store,
@@ -42,6 +49,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     drain: args.drain,
     shutdownGraceMs: config.shutdownGraceMs,
     reloadConfig: () => loadCliConfig({ config: config.file, nodeId: args.nodeId }),
+    observability,
   });
   const onHangup = (): void => {
     daemon.reload('SIGHUP');

@@ -7,12 +7,12 @@
 export const REPLICATION_KEYS = [
   'storePath', 'eventsDirectory', 'basePath', 'nodeId', 'distributionInterval', 'randomDelay',
   'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
-  'verifyInterval', 'autoReload', 'replicateOnStartup',
+  'verifyInterval', 'autoReload', 'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */
 export const REPLICATION_RESERVED_KEYS = [
-  'maxPushes', 'bulkShares', 'caughtUpThreshold', 'httpToken', 'httpTokenFile', 'secureConfig',
+  'maxPushes', 'bulkShares', 'secureConfig',
   'allowInsecureSecrets', 'storeUmask',
 ] as const;
 

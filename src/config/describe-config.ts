@@ -3,9 +3,6 @@ import { formatDuration } from './duration.js';
 import { redactUrlCredentials } from './remote-url.js';
 import type { RemoteConfig, ReplicationConfig } from './types.js';
 
-/** Reserved keys whose values are secrets: shown as set, never as written. */
-const SECRET_EXTRA_KEYS = new Set(['replication.httpToken']);
-
 const REDACTED = '(set, hidden)';
 
 /** Human-readable summary for `refrelay config check`; URL passwords and tokens are hidden. */
@@ -21,6 +18,9 @@ export function describeConfig(config: ReplicationConfig): string {
     `maxRetries: ${retries(config.maxRetries)}`,
     `httpListen: ${config.httpListen}`,
     `shutdownGrace: ${formatDuration(config.shutdownGraceMs)}`,
+    `caughtUpThreshold: ${formatDuration(config.caughtUpThresholdMs)}`,
+    ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
+    ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
   for (const [key, value] of Object.entries(redactExtra(config.extra))) lines.push(`${key}: ${value} (reserved)`);
   lines.push('', `remotes: ${config.remotes.length}`);
@@ -68,6 +68,9 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     maxRetries: config.maxRetries,
     httpListen: config.httpListen,
     shutdownGraceMs: config.shutdownGraceMs,
+    caughtUpThresholdMs: config.caughtUpThresholdMs,
+    httpToken: config.httpToken === undefined ? null : REDACTED,
+    httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,
     extra: redactExtra(config.extra),
     remotes: config.remotes.map((remote) => ({
@@ -105,8 +108,7 @@ function patternText(pattern: RegExp): string {
   return (wrapped?.[1] ?? pattern.source).replaceAll('\\/', '/');
 }
 
+/** Reserved keys hold no secret (tokens are honoured settings, shown as set). */
 function redactExtra(extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  const shown: Record<string, string> = {};
-  for (const [key, value] of Object.entries(extra ?? {})) shown[key] = SECRET_EXTRA_KEYS.has(key) ? REDACTED : value;
-  return shown;
+  return { ...extra };
 }

@@ -71,6 +71,12 @@ export interface ReplicationConfig {
   readonly autoReload: boolean;
   /** Queue a full sync of every project when the first daemon of the cluster starts. */
   readonly replicateOnStartup: boolean;
+  /** `/readyz` answers 503 while a waiting task is older than this. */
+  readonly caughtUpThresholdMs: number;
+  /** Required by mutating HTTP requests off loopback. A secret: never print it. */
+  readonly httpToken?: string;
+  /** A file holding the token (read when the daemon starts and on reload), absolute. */
+  readonly httpTokenFile?: string;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];
@@ -78,8 +84,7 @@ export interface ReplicationConfig {
   readonly defaultForceUpdate?: boolean;
   /**
    * Accepted keys that later work will honour, raw values by `section.camelName`
-   * (e.g. `replication.maxPushes`, `gerrit.autoReload`). May hold secrets
-   * (`replication.httpToken`): never print it as is.
+   * (e.g. `replication.maxPushes`, `gerrit.autoReload`).
    */
   readonly extra?: Readonly<Record<string, string>>;
 }

@@ -60,11 +60,18 @@ export function buildNodeSettings(
     autoReload: setting('autoReload', parseBoolean, false) || readSetting(gerrit, 'autoReload', 'gerrit.autoReload', parseBoolean, false, report),
     replicateOnStartup:
       setting('replicateOnStartup', parseBoolean, false) || readSetting(gerrit, 'replicateOnStartup', 'gerrit.replicateOnStartup', parseBoolean, false, report),
+    caughtUpThresholdMs: setting('caughtUpThreshold', (t) => parseDurationValue(t, 'seconds', true), 5 * 60_000),
+    ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
+    ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {
       ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'),
       ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.'),
     },
   };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 function defaultNodeId(hostname: string, replication: SectionValues, report: Reporter): string {

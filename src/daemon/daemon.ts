@@ -6,6 +6,8 @@ import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { UriLocks } from '../lock/uri-lock.js';
+import type { EventSink } from '../observe/events.js';
+import type { Health, NodeSchedule } from '../observe/http-server.js';
 import type { Log } from '../observe/log.js';
 import type { Pusher } from '../push/git-pusher.js';
 import { RefWatcher } from '../intake/ref-watcher.js';
@@ -44,6 +46,26 @@ export interface DaemonOptions {
   readonly processes?: ProcessControl;
   /** Reads the config file again (SIGHUP, autoReload); throws ConfigError when it is invalid. */
   readonly reloadConfig?: () => ReplicationConfig;
+  /** Metrics, history and the HTTP endpoints; absent in tests that need none. */
+  readonly observability?: DaemonObservability;
+}
+
+/** What the observability side reads off a running node. */
+export interface DaemonView {
+  readonly config: () => ReplicationConfig;
+  readonly health: () => Health;
+  readonly schedule: () => NodeSchedule;
+  /** Store clock minus local clock (ms), 0 before the first measurement. */
+  readonly storeClockOffsetMs: () => number;
+}
+
+export interface DaemonObservability {
+  readonly events: EventSink;
+  /** After the node id check, before the first pass; a failure stops the node (e.g. port taken). */
+  start(view: DaemonView): Promise<void>;
+  /** After each node heartbeat (every distributionInterval). */
+  afterBeat(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /**
@@ -66,6 +88,9 @@ export class Daemon {
   private config: ReplicationConfig;
   private configStamp = '';
   private readonly periodicVerify: PeriodicVerify;
+  /** Monotonic time of the last completed distributor pass, and of the last heartbeat outcome. */
+  private lastPassAt: number | undefined;
+  private heartbeatError: string | undefined;
 
   constructor(private readonly options: DaemonOptions) {
     const { config } = options;
@@ -83,6 +108,7 @@ export class Daemon {
         timers: options.timers,
         log: options.log,
         storeClockOffsetMs: () => this.offset.current() ?? 0,
+        ...(options.observability ? { events: options.observability.events } : {}),
       },
       () => this.waker.wake(),
     );
@@ -90,7 +116,7 @@ export class Daemon {
     this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.config.lockStaleMs, (uriKey) => {
       this.distributor.expedite(uriKey);
       this.waker.wake();
-    });
+    }, options.observability?.events);
   }
 
   private get nodesDir(): string {
@@ -225,6 +251,23 @@ export class Daemon {
       isPidAlive: (pid) => (this.options.processes ?? realProcessControl).isAlive(pid),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     });
+    const observability = this.options.observability;
+    await observability?.start({
+      config: () => this.config,
+      health: () => this.health(),
+      schedule: () => this.distributor.schedule(config.nodeId),
+      storeClockOffsetMs: () => this.offset.current() ?? 0,
+    });
+    try {
+      return await this.runStarted();
+    } finally {
+      await observability?.stop();
+    }
+  }
+
+  private async runStarted(): Promise<number> {
+    const { log, clock } = this.options;
+    const config = this.config;
     await this.measureOffset();
     await this.beat();
     await this.recovery.recoverOwn(config.nodeId);
@@ -265,6 +308,7 @@ export class Daemon {
         const report = await this.distributor.tick();
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;
+        this.lastPassAt = clock.monotonic();
       } catch (error) {
         // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
         log.error({ err: error instanceof Error ? error.message : String(error) }, 'distributor pass failed');
@@ -294,9 +338,34 @@ export class Daemon {
   }
 
   private async beat(stopped = false): Promise<void> {
-    await this.heartbeat
-      .beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped)
-      .catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'node heartbeat write failed'));
+    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped).then(
+      () => (this.heartbeatError = undefined),
+      (error: unknown) => {
+        this.heartbeatError = error instanceof Error ? error.message : String(error);
+        this.options.log.warn({ err: this.heartbeatError }, 'node heartbeat write failed');
+      },
+    );
+    await this.options.observability?.afterBeat().catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'could not write this node\'s history file'));
+  }
+
+  /**
+   * Healthy: the distributor loop runs, the store took the last heartbeat write, and this
+   * node's clock is within lockStale / 4 of the store's.
+   */
+  health(): Health {
+    const config = this.config;
+    const reasons: string[] = [];
+    const passEvery = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
+    const sincePass = this.lastPassAt === undefined ? undefined : this.options.clock.monotonic() - this.lastPassAt;
+    if (this.stopping) reasons.push('the node is stopping');
+    if (sincePass === undefined) reasons.push('the node is starting: no distributor pass yet');
+    else if (sincePass > 3 * passEvery + 5000) reasons.push(`the distributor loop has not completed a pass for ${Math.round(sincePass / 1000)} s`);
+    if (this.heartbeatError !== undefined) reasons.push(`the store is not writable: ${this.heartbeatError}`);
+    const offset = this.offset.current();
+    if (offset !== undefined && Math.abs(offset) > config.lockStaleMs / 4) {
+      reasons.push(`this node's clock is ${Math.round(offset / 1000)} s off the store's clock (limit ${Math.round(config.lockStaleMs / 4000)} s): run NTP`);
+    }
+    return { ok: reasons.length === 0, reasons };
   }
 
   private async shutdown(): Promise<void> {

@@ -1,3 +1,4 @@
+import { ignoreEvents, type EventSink } from '../observe/events.js';
 import { readFileSync } from 'node:fs';
 import { urlKind } from '../config/remote-url.js';
 import { LockObserver } from '../lock/lock-observer.js';
@@ -69,6 +70,7 @@ export class LockRecovery {
     private readonly processes: ProcessControl,
     private readonly lockStaleMs: () => number,
     private readonly onRecovered: (uriKey: string) => void,
+    private readonly events: EventSink = ignoreEvents,
   ) {
     this.observer = new LockObserver(locks, clock, lockStaleMs);
   }
@@ -95,7 +97,10 @@ export class LockRecovery {
     const { stale, abandonedTombstones } = await this.observer.scan(ownLeases);
     for (const lock of stale) {
       const moved = await this.breakAndRecover(lock.lockName, lock.owner, 'took over a stale URI lock', lock.unchangedMs);
-      if (moved !== undefined) this.takeovers++;
+      if (moved !== undefined) {
+        this.takeovers++;
+        this.events({ type: 'takeover', uriKey: lock.lockName, formerNode: lock.owner?.nodeId ?? null, tasks: moved });
+      }
     }
     for (const tombstone of abandonedTombstones) {
       const { recovered, removed } = await this.store.recoverLockFolder(tombstone);

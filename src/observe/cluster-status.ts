@@ -4,7 +4,8 @@ import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 import { uriKey as computeUriKey } from '../task/task.js';
-import { redactUrl } from './redact.js';
+import { redactText, redactUrl } from './redact.js';
+import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
 
 /** Version of the `status --json` shape; bump on any incompatible change. */
 export const STATUS_FORMAT_VERSION = 1;
@@ -52,6 +53,21 @@ export interface NodeStatus {
   record: Record<string, unknown>;
 }
 
+/** One task file in failed/, with why it is there (credentials redacted). */
+export interface FailedTaskStatus {
+  uriKey: string;
+  name: string;
+  uri: string;
+  remote: string;
+  project: string;
+  refs: string[];
+  reason: string | null;
+  failedAgeMs: number;
+}
+
+/** At most this many failed tasks are listed one by one; the counts cover all of them. */
+const FAILED_LISTED = 200;
+
 export interface ClusterStatus {
   version: number;
   generatedAt: string;
@@ -59,11 +75,15 @@ export interface ClusterStatus {
   totals: { waiting: number; running: number; failed: number; corrupt: number };
   remotes: RemoteStatus[];
   running: RunningClaim[];
+  /** The most recent failed tasks (at most 200), newest first. */
+  failed: FailedTaskStatus[];
   /** Store − local clock (ms) as measured by this status run; null when it could not (read-only store). */
   storeClockOffsetMs: number | null;
   nodes: NodeStatus[];
   /** The last periodic verify (replication.verifyInterval), or null when none has run. */
   verify: VerifyStatus | null;
+  /** Per URI key, the last events of every node (queued, claimed, pushed, failed, taken over), oldest first. */
+  history: Record<string, UriHistoryEntry>;
 }
 
 export interface VerifyStatus {
@@ -176,11 +196,25 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     },
     remotes: [...remotes.values()],
     running: claims,
+    failed: [...failed]
+      .sort((a, b) => b.mtimeMs - a.mtimeMs)
+      .slice(0, FAILED_LISTED)
+      .map((item) => ({
+        uriKey: item.uriKey,
+        name: item.name,
+        uri: redactUrl(item.task.uri),
+        remote: item.task.remote,
+        project: item.task.project,
+        refs: [...item.task.refs],
+        reason: item.reason?.reason === undefined ? null : redactText(item.reason.reason),
+        failedAgeMs: Math.max(0, now + (storeClockOffsetMs ?? 0) - item.mtimeMs),
+      })),
     storeClockOffsetMs,
     nodes: nodeFiles
       .flatMap((file) => nodeStatus(config, file.record, now + (storeClockOffsetMs ?? 0) - file.mtimeMs))
       .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
     verify: await readVerify(config.storePath, now + (storeClockOffsetMs ?? 0)),
+    history: await readClusterHistory(config.storePath),
   };
 }
 

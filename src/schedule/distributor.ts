@@ -1,3 +1,4 @@
+import type { NodeSchedule } from '../observe/http-server.js';
 import { redactUrl } from '../observe/redact.js';
 import type { SchedulerDeps } from './ports.js';
 import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
@@ -52,6 +53,8 @@ export class Distributor {
   private resolutions: ResolutionCache = new WeakMap();
   private resolutionsFor: ReplicationConfig | undefined;
   private readonly pushSlots = new PushSlots();
+  /** The last pass's view of each waiting URI, for `/status` and the page. */
+  private lastPass: Array<{ group: UriGroup; at: number }> = [];
   private accepting = true;
   private failedToFailedDir = 0;
 
@@ -120,18 +123,15 @@ export class Distributor {
     let nextDueAt: number | undefined;
     for (const group of groups.values()) {
       if (this.inFlight.has(group.uriKey)) continue;
-      let schedule = this.schedules.get(group.uriKey);
-      if (schedule === undefined) {
-        schedule = { jitterMs: deps.random.next() * config.randomDelayMs, notBefore: 0, recheckAt: 0 };
-        this.schedules.set(group.uriKey, schedule);
+      if (!this.schedules.has(group.uriKey)) {
+        this.schedules.set(group.uriKey, { jitterMs: deps.random.next() * config.randomDelayMs, notBefore: 0, recheckAt: 0 });
       }
-      // mtimes are the store's clock; convert to ours before comparing.
-      const batchDue = group.oldestMtimeMs - offset + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + schedule.jitterMs;
-      const at = Math.max(batchDue, schedule.notBefore, schedule.recheckAt);
+      const at = this.dueAt(group, config, offset);
       if (at <= now) due.push({ group, at });
       else nextDueAt = nextDueAt === undefined ? at : Math.min(nextDueAt, at);
     }
     due.sort((a, b) => a.at - b.at);
+    this.lastPass = [...groups.values()].map((group) => ({ group, at: this.dueAt(group, config, offset) }));
 
     let started = 0;
     const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
@@ -148,6 +148,40 @@ export class Distributor {
       started++;
     }
     return { pendingUris: groups.size + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
+  }
+
+  /** mtimes are the store's clock; `offset` converts them to ours. */
+  private dueAt(group: UriGroup, config: ReplicationConfig, offset: number): number {
+    const schedule = this.schedules.get(group.uriKey);
+    const batchDue = group.oldestMtimeMs - offset + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + (schedule?.jitterMs ?? 0);
+    return Math.max(batchDue, schedule?.notBefore ?? 0, schedule?.recheckAt ?? 0);
+  }
+
+  /** What this node plans, as of its last pass: next push per URI, backoff, running pushes. */
+  schedule(nodeId: string): NodeSchedule {
+    const now = this.deps.clock.now();
+    const uris: Array<NodeSchedule['uris'][number]> = [];
+    const listed = new Set<string>();
+    for (const { group, at } of this.lastPass) {
+      listed.add(group.uriKey);
+      const job = this.inFlight.get(group.uriKey);
+      const notBefore = this.schedules.get(group.uriKey)?.notBefore ?? 0;
+      uris.push({
+        uri: redactUrl(group.uri),
+        remote: group.remote.name,
+        waiting: group.tasks.length,
+        nextDueInMs: job === undefined ? at - now : null,
+        backoffUntilMs: notBefore > now ? notBefore - now : null,
+        running: job !== undefined,
+        runningForMs: job === undefined ? null : now - job.startedAt,
+      });
+    }
+    for (const job of this.inFlight.values()) {
+      if (listed.has(job.group.uriKey)) continue;
+      uris.push({ uri: redactUrl(job.group.uri), remote: job.group.remote.name, waiting: 0, nextDueInMs: null, backoffUntilMs: null, running: true, runningForMs: now - job.startedAt });
+    }
+    uris.sort((a, b) => Number(b.running) - Number(a.running) || (a.nextDueInMs ?? 0) - (b.nextDueInMs ?? 0));
+    return { nodeId, uris };
   }
 
   private hasRoom(remote: UriGroup['remote'], backlogged: boolean): boolean {

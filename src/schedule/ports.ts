@@ -1,4 +1,5 @@
 import type { ReplicationConfig } from '../config/types.js';
+import type { EventSink } from '../observe/events.js';
 import type { Log } from '../observe/log.js';
 import type { Pusher } from '../push/git-pusher.js';
 import type { Clock } from '../runtime/clock.js';
@@ -41,4 +42,6 @@ export interface SchedulerDeps {
   readonly log: Log;
   /** Store clock minus local clock, in ms: task mtimes are the store server's time. */
   readonly storeClockOffsetMs?: () => number;
+  /** Claims, pushes, retries and failures as facts, for metrics and the per-URI history. */
+  readonly events?: EventSink;
 }

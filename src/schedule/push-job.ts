@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { RemoteConfig } from '../config/types.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactText, redactUrl } from '../observe/redact.js';
 import type { PushOutcome } from '../push/git-pusher.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { retryDelayMs } from './backoff.js';
@@ -96,6 +96,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
     if (claimed.length === 0) return { kind: 'nothing-claimed' };
     log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
+    deps.events?.({ type: 'claimed', remote: group.remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: claimed.length, oldestQueuedAtMs: oldestMtime(claimed) });
     if (!(await slot.acquire(jobControl.signal))) {
       // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
       await fence(lock);
@@ -166,7 +167,7 @@ async function pushClaimed(
     // The git work is over; the store bookkeeping that remains need not hold a push slot.
     if (index === units.length - 1) onPushesDone();
     await fence(lock);
-    logPush(deps, group.uri, unit.project, remote.name, refs.length, outcome);
+    logPush(deps, group, `${lock.leaseId}.${index + 1}`, unit.project, remote.name, refs.length, outcome, oldestMtime(unit.tasks));
     if (outcome.result !== 'failed') {
       for (const ref of outcome.refs.filter((item) => item.status === 'rejected')) {
         failedRefs++;
@@ -185,6 +186,8 @@ async function pushClaimed(
     } else if (!failure.retryable) {
       failedTasks += names.length;
       await store.fail(lock.claimName, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 });
+      log.error({ uri: redactUrl(group.uri), project: unit.project, tasks: names.length, reason: failure.message }, 'task failed');
+      deps.events?.({ type: 'task-failed', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: names.length, reason: failure.message });
     } else {
       retryable = { message: failure.message, kind: failure.kind };
       toRetry.push(...names);
@@ -200,6 +203,7 @@ async function pushClaimed(
       await store.fail(lock.claimName, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts });
       await store.deleteUriState(group.uriKey);
       log.error({ uri: redactUrl(group.uri), attempts, reason: retryable.message }, 'task failed: retries exhausted');
+      deps.events?.({ type: 'task-failed', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: toRetry.length, reason: `${retryable.message} (gave up after ${attempts} attempts)` });
       return { kind: 'failed', claimed: toRetry.length + failedTasks };
     }
     const now = clock.now();
@@ -208,6 +212,7 @@ async function pushClaimed(
     await store.writeUriState(group.uriKey, next);
     await store.reset(lock.claimName, toRetry);
     log.warn({ uri: redactUrl(group.uri), attempts, retryInMs: notBefore - now, reason: retryable.message }, 'retry scheduled');
+    deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, attempts, retryInMs: notBefore - now, reason: retryable.message });
     return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
   }
   if (aborted) return { kind: 'aborted', ...alsoFailed(failedTasks) };
@@ -223,19 +228,30 @@ function alsoFailed(failedTasks: number): { failedTasks?: number } {
   return failedTasks > 0 ? { failedTasks } : {};
 }
 
-function logPush(deps: SchedulerDeps, uri: string, project: string, remote: string, refCount: number, outcome: PushOutcome): void {
+function oldestMtime(tasks: readonly WaitingTask[]): number {
+  return tasks.reduce((oldest, item) => Math.min(oldest, item.mtimeMs), Number.POSITIVE_INFINITY);
+}
+
+/** One line per git push, with an id (lease and push number) that the history and metrics share. */
+function logPush(deps: SchedulerDeps, group: UriGroup, pushId: string, project: string, remote: string, refCount: number, outcome: PushOutcome, oldestQueuedAtMs: number): void {
   const counts: Record<string, number> = {};
   for (const ref of outcome.refs) counts[ref.status] = (counts[ref.status] ?? 0) + 1;
+  const uri = redactUrl(group.uri);
+  const failure = outcome.failure === undefined ? undefined : redactText(outcome.failure.message);
   const fields = {
+    pushId,
     remote,
-    uri: redactUrl(uri),
+    uri,
     project,
     refs: refCount,
     outcomes: counts,
     durationMs: Math.round(outcome.durationMs),
     result: outcome.result,
-    failure: outcome.failure?.message,
+    failure,
   };
   if (outcome.result === 'failed') deps.log.warn(fields, 'push failed');
   else deps.log.info(fields, 'pushed');
+  // A push stopped by this node's own shutdown is not an outcome of the destination.
+  if (outcome.failure?.kind === 'aborted') return;
+  deps.events?.({ type: 'pushed', pushId, remote, uri, uriKey: group.uriKey, project, refs: refCount, outcomes: counts, durationMs: outcome.durationMs, result: outcome.result, ...(failure === undefined ? {} : { failure }), oldestQueuedAtMs });
 }

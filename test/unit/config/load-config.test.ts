@@ -44,9 +44,10 @@ describe('loadConfig on valid fixtures', () => {
     expect(config).toMatchObject({
       storePath: join(dir, 'store'), basePath: '/srv/git', nodeId: 'master-1.example_com', distributionIntervalMs: 5000,
       randomDelayMs: 250, lockStaleMs: 120_000, maxRetries: 7, httpListen: '0.0.0.0:9500', shutdownGraceMs: 45_000, defaultForceUpdate: true,
+      caughtUpThresholdMs: 10_000, httpToken: 's3cr3t-token', httpTokenFile: '/etc/refrelay/token',
       warnings: [],
     });
-    expect(Object.keys(config.extra ?? {})).toHaveLength(8);
+    expect(Object.keys(config.extra ?? {})).toHaveLength(5);
     const [full, defaults] = config.remotes;
     expect(full).toMatchObject({
       name: 'full', urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],

@@ -245,7 +245,7 @@ describe('validateConfig warnings', () => {
       'gerrit.autoReload=true', 'gerrit.replicateOnStartup=false',
     );
     expect(config.warnings).toEqual([]);
-    expect(config.extra).toMatchObject({ 'replication.maxPushes': 'v-maxPushes', 'replication.httpToken': 'v-httpToken' });
+    expect(config.extra).toMatchObject({ 'replication.maxPushes': 'v-maxPushes', 'replication.secureConfig': 'v-secureConfig' });
     expect(Object.keys(config.extra ?? {})).toHaveLength(REPLICATION_RESERVED_KEYS.length);
     expect(config).toMatchObject({ autoReload: true, replicateOnStartup: false });
     expect(config.remotes[0]?.extra).toEqual({

@@ -1,0 +1,127 @@
+import { readFile } from 'node:fs/promises';
+import type { ReplicationConfig } from '../config/types.js';
+import { collectClusterStatus, type ClusterStatus } from '../observe/cluster-status.js';
+import type { ReplicationEvent } from '../observe/events.js';
+import { startHttpServer, type RunningHttpServer } from '../observe/http-server.js';
+import type { Log } from '../observe/log.js';
+import { NodeMetrics } from '../observe/metrics.js';
+import { UriHistory } from '../observe/uri-history.js';
+import type { Clock } from '../runtime/clock.js';
+import type { StoreEvent } from '../store/store-types.js';
+import type { TaskStore } from '../store/task-store.js';
+import type { DaemonObservability, DaemonView } from './daemon.js';
+
+/** Scrapes, page refreshes and probes within this long share one read of the store. */
+const STATUS_CACHE_MS = 1000;
+
+/**
+ * Metrics, per-URI history and the HTTP endpoints of one node. Counters come from this node's
+ * events; everything cluster-wide is read from the store, so any node shows the whole cluster.
+ */
+export class NodeObservability implements DaemonObservability {
+  readonly metrics: NodeMetrics;
+  readonly history: UriHistory;
+  private view: DaemonView | undefined;
+  private server: RunningHttpServer | undefined;
+  private statusCache: { at: number; value: Promise<ClusterStatus> } | undefined;
+
+  constructor(
+    private readonly config: ReplicationConfig,
+    private readonly store: TaskStore,
+    private readonly clock: Clock,
+    private readonly log: Log,
+  ) {
+    const storeNow = (): number => this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
+    this.metrics = new NodeMetrics(storeNow);
+    this.history = new UriHistory(config.nodeId, storeNow);
+  }
+
+  readonly events = (event: ReplicationEvent): void => {
+    this.metrics.record(event);
+    this.history.record(event);
+  };
+
+  /** The store's own events (a task file quarantined): logged and counted. */
+  readonly storeEvents = (event: StoreEvent): void => {
+    if (event.type === 'quarantined') {
+      this.log.warn({ file: event.path, movedTo: event.movedTo, reason: event.reason }, 'task file quarantined');
+      this.events({ type: 'quarantined', file: event.movedTo, reason: event.reason });
+    } else {
+      this.log.error({ file: event.path, reason: event.reason, err: String(event.error) }, 'could not quarantine a task file');
+    }
+  };
+
+  /** The address the HTTP server listens on, once started (`off`: none). */
+  get address(): string | undefined {
+    return this.server?.address;
+  }
+
+  async start(view: DaemonView): Promise<void> {
+    this.view = view;
+    const listen = this.config.httpListen;
+    if (listen === 'off') return;
+    try {
+      this.server = await this.listen(listen, view);
+    } catch (error) {
+      // Replication matters more than its dashboard: the node runs on, and says why loudly.
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'EADDRINUSE' ? 'the address is in use (another node on this host? give each its own httpListen)' : error instanceof Error ? error.message : String(error);
+      this.log.warn({ httpListen: listen, err: why }, 'http endpoints not available: cannot listen');
+      return;
+    }
+    this.log.info({ address: this.server.address }, 'http endpoints listening: /metrics /healthz /readyz /status and the page at /');
+  }
+
+  private listen(listen: string, view: DaemonView): Promise<RunningHttpServer> {
+    return startHttpServer(listen, {
+      metrics: this.metrics,
+      clusterStatus: () => this.clusterStatus(),
+      schedule: () => view.schedule(),
+      health: () => view.health(),
+      caughtUpThresholdMs: () => view.config().caughtUpThresholdMs,
+      retry: async ({ uriKey, names }) => {
+        const retried = await this.store.retryFailed((task) => task.uriKey === uriKey && (names === undefined || names.includes(task.name)));
+        this.statusCache = undefined;
+        return retried;
+      },
+      token: () => this.token(view.config()),
+      log: this.log,
+    });
+  }
+
+  async afterBeat(): Promise<void> {
+    await this.history.persist(this.config.storePath);
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.close();
+    this.server = undefined;
+    await this.history.persist(this.config.storePath).catch(() => undefined);
+  }
+
+  private clusterStatus(): Promise<ClusterStatus> {
+    const now = this.clock.monotonic();
+    const cached = this.statusCache;
+    if (cached !== undefined && now - cached.at < STATUS_CACHE_MS) return cached.value;
+    const config = this.view?.config() ?? this.config;
+    const value = collectClusterStatus(config, this.store, this.clock, { storeClockOffsetMs: this.view?.storeClockOffsetMs() ?? null });
+    this.statusCache = { at: now, value };
+    value.catch(() => {
+      if (this.statusCache?.value === value) this.statusCache = undefined;
+    });
+    return value;
+  }
+
+  /** httpToken, else the first line of httpTokenFile (read per request, so a rotated file applies). */
+  private async token(config: ReplicationConfig): Promise<string | undefined> {
+    if (config.httpToken !== undefined) return config.httpToken;
+    if (config.httpTokenFile === undefined) return undefined;
+    try {
+      const token = (await readFile(config.httpTokenFile, 'utf8')).split('\n')[0]!.trim();
+      return token === '' ? undefined : token;
+    } catch (error) {
+      this.log.error({ file: config.httpTokenFile, err: error instanceof Error ? error.message : String(error) }, 'cannot read httpTokenFile: retry over the network is refused');
+      return undefined;
+    }
+  }
+}

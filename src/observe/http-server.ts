@@ -1,0 +1,167 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { ClusterStatus } from './cluster-status.js';
+import { renderDashboard } from './dashboard.js';
+import type { Log } from './log.js';
+import type { NodeMetrics } from './metrics.js';
+
+/** This node's in-memory view: what only the node itself knows (schedule, running pushes). */
+export interface NodeSchedule {
+  readonly nodeId: string;
+  readonly uris: ReadonlyArray<{ uri: string; remote: string; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
+}
+
+export interface Health {
+  readonly ok: boolean;
+  readonly reasons: readonly string[];
+}
+
+export interface HttpDeps {
+  readonly metrics: NodeMetrics;
+  /** The store's view of the cluster, at most a second old. */
+  readonly clusterStatus: () => Promise<ClusterStatus>;
+  readonly schedule: () => NodeSchedule;
+  readonly health: () => Health;
+  readonly caughtUpThresholdMs: () => number;
+  /** Puts failed tasks back in the queue: all of a URI, or the named task files. Returns how many. */
+  readonly retry: (request: { uriKey: string; names?: readonly string[] }) => Promise<number>;
+  /** Required for POSTs unless the listener is loopback-only; undefined: POSTs refused off loopback. */
+  readonly token: () => Promise<string | undefined>;
+  readonly log: Log;
+}
+
+export interface RunningHttpServer {
+  /** `host:port` actually bound (port 0 picks one). */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+export function parseListen(listen: string): { host: string; port: number } {
+  const colon = listen.lastIndexOf(':');
+  const host = listen.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  return { host, port: Number(listen.slice(colon + 1)) };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** /metrics, /healthz, /readyz, /status, the dashboard at /, and POST /api/retry. */
+export async function startHttpServer(listen: string, deps: HttpDeps): Promise<RunningHttpServer> {
+  const { host, port } = parseListen(listen);
+  const loopbackOnly = isLoopbackHost(host);
+  const server = createServer((request, response) => {
+    handle(request, response, deps, loopbackOnly).catch((error: unknown) => {
+      deps.log.warn({ path: request.url, err: error instanceof Error ? error.message : String(error) }, 'http request failed');
+      if (!response.headersSent) send(response, 500, 'text/plain; charset=utf-8', 'internal error\n');
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address();
+  const address = typeof bound === 'object' && bound !== null ? `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}` : listen;
+  return { address, close: () => closeServer(server) };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, deps: HttpDeps, loopbackOnly: boolean): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://refrelay');
+  const route = `${request.method ?? 'GET'} ${url.pathname}`;
+  switch (route) {
+    case 'GET /metrics': {
+      deps.metrics.updateCluster(await deps.clusterStatus());
+      return send(response, 200, deps.metrics.contentType, await deps.metrics.text());
+    }
+    case 'GET /healthz': {
+      const health = deps.health();
+      return sendJson(response, health.ok ? 200 : 503, { status: health.ok ? 'ok' : 'unhealthy', reasons: health.reasons });
+    }
+    case 'GET /readyz': {
+      const status = await deps.clusterStatus();
+      const threshold = deps.caughtUpThresholdMs();
+      const oldest = status.remotes.reduce<number | null>((max, remote) => (remote.oldestWaitingAgeMs !== null && (max === null || remote.oldestWaitingAgeMs > max) ? remote.oldestWaitingAgeMs : max), null);
+      const ready = oldest === null || oldest <= threshold;
+      const lagging = status.remotes.filter((remote) => remote.oldestWaitingAgeMs !== null && remote.oldestWaitingAgeMs > threshold).map((remote) => remote.name);
+      return sendJson(response, ready ? 200 : 503, { status: ready ? 'caught up' : 'lagging', oldestWaitingAgeMs: oldest, caughtUpThresholdMs: threshold, laggingRemotes: lagging });
+    }
+    case 'GET /status':
+      return sendJson(response, 200, { ...(await deps.clusterStatus()), node: deps.schedule() });
+    case 'GET /':
+      return send(response, 200, 'text/html; charset=utf-8', renderDashboard(await deps.clusterStatus(), deps.schedule(), { tokenRequired: !loopbackOnly }));
+    case 'POST /api/retry':
+      return retry(request, response, deps, loopbackOnly);
+    default:
+      if (['/metrics', '/healthz', '/readyz', '/status', '/', '/api/retry'].includes(url.pathname)) {
+        return send(response, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+      }
+      return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+}
+
+async function retry(request: IncomingMessage, response: ServerResponse, deps: HttpDeps, loopbackOnly: boolean): Promise<void> {
+  if (!loopbackOnly) {
+    const token = await deps.token();
+    if (token === undefined) return sendJson(response, 403, { error: 'retry over the network needs replication.httpToken (or httpTokenFile); none is set' });
+    const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
+    if (!sameSecret(given, token)) return sendJson(response, 401, { error: 'missing or wrong token' });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(await readBody(request, 64 * 1024));
+  } catch (error) {
+    return sendJson(response, 400, { error: `the body must be JSON: ${error instanceof Error ? error.message : String(error)}` });
+  }
+  const fields = (body ?? {}) as { uriKey?: unknown; names?: unknown };
+  if (typeof fields.uriKey !== 'string' || !/^[0-9a-f]{40}$/.test(fields.uriKey)) return sendJson(response, 400, { error: 'uriKey must be the 40-hex key of a URI' });
+  if (fields.names !== undefined && !(Array.isArray(fields.names) && fields.names.every((name) => typeof name === 'string'))) {
+    return sendJson(response, 400, { error: 'names must be a list of task file names' });
+  }
+  const retried = await deps.retry({ uriKey: fields.uriKey, ...(fields.names === undefined ? {} : { names: fields.names as string[] }) });
+  deps.log.info({ uriKey: fields.uriKey, tasks: retried, from: request.socket.remoteAddress }, 'failed tasks put back in the queue (http)');
+  return sendJson(response, 200, { retried });
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function readBody(request: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new Error(`larger than ${limit} bytes`));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8') || '{}'));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, status: number, contentType: string, body: string): void {
+  response.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  response.end(body);
+}
+
+function sendJson(response: ServerResponse, status: number, value: unknown): void {
+  send(response, status, 'application/json; charset=utf-8', `${JSON.stringify(value, null, 2)}\n`);
+}

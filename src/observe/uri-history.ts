@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ReplicationEvent } from './events.js';
+
+/** Events kept per URI, and URIs kept per node (the least recently active are dropped). */
+export const HISTORY_EVENTS_PER_URI = 20;
+const HISTORY_URIS_PER_NODE = 500;
+
+export interface HistoryEvent {
+  /** Store-clock time, ms since the epoch: the same clock for every node's events. */
+  readonly at: number;
+  readonly node: string;
+  readonly event: 'queued' | 'claimed' | 'pushed' | 'push-failed' | 'retry-scheduled' | 'failed' | 'taken-over';
+  readonly detail?: string;
+}
+
+export interface UriHistoryEntry {
+  readonly uri: string | null;
+  readonly events: readonly HistoryEvent[];
+}
+
+/** The history folder of the store: one file per node, each node writing only its own. */
+export function historyDir(storePath: string): string {
+  return join(storePath, 'history');
+}
+
+/**
+ * This node's recent events per URI, written to `history/<node>.json` now and then, so `status`
+ * on any machine can merge every node's file into one timeline per URI. A node only ever
+ * replaces its own file (temp + rename): no two writers share a file on the network filesystem.
+ */
+export class UriHistory {
+  private readonly byUri = new Map<string, { uri: string | null; events: HistoryEvent[] }>();
+  private changed = false;
+
+  constructor(
+    private readonly nodeId: string,
+    private readonly storeNow: () => number,
+  ) {}
+
+  record(event: ReplicationEvent): void {
+    const at = this.storeNow();
+    switch (event.type) {
+      case 'claimed':
+        this.add(event.uriKey, event.uri, { at: event.oldestQueuedAtMs, node: this.nodeId, event: 'queued', detail: 'oldest of the claimed updates' });
+        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: 'claimed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'}` });
+        break;
+      case 'pushed': {
+        const counts = Object.entries(event.outcomes).map(([status, count]) => `${count} ${status}`).join(', ');
+        const detail = `${event.project}: ${event.refs} ref${event.refs === 1 ? '' : 's'}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
+        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: event.result === 'failed' ? 'push-failed' : 'pushed', detail });
+        break;
+      }
+      case 'retry-scheduled':
+        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: 'retry-scheduled', detail: `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}` });
+        break;
+      case 'task-failed':
+        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: 'failed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'} to failed/: ${event.reason}` });
+        break;
+      case 'takeover':
+        this.add(event.uriKey, null, { at, node: this.nodeId, event: 'taken-over', detail: `from ${event.formerNode ?? 'an unknown node'}, ${event.tasks} task${event.tasks === 1 ? '' : 's'} back to waiting` });
+        break;
+      default:
+        break;
+    }
+  }
+
+  entries(): Record<string, UriHistoryEntry> {
+    return Object.fromEntries(this.byUri);
+  }
+
+  /** Writes `history/<node>.json` when something changed since the last write. */
+  async persist(storePath: string): Promise<void> {
+    if (!this.changed) return;
+    this.changed = false;
+    const dir = historyDir(storePath);
+    await mkdir(dir, { recursive: true });
+    const temp = join(dir, `.${this.nodeId}.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      await writeFile(temp, `${JSON.stringify({ version: 1, nodeId: this.nodeId, uris: this.entries() })}\n`);
+      await rename(temp, join(dir, `${this.nodeId}.json`));
+    } catch (error) {
+      this.changed = true;
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private add(uriKey: string, uri: string | null, event: HistoryEvent): void {
+    const existing = this.byUri.get(uriKey);
+    const entry = existing ?? { uri, events: [] };
+    if (entry.uri === null && uri !== null) entry.uri = uri;
+    entry.events.push(event);
+    if (entry.events.length > HISTORY_EVENTS_PER_URI) entry.events.splice(0, entry.events.length - HISTORY_EVENTS_PER_URI);
+    // Re-insert: the Map's order is then least recently active first.
+    this.byUri.delete(uriKey);
+    this.byUri.set(uriKey, entry);
+    if (this.byUri.size > HISTORY_URIS_PER_NODE) this.byUri.delete(this.byUri.keys().next().value as string);
+    this.changed = true;
+  }
+}
+
+/** Every node's history file merged: per URI the last HISTORY_EVENTS_PER_URI events, oldest first. */
+export async function readClusterHistory(storePath: string): Promise<Record<string, UriHistoryEntry>> {
+  const dir = historyDir(storePath);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.startsWith('.'));
+  } catch {
+    return {};
+  }
+  const merged = new Map<string, { uri: string | null; events: HistoryEvent[] }>();
+  for (const name of names) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await readFile(join(dir, name), 'utf8'));
+    } catch {
+      continue; // vanished or half-written by a foreign tool: the other nodes' history still shows
+    }
+    const uris = (parsed as { uris?: unknown } | null)?.uris;
+    if (uris === null || typeof uris !== 'object') continue;
+    for (const [uriKey, value] of Object.entries(uris as Record<string, unknown>)) {
+      const entry = value as { uri?: unknown; events?: unknown };
+      if (!Array.isArray(entry.events)) continue;
+      const target = merged.get(uriKey) ?? { uri: null, events: [] };
+      if (target.uri === null && typeof entry.uri === 'string') target.uri = entry.uri;
+      for (const event of entry.events as HistoryEvent[]) {
+        if (typeof event?.at === 'number' && typeof event.event === 'string' && typeof event.node === 'string') target.events.push(event);
+      }
+      merged.set(uriKey, target);
+    }
+  }
+  const result: Record<string, UriHistoryEntry> = {};
+  for (const [uriKey, entry] of merged) {
+    entry.events.sort((a, b) => a.at - b.at);
+    result[uriKey] = { uri: entry.uri, events: entry.events.slice(-HISTORY_EVENTS_PER_URI) };
+  }
+  return result;
+}
