@@ -3,6 +3,8 @@ import type { NodeSchedule } from './http-server.js';
 
 /** Pushes in this window make the "recent push rate" of a remote. */
 const RATE_WINDOW_MS = 5 * 60_000;
+/** URIs listed under "Recent activity", most recently active first. */
+const RECENT_URIS = 50;
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -35,7 +37,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
   for (const [uriKey, entry] of Object.entries(status.history)) {
     for (const event of entry.events) {
       if (event.event === 'pushed' && storeNow - event.at <= RATE_WINDOW_MS) {
-        const remote = remoteOfUriKey.get(uriKey) ?? '?';
+        const remote = entry.remote ?? remoteOfUriKey.get(uriKey) ?? '?';
         recentPushes.set(remote, (recentPushes.get(remote) ?? 0) + 1);
       }
       if (event.event === 'taken-over') takeovers.push({ at: event.at, node: event.node, uri: entry.uri ?? uriKey, detail: event.detail ?? '' });
@@ -43,19 +45,28 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
   }
   takeovers.sort((a, b) => b.at - a.at);
 
+  const historyTable = (events: ClusterStatus['history'][string]['events']): string => {
+    const rows = events
+      .map((event) => `<tr><td>${age(storeNow - event.at)} ago</td><td>${escapeHtml(event.node)}</td><td>${escapeHtml(event.event)}</td><td>${escapeHtml(event.detail ?? '')}</td></tr>`)
+      .join('');
+    return rows === '' ? '<p class="muted">no history yet</p>' : `<table class="history"><tr><th>when</th><th>node</th><th>event</th><th>detail</th></tr>${rows}</table>`;
+  };
+  const recent = Object.entries(status.history)
+    .map(([uriKey, entry]) => ({ uriKey, entry, last: entry.events.at(-1) }))
+    .filter((item) => item.last !== undefined)
+    .sort((a, b) => b.last!.at - a.last!.at)
+    .slice(0, RECENT_URIS)
+    .map(({ uriKey, entry, last }) => `<details class="uri" data-uri-key="${uriKey}"><summary><code>${escapeHtml(entry.uri ?? uriKey)}</code> — ${escapeHtml(last!.event)} ${age(storeNow - last!.at)} ago on ${escapeHtml(last!.node)}</summary>${historyTable(entry.events)}</details>`)
+    .join('');
+
   const remotes = status.remotes
     .map((remote) => {
       const perMinute = (recentPushes.get(remote.name) ?? 0) / (RATE_WINDOW_MS / 60_000);
       const uris = remote.uris
-        .map((uri) => {
-          const history = status.history[uri.uriKey]?.events ?? [];
-          const rows = history
-            .map((event) => `<tr><td>${age(storeNow - event.at)} ago</td><td>${escapeHtml(event.node)}</td><td>${escapeHtml(event.event)}</td><td>${escapeHtml(event.detail ?? '')}</td></tr>`)
-            .join('');
-          return `<details class="uri" data-uri-key="${uri.uriKey}"><summary><code>${escapeHtml(uri.uri)}</code> — waiting ${uri.waiting}, oldest ${age(uri.oldestWaitingAgeMs)}, running ${uri.running}, failed ${uri.failed}</summary>${
-            rows === '' ? '<p class="muted">no history yet</p>' : `<table class="history"><tr><th>when</th><th>node</th><th>event</th><th>detail</th></tr>${rows}</table>`
-          }</details>`;
-        })
+        .map(
+          (uri) =>
+            `<details class="uri" data-uri-key="${uri.uriKey}"><summary><code>${escapeHtml(uri.uri)}</code> — waiting ${uri.waiting}, oldest ${age(uri.oldestWaitingAgeMs)}, running ${uri.running}, failed ${uri.failed}</summary>${historyTable(status.history[uri.uriKey]?.events ?? [])}</details>`,
+        )
         .join('');
       return `<tr class="remote" data-remote="${escapeHtml(remote.name)}"><td>${escapeHtml(remote.name)}${remote.configured ? '' : ' <em>(not configured here)</em>'}</td><td class="waiting">${remote.waiting}</td><td>${age(remote.oldestWaitingAgeMs)}</td><td>${remote.running}</td><td>${remote.failed}</td><td>${perMinute.toFixed(1)}/min</td></tr>${
         uris === '' ? '' : `<tr><td colspan="6">${uris}</td></tr>`
@@ -94,6 +105,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
 <section><h2>Running pushes</h2>${running === '' ? '<p class="muted">none</p>' : `<table id="running"><tr><th>URI</th><th>remote</th><th>node</th><th>tasks</th><th>age</th></tr>${running}</table>`}</section>
 <section><h2>Failed tasks</h2>${failed === '' ? '<p class="muted" id="no-failed">none</p>' : `<table id="failed"><tr><th>URI</th><th>project</th><th>refs</th><th>reason</th><th>failed</th><th></th></tr>${failed}</table>`}</section>
 <section><h2>Nodes</h2>${nodes === '' ? '<p class="muted">none has reported yet</p>' : `<table id="nodes"><tr><th>node</th><th>state</th><th>heartbeat</th><th>clock offset</th></tr>${nodes}</table>`}</section>
+<section id="recent"><h2>Recent activity</h2>${recent === '' ? '<p class="muted">none yet</p>' : recent}</section>
 <section><h2>Recent takeovers</h2>${takeoverRows === '' ? '<p class="muted">none</p>' : `<table id="takeovers"><tr><th>when</th><th>by</th><th>URI</th><th>detail</th></tr>${takeoverRows}</table>`}</section>
 <section><h2>This node's schedule</h2>${scheduled === '' ? '<p class="muted">nothing scheduled</p>' : `<table id="schedule"><tr><th>URI</th><th>remote</th><th>next push</th><th>backoff</th></tr>${scheduled}</table>`}</section>
 </main>`;

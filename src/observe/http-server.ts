@@ -46,10 +46,13 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** /metrics, /healthz, /readyz, /status, the dashboard at /, and POST /api/retry. */
-export async function startHttpServer(listen: string, deps: HttpDeps): Promise<RunningHttpServer> {
+/**
+ * /metrics, /healthz, /readyz, /status, the dashboard at /, and POST /api/retry. Mutating
+ * requests need the token unless the listener is loopback-only (`tokenRequired` overrides that).
+ */
+export async function startHttpServer(listen: string, deps: HttpDeps, options: { tokenRequired?: boolean } = {}): Promise<RunningHttpServer> {
   const { host, port } = parseListen(listen);
-  const loopbackOnly = isLoopbackHost(host);
+  const loopbackOnly = !(options.tokenRequired ?? !isLoopbackHost(host));
   const server = createServer((request, response) => {
     handle(request, response, deps, loopbackOnly).catch((error: unknown) => {
       deps.log.warn({ path: request.url, err: error instanceof Error ? error.message : String(error) }, 'http request failed');

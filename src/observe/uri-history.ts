@@ -17,6 +17,7 @@ export interface HistoryEvent {
 
 export interface UriHistoryEntry {
   readonly uri: string | null;
+  readonly remote: string | null;
   readonly events: readonly HistoryEvent[];
 }
 
@@ -31,7 +32,7 @@ export function historyDir(storePath: string): string {
  * replaces its own file (temp + rename): no two writers share a file on the network filesystem.
  */
 export class UriHistory {
-  private readonly byUri = new Map<string, { uri: string | null; events: HistoryEvent[] }>();
+  private readonly byUri = new Map<string, { uri: string | null; remote: string | null; events: HistoryEvent[] }>();
   private changed = false;
 
   constructor(
@@ -43,23 +44,26 @@ export class UriHistory {
     const at = this.storeNow();
     switch (event.type) {
       case 'claimed':
-        this.add(event.uriKey, event.uri, { at: event.oldestQueuedAtMs, node: this.nodeId, event: 'queued', detail: 'oldest of the claimed updates' });
-        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: 'claimed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'}` });
+        // Claims after a retry find the same oldest update: it was queued once.
+        if (!this.byUri.get(event.uriKey)?.events.some((e) => e.event === 'queued' && e.at === event.oldestQueuedAtMs)) {
+          this.add(event.uriKey, event.uri, event.remote, { at: event.oldestQueuedAtMs, node: this.nodeId, event: 'queued', detail: 'oldest of the claimed updates' });
+        }
+        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: 'claimed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'}` });
         break;
       case 'pushed': {
         const counts = Object.entries(event.outcomes).map(([status, count]) => `${count} ${status}`).join(', ');
         const detail = `${event.project}: ${event.refs} ref${event.refs === 1 ? '' : 's'}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
-        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: event.result === 'failed' ? 'push-failed' : 'pushed', detail });
+        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: event.result === 'failed' ? 'push-failed' : 'pushed', detail });
         break;
       }
       case 'retry-scheduled':
-        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: 'retry-scheduled', detail: `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}` });
+        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: 'retry-scheduled', detail: `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}` });
         break;
       case 'task-failed':
-        this.add(event.uriKey, event.uri, { at, node: this.nodeId, event: 'failed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'} to failed/: ${event.reason}` });
+        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: 'failed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'} to failed/: ${event.reason}` });
         break;
       case 'takeover':
-        this.add(event.uriKey, null, { at, node: this.nodeId, event: 'taken-over', detail: `from ${event.formerNode ?? 'an unknown node'}, ${event.tasks} task${event.tasks === 1 ? '' : 's'} back to waiting` });
+        this.add(event.uriKey, null, null, { at, node: this.nodeId, event: 'taken-over', detail: `from ${event.formerNode ?? 'an unknown node'}, ${event.tasks} task${event.tasks === 1 ? '' : 's'} back to waiting` });
         break;
       default:
         break;
@@ -87,10 +91,11 @@ export class UriHistory {
     }
   }
 
-  private add(uriKey: string, uri: string | null, event: HistoryEvent): void {
+  private add(uriKey: string, uri: string | null, remote: string | null, event: HistoryEvent): void {
     const existing = this.byUri.get(uriKey);
-    const entry = existing ?? { uri, events: [] };
+    const entry = existing ?? { uri, remote, events: [] };
     if (entry.uri === null && uri !== null) entry.uri = uri;
+    if (entry.remote === null && remote !== null) entry.remote = remote;
     entry.events.push(event);
     if (entry.events.length > HISTORY_EVENTS_PER_URI) entry.events.splice(0, entry.events.length - HISTORY_EVENTS_PER_URI);
     // Re-insert: the Map's order is then least recently active first.
@@ -110,7 +115,7 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
   } catch {
     return {};
   }
-  const merged = new Map<string, { uri: string | null; events: HistoryEvent[] }>();
+  const merged = new Map<string, { uri: string | null; remote: string | null; events: HistoryEvent[] }>();
   for (const name of names) {
     let parsed: unknown;
     try {
@@ -121,10 +126,11 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
     const uris = (parsed as { uris?: unknown } | null)?.uris;
     if (uris === null || typeof uris !== 'object') continue;
     for (const [uriKey, value] of Object.entries(uris as Record<string, unknown>)) {
-      const entry = value as { uri?: unknown; events?: unknown };
+      const entry = value as { uri?: unknown; remote?: unknown; events?: unknown };
       if (!Array.isArray(entry.events)) continue;
-      const target = merged.get(uriKey) ?? { uri: null, events: [] };
+      const target = merged.get(uriKey) ?? { uri: null, remote: null, events: [] };
       if (target.uri === null && typeof entry.uri === 'string') target.uri = entry.uri;
+      if (target.remote === null && typeof entry.remote === 'string') target.remote = entry.remote;
       for (const event of entry.events as HistoryEvent[]) {
         if (typeof event?.at === 'number' && typeof event.event === 'string' && typeof event.node === 'string') target.events.push(event);
       }
@@ -134,7 +140,7 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
   const result: Record<string, UriHistoryEntry> = {};
   for (const [uriKey, entry] of merged) {
     entry.events.sort((a, b) => a.at - b.at);
-    result[uriKey] = { uri: entry.uri, events: entry.events.slice(-HISTORY_EVENTS_PER_URI) };
+    result[uriKey] = { uri: entry.uri, remote: entry.remote, events: entry.events.slice(-HISTORY_EVENTS_PER_URI) };
   }
   return result;
 }

@@ -1,0 +1,99 @@
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../../src/store/task-store.js';
+import { freePort } from '../support/free-port.js';
+import { git, initBare, makeWorkTree, refsOf } from '../support/git.js';
+import { repoRoot } from '../support/paths.js';
+import { RefrelayNode, writeConfig } from '../support/refrelay-node.js';
+import { useTempDirs } from '../support/temp-dir.js';
+
+const CHROMIUM = process.env.REFRELAY_CHROMIUM ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  // Visible in the run's output: scripts/test.sh installs chromium where it can.
+  console.warn(`NOTICE: ${CHROMIUM} is not installed; the dashboard browser test is skipped`);
+}
+
+const tempDir = useTempDirs();
+const nodes: RefrelayNode[] = [];
+afterEach(async () => {
+  for (const node of nodes.splice(0)) await node.stop();
+});
+
+describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
+  it('shows the queue of a running cluster, and Retry puts a failed task back until it is delivered', async () => {
+    const { chromium } = await import('playwright-core');
+    const root = tempDir('refrelay-dashboard');
+    const storePath = join(root, 'store');
+    const repo = initBare(join(root, 'base', 'app.git'));
+    const work = makeWorkTree(join(root, 'work'), 1);
+    git(work, ['push', '-q', repo, 'main']);
+    const httpPort = await freePort();
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${storePath}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 0',
+      `  httpListen = 127.0.0.1:${httpPort}`,
+      '[remote "dr"]',
+      `  url = ${join(root, 'dr')}/\${name}.git`,
+      '  replicationDelay = 0',
+      '  replicationRetry = 200ms',
+      '  replicationMaxRetries = 1',
+      '  createMissingRepositories = false',
+      '[remote "later"]',
+      `  url = ${join(root, 'later')}/\${name}.git`,
+      '  replicationDelay = 1h',
+    ]);
+    const store = new TaskStore({ root: storePath, nodeId: 'hook' });
+    // The DR repository does not exist yet: the push fails twice and the task lands in failed/.
+    await store.create({ project: 'app', refs: ['refs/heads/main'], uri: `${join(root, 'dr')}/app.git`, remote: 'dr' });
+    await store.create({ project: 'app', refs: ['refs/heads/main'], uri: `${join(root, 'later')}/app.git`, remote: 'later' });
+    const node = RefrelayNode.start({ config, nodeId: 'node-1' });
+    nodes.push(node);
+    await node.waitForLog((line) => line.msg.startsWith('task failed'), 20_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${node.logs().map((line) => `${line.msg} ${JSON.stringify(line)}`).join('\n')}`);
+    });
+
+    // A fresh profile; the flags keep Chromium from calling out to a network this machine does not have.
+    const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'refrelay-chromium-')), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${httpPort}/`);
+      await expect.poll(() => page.locator('#remotes tr[data-remote="later"] td.waiting').textContent()).toBe('1');
+      const failedRow = page.locator('tr.failed-task');
+      await expect.poll(() => failedRow.count()).toBe(1);
+      expect(await failedRow.textContent()).toContain('(gave up after 2 attempts)');
+      await expect.poll(() => page.locator('#nodes tr.node.alive').count()).toBe(1);
+
+      // Someone creates the repository, then asks for the task again from the page.
+      initBare(join(root, 'dr', 'app.git'));
+      await page.locator('tr.failed-task button.retry').click();
+      await expect.poll(() => page.locator('tr.failed-task').count(), { timeout: 15_000 }).toBe(0);
+      await expect.poll(() => refsOf(join(root, 'dr', 'app.git')).has('refs/heads/main'), { timeout: 15_000 }).toBe(true);
+
+      // The URI's history opens on a click.
+      const history = page.locator('#recent details.uri', { hasText: join(root, 'dr') });
+      await expect.poll(async () => {
+        await page.reload();
+        return history.locator('table.history').textContent().catch(() => '');
+      }, { timeout: 15_000 }).toContain('pushed');
+      // The delivered push counts in the remote's recent rate although its queue is empty now.
+      expect(await page.locator('#remotes tr[data-remote="dr"]').textContent()).toMatch(/0\.[1-9]\/min|[1-9][0-9.]*\/min/);
+      const output = join(repoRoot, '.ci-out');
+      mkdirSync(output, { recursive: true });
+      await history.locator('summary').click();
+      await page.screenshot({ path: join(output, 'dashboard.png'), fullPage: true });
+      expect(existsSync(join(output, 'dashboard.png'))).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ClusterStatus } from '../../../src/observe/cluster-status.js';
+import { isLoopbackHost, startHttpServer, type HttpDeps, type RunningHttpServer } from '../../../src/observe/http-server.js';
+import { silentLog } from '../../../src/observe/log.js';
+import { NodeMetrics } from '../../../src/observe/metrics.js';
+
+const KEY = 'b'.repeat(40);
+const servers: RunningHttpServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[] } {
+  const retried: unknown[] = [];
+  const status: ClusterStatus = {
+    version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
+    remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
+    running: [], failed: [], storeClockOffsetMs: 0, nodes: [], verify: null, history: {},
+  };
+  return {
+    retried,
+    metrics: new NodeMetrics(() => 0),
+    clusterStatus: async () => status,
+    schedule: () => ({ nodeId: 'n1', uris: [] }),
+    health: () => ({ ok: true, reasons: [] }),
+    caughtUpThresholdMs: () => 60_000,
+    retry: async (request) => {
+      retried.push(request);
+      return 2;
+    },
+    token: async () => 'right-token',
+    log: silentLog,
+    ...overrides,
+  };
+}
+
+async function start(d: HttpDeps, tokenRequired?: boolean): Promise<string> {
+  const server = await startHttpServer('127.0.0.1:0', d, tokenRequired === undefined ? {} : { tokenRequired });
+  servers.push(server);
+  return `http://${server.address}`;
+}
+
+const post = (base: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${base}/api/retry`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+describe('HTTP endpoints', () => {
+  it('answers /readyz 503 with the lagging remotes past caughtUpThreshold, /healthz 503 with reasons', async () => {
+    const base = await start(deps({ health: () => ({ ok: false, reasons: ['the store is not writable: ENOSPC'] }) }));
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'lagging', oldestWaitingAgeMs: 61_000, caughtUpThresholdMs: 60_000, laggingRemotes: ['dr'] });
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ status: 'unhealthy', reasons: ['the store is not writable: ENOSPC'] });
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+    expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('retries on loopback without a token, and checks the body', async () => {
+    const d = deps();
+    const base = await start(d);
+    const ok = await post(base, { uriKey: KEY, names: ['x.json'] });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ retried: 2 });
+    expect(d.retried).toEqual([{ uriKey: KEY, names: ['x.json'] }]);
+    expect((await post(base, { uriKey: '../etc' })).status).toBe(400);
+    expect((await post(base, { uriKey: KEY, names: 'x' })).status).toBe(400);
+    const notJson = await fetch(`${base}/api/retry`, { method: 'POST', body: '{' });
+    expect(notJson.status).toBe(400);
+  });
+
+  it('requires the bearer token off loopback, and refuses when no token is configured', async () => {
+    const d = deps();
+    const base = await start(d, true);
+    expect((await post(base, { uriKey: KEY })).status).toBe(401);
+    expect((await post(base, { uriKey: KEY }, { authorization: 'Bearer wrong-token' })).status).toBe(401);
+    expect((await post(base, { uriKey: KEY }, { authorization: 'Bearer right-token' })).status).toBe(200);
+    expect(d.retried).toHaveLength(1);
+    const none = await start(deps({ token: async () => undefined }), true);
+    const refused = await post(none, { uriKey: KEY }, { authorization: 'Bearer anything' });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()) as object).toEqual({ error: 'retry over the network needs replication.httpToken (or httpTokenFile); none is set' });
+  });
+
+  it('knows loopback hosts', () => {
+    expect(['127.0.0.1', '127.3.0.9', '::1', 'localhost'].map(isLoopbackHost)).toEqual([true, true, true, true]);
+    expect(['0.0.0.0', '10.0.0.1', '::', 'example.com'].map(isLoopbackHost)).toEqual([false, false, false, false]);
+  });
+});

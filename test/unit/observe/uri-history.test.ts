@@ -1,0 +1,72 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HISTORY_EVENTS_PER_URI, readClusterHistory, UriHistory } from '../../../src/observe/uri-history.js';
+import { FakeClock } from '../../support/fake-clock.js';
+
+const KEY = 'a'.repeat(40);
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const claimed = (oldest: number) => ({ type: 'claimed' as const, remote: 'dr', uri: 'ssh://bot:***@host/p.git', uriKey: KEY, tasks: 2, oldestQueuedAtMs: oldest });
+const pushed = { type: 'pushed' as const, pushId: 'n.1', remote: 'dr', uri: 'ssh://bot:***@host/p.git', uriKey: KEY, project: 'p', refs: 2, outcomes: { new: 1, updated: 1 }, durationMs: 120.4, result: 'ok' as const, oldestQueuedAtMs: 0 };
+
+describe('UriHistory', () => {
+  it('records queued once per oldest update, then claims and pushes, on the store clock', () => {
+    const clock = new FakeClock(10_000);
+    const history = new UriHistory('node-a', () => clock.now() + 500);
+    history.record(claimed(9_000));
+    history.record({ type: 'retry-scheduled', remote: 'dr', uri: 'ssh://bot:***@host/p.git', uriKey: KEY, attempts: 1, retryInMs: 4_000, reason: 'connection refused' });
+    clock.advance(4_000);
+    history.record(claimed(9_000));
+    history.record(pushed);
+    const entry = history.entries()[KEY]!;
+    expect(entry).toMatchObject({ uri: 'ssh://bot:***@host/p.git', remote: 'dr' });
+    expect(entry.events.map((e) => [e.at, e.event, e.detail])).toEqual([
+      [9_000, 'queued', 'oldest of the claimed updates'],
+      [10_500, 'claimed', '2 tasks'],
+      [10_500, 'retry-scheduled', 'attempt 1, next in 4 s: connection refused'],
+      [14_500, 'claimed', '2 tasks'],
+      [14_500, 'pushed', 'p: 2 refs (1 new, 1 updated) in 120 ms'],
+    ]);
+  });
+
+  it(`keeps the last ${HISTORY_EVENTS_PER_URI} events of a URI`, () => {
+    const history = new UriHistory('node-a', () => 0);
+    for (let i = 0; i < HISTORY_EVENTS_PER_URI + 5; i++) history.record({ ...pushed, refs: i });
+    const events = history.entries()[KEY]!.events;
+    expect(events).toHaveLength(HISTORY_EVENTS_PER_URI);
+    expect(events[0]!.detail).toMatch(/^p: 5 refs/);
+  });
+
+  it("merges every node's file into one timeline per URI, and writes nothing when nothing changed", async () => {
+    const store = mkdtempSync(join(tmpdir(), 'refrelay-history-'));
+    dirs.push(store);
+    let now = 1_000;
+    const a = new UriHistory('node-a', () => now);
+    const b = new UriHistory('node-b', () => now);
+    a.record(claimed(500));
+    now = 2_000;
+    b.record({ type: 'takeover', uriKey: KEY, formerNode: 'node-a', tasks: 2 });
+    now = 3_000;
+    b.record(pushed);
+    await a.persist(store);
+    await b.persist(store);
+    expect(readdirSync(join(store, 'history')).sort()).toEqual(['node-a.json', 'node-b.json']);
+    const merged = await readClusterHistory(store);
+    expect(merged[KEY]!.remote).toBe('dr');
+    expect(merged[KEY]!.events.map((e) => `${e.at} ${e.node} ${e.event}`)).toEqual([
+      '500 node-a queued',
+      '1000 node-a claimed',
+      '2000 node-b taken-over',
+      '3000 node-b pushed',
+    ]);
+    rmSync(join(store, 'history', 'node-a.json'));
+    await a.persist(store); // unchanged since the last write: not rewritten
+    expect(readdirSync(join(store, 'history'))).toEqual(['node-b.json']);
+    expect(await readClusterHistory(join(store, 'missing'))).toEqual({});
+  });
+});
