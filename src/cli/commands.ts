@@ -10,6 +10,9 @@ import { formatStatus } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { VERSION } from './version.js';
 
+/** How often `status --watch` refreshes. */
+const STATUS_WATCH_MS = 2000;
+
 const configOption = {
   config: { type: 'string', describe: 'replication.config to use (default: $REFRELAY_CONFIG, then ./replication.config)' },
 } as const;
@@ -63,14 +66,31 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'status',
       "show the whole cluster's queue, read from the shared store",
-      (y) => y.options({ ...configOption, json: { type: 'boolean', default: false, describe: 'stable JSON (see README)' } }),
+      (y) => y.options({
+        ...configOption,
+        json: { type: 'boolean', default: false, describe: 'stable JSON (see README), with each URI\'s recent history' },
+        watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
+      }),
       async (args) => {
+        if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
         const config = loadCliConfig({ config: args.config });
         const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
-        // Node liveness is judged on the store's clock; a read-only store cannot be probed.
-        const storeClockOffsetMs = await measureStoreClockOffset(store.paths.nodes, `status-${process.pid}`, systemClock).catch(() => null);
-        const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs });
-        process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+        const style = process.stdout.isTTY === true ? 'boxed' : 'plain';
+        for (;;) {
+          // Node liveness is judged on the store's clock; a read-only store cannot be probed.
+          const storeClockOffsetMs = await measureStoreClockOffset(store.paths.nodes, `status-${process.pid}`, systemClock).catch(() => null);
+          const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs });
+          if (args.json) {
+            process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+            return;
+          }
+          // Clear the screen and home the cursor only on a terminal; in a pipe each refresh follows the last.
+          const clear = args.watch && style === 'boxed' ? '\u001b[2J\u001b[H' : '';
+          process.stdout.write(`${clear}${formatStatus(status, style)}`);
+          if (!args.watch) return;
+          process.stdout.write(`(every 2 s; Ctrl-C to stop) ${new Date().toISOString()}\n${style === 'plain' ? '\n' : ''}`);
+          await new Promise((resolve) => setTimeout(resolve, STATUS_WATCH_MS));
+        }
       },
     )
     .command(

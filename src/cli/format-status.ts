@@ -1,3 +1,4 @@
+import Table from 'cli-table3';
 import type { ClusterStatus } from '../observe/cluster-status.js';
 
 export function formatAge(ms: number | null): string {
@@ -8,14 +9,22 @@ export function formatAge(ms: number | null): string {
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-function table(rows: string[][]): string {
+type TableStyle = 'plain' | 'boxed';
+
+/** The first row is the header. Boxed (cli-table3) for a terminal; plain aligned columns for pipes and scripts. */
+function table(rows: string[][], style: TableStyle): string {
+  if (style === 'boxed') {
+    const boxed = new Table({ head: rows[0]!, style: { head: [], border: [] } });
+    boxed.push(...rows.slice(1));
+    return boxed.toString();
+  }
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
 /** The human view of `refrelay status`: queue per remote and URI, running claims, counts, nodes. */
-export function formatStatus(status: ClusterStatus): string {
+export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain'): string {
   const out: string[] = [];
   const { totals } = status;
   out.push(`store ${status.storePath}`);
@@ -29,7 +38,7 @@ export function formatStatus(status: ClusterStatus): string {
       rows.push([label, uri.uri, String(uri.waiting), formatAge(uri.oldestWaitingAgeMs), String(uri.running), String(uri.failed)]);
     }
   }
-  out.push(table(rows));
+  out.push(table(rows, style));
   if (status.running.length > 0) {
     out.push('');
     const claimRows = [['RUNNING URI', 'REMOTE', 'TASKS', 'OWNER', 'AGE']];
@@ -37,7 +46,7 @@ export function formatStatus(status: ClusterStatus): string {
       const owner = claim.owner === null ? 'unknown' : `${claim.owner.nodeId ?? '?'} (pid ${claim.owner.pid ?? '?'})`;
       claimRows.push([claim.uri ?? claim.lockName, claim.remote ?? '-', String(claim.tasks), owner, formatAge(claim.ageMs)]);
     }
-    out.push(table(claimRows));
+    out.push(table(claimRows, style));
   }
   out.push('');
   if (status.nodes.length === 0) {
@@ -49,7 +58,7 @@ export function formatStatus(status: ClusterStatus): string {
       const clock = node.clockOffsetMs === null ? '-' : node.clockWarning ? `! clock off by ${formatOffset(node.clockOffsetMs)}` : formatOffset(node.clockOffsetMs);
       nodeRows.push([node.nodeId, node.state, `${formatAge(node.lastBeatAgeMs)} ago`, typeof host === 'string' ? host : '-', typeof pid === 'number' ? String(pid) : '-', clock]);
     }
-    out.push(table(nodeRows));
+    out.push(table(nodeRows, style));
     if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
   }
   if (status.verify !== null) {

@@ -62,6 +62,12 @@ describe('status: nodes', () => {
       ['node-f', 'alive', '0s ago', 'h1', '100', '-'],
     ]);
     expect(formatStatus(status)).not.toContain('store clock not measurable');
+
+    // On a terminal the same rows in boxed tables (cli-table3).
+    const boxed = formatStatus(status, 'boxed');
+    expect(boxed).toMatch(/│ NODE\s+│ STATE\s+│ LAST BEAT\s+│ HOST │ PID\s+│ CLOCK\s+│/);
+    expect(boxed).toMatch(/│ node-c\s+│ alive\s+│ 11s ago\s+│ h1\s+│ 100\s+│ ! clock off by \+2\.0s\s+│/);
+    expect(boxed.split('\n').filter((row) => row.startsWith('┌'))).toHaveLength(2); // the queue and the nodes
   });
 
   it('falls back to the local clock when the store clock could not be measured (read-only store), and says so', async () => {
