@@ -51,13 +51,13 @@ async function main() {
   children.push(daemon);
 
   const config = join(root, 'replication.config');
-  writeFileSync(config, [
+  const configText = (httpListen) => [
     '[replication]',
     `  storePath = ${join(root, 'store')}`,
     `  basePath = ${base}`,
     '  distributionInterval = 1s',
     '  randomDelay = 500ms',
-    '  httpListen = off',
+    `  httpListen = ${httpListen}`,
     '[remote "dr"]',
     `  url = file://${join(root, 'dr')}/\${name}.git`,
     '  push = +refs/*:refs/*',
@@ -70,7 +70,11 @@ async function main() {
     '  projects = apps/*',
     '  replicationDelay = 2s',
     '',
-  ].join('\n'));
+  ].join('\n');
+  // The nodes share everything but their HTTP port: two nodes on one host cannot share one.
+  writeFileSync(config, configText('off'));
+  const httpPorts = { 'master-1': await freePort(), 'master-2': await freePort() };
+  for (const [nodeId, httpPort] of Object.entries(httpPorts)) writeFileSync(join(root, `${nodeId}.config`), configText(`127.0.0.1:${httpPort}`));
   step(`workspace ${root}`);
   console.log(`git daemon destination on git://127.0.0.1:${port}/, file:// destination in ${join(root, 'dr')}`);
   refrelay('config', 'check', '--config', config);
@@ -84,9 +88,10 @@ async function main() {
 
   step('two refrelay nodes start on one shared store');
   for (const nodeId of ['master-1', 'master-2']) {
-    const node = spawn(process.execPath, [bin, 'daemon', '--config', config, '--node-id', nodeId, '--log-level', 'warn'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const node = spawn(process.execPath, [bin, 'daemon', '--config', join(root, `${nodeId}.config`), '--node-id', nodeId, '--log-level', 'warn'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
     children.push(node);
   }
+  console.log(`dashboards: http://127.0.0.1:${httpPorts['master-1']}/ and http://127.0.0.1:${httpPorts['master-2']}/ (metrics at /metrics)`);
 
   step('developers push into the masters; each post-receive hook queues the update');
   for (const project of projects) {
@@ -116,6 +121,15 @@ async function main() {
   }
   step('refrelay status after the nodes pushed');
   refrelay('status', '--config', config);
+
+  step('each node\'s push counters (/metrics) and the cluster\'s readiness (/readyz)');
+  for (const [nodeId, httpPort] of Object.entries(httpPorts)) {
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    const pushes = metrics.split('\n').filter((line) => line.startsWith('refrelay_pushes_total{'));
+    console.log(`${nodeId}: ${pushes.length === 0 ? 'no pushes' : pushes.join('  ')}`);
+  }
+  const ready = await fetch(`http://127.0.0.1:${httpPorts['master-2']}/readyz`);
+  console.log(`/readyz: ${ready.status} ${JSON.stringify(await ready.json())}`);
 
   step('destinations compared with the masters');
   let inSync = true;
