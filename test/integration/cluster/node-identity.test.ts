@@ -55,6 +55,8 @@ describe('one node id, one running daemon', () => {
   it('a second daemon with the id of a running one exits 1 with the exact message naming its pid and host, and touches nothing', async () => {
     const c = cluster({ label: 'refrelay-id-in-use' });
     const first = await pushing(c);
+    // The running node writes its own history file at its next beat; the snapshot starts after that.
+    await waitUntil("node-1's history file", () => existsSync(join(c.store, 'history', 'node-1.json')));
     const claim = lockSnapshot(c.store, c.lockName());
     const tree = storeTree(c.store);
 
