@@ -8,21 +8,22 @@ export const REPLICATION_KEYS = [
   'storePath', 'eventsDirectory', 'basePath', 'nodeId', 'distributionInterval', 'randomDelay',
   'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
   'verifyInterval', 'autoReload', 'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile',
+  'maxPushes', 'bulkShares', 'usageHalfLife',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */
 export const REPLICATION_RESERVED_KEYS = [
-  'maxPushes', 'bulkShares', 'secureConfig',
+  'secureConfig',
   'allowInsecureSecrets', 'storeUmask',
 ] as const;
 
 export const REMOTE_KEYS = [
   'url', 'push', 'projects', 'excludeProjects', 'threads', 'replicationDelay', 'rescheduleDelay',
   'replicationRetry', 'replicationMaxRetries', 'timeout', 'mirror', 'createMissingRepositories',
-  'excludedRefsPattern', 'remoteNameStyle',
+  'excludedRefsPattern', 'remoteNameStyle', 'shares',
 ] as const;
 
-export const REMOTE_RESERVED_KEYS = ['shares', 'sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking'] as const;
+export const REMOTE_RESERVED_KEYS = ['sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking'] as const;
 
 export const GERRIT_KEYS = ['defaultForceUpdate', 'autoReload', 'replicateOnStartup'] as const;
 

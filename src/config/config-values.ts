@@ -24,6 +24,14 @@ export function parseWholeNumber(text: string, min: number): Parsed<number> {
   return ok(value);
 }
 
+/** A fair-share weight: 1–1000, as CouchDB's replicator shares. */
+export function parseShares(text: string): Parsed<number> {
+  const trimmed = text.trim();
+  const value = Number(trimmed);
+  if (!/^\d+$/.test(trimmed) || value < 1 || value > 1000) return bad(`expected a whole number from 1 to 1000, got "${text}"`);
+  return ok(value);
+}
+
 export function parseDurationValue(text: string, bareUnit: BareDurationUnit, positive = false): Parsed<number> {
   const result = parseDuration(text, bareUnit);
   if (typeof result === 'string') return bad(result);

@@ -38,8 +38,10 @@ export interface RemoteConfig {
   /** Compiled to match the whole ref name (Java `matches()` semantics, as in Gerrit). */
   readonly excludedRefsPatterns: readonly RegExp[];
   readonly remoteNameStyle: RemoteNameStyle;
+  /** Weight of this remote against the others of its lane in the fair share (1–1000). */
+  readonly shares: number;
   /**
-   * Accepted keys that later work will honour (`shares`, `sshIdentity`,
+   * Accepted keys that later work will honour (`sshIdentity`,
    * `sshCommand`, `sshStrictHostKeyChecking`), raw values by camelCase name.
    */
   readonly extra?: Readonly<Record<string, string>>;
@@ -77,6 +79,12 @@ export interface ReplicationConfig {
   readonly httpToken?: string;
   /** A file holding the token (read when the daemon starts and on reload), absolute. */
   readonly httpTokenFile?: string;
+  /** Node-wide cap on concurrent git pushes, on top of each remote's `threads`. */
+  readonly maxPushes: number;
+  /** Weight of the bulk lane (full syncs) against the live lane's 100 (1–1000). */
+  readonly bulkShares: number;
+  /** The fair share's memory: push time counts half after this long. */
+  readonly usageHalfLifeMs: number;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

@@ -1,7 +1,7 @@
 import { allValues, type Reporter, type SectionValues } from './collect-sections.js';
 import { REMOTE_RESERVED_KEYS } from './config-keys.js';
 import {
-  parseBoolean, parseDurationValue, parseWholeNumber, readSetting, reservedValues, type Parsed,
+  parseBoolean, parseDurationValue, parseShares, parseWholeNumber, readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
@@ -16,6 +16,9 @@ export interface RemoteDefaults {
 
 /** Gerrit raises a smaller rescheduleDelay to this floor; so do we, silently, like Gerrit. */
 const MIN_RESCHEDULE_DELAY_MS = 3000;
+
+/** A remote's weight in the fair share when `shares` is not set. */
+export const DEFAULT_SHARES = 100;
 
 /** Builds one remote, reporting every bad value; the result is only used when nothing was reported. */
 export function buildRemote(
@@ -51,6 +54,7 @@ export function buildRemote(
     createMissingRepositories: setting('createMissingRepositories', parseBoolean, true),
     excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
     remoteNameStyle: setting('remoteNameStyle', parseRemoteNameStyle, 'slash'),
+    shares: setting('shares', parseShares, DEFAULT_SHARES),
     extra: checkReserved(values, prefix, report),
   };
 }
@@ -77,12 +81,7 @@ function checkUrls(
 }
 
 function checkReserved(values: SectionValues, prefix: string, report: Reporter): Record<string, string> {
-  const extra = reservedValues(values, REMOTE_RESERVED_KEYS, '');
-  if (extra.shares !== undefined) {
-    const shares = parseWholeNumber(extra.shares, 1);
-    if (!shares.ok) report.problem(`${prefix}.shares`, shares.message);
-  }
-  return extra;
+  return reservedValues(values, REMOTE_RESERVED_KEYS, '');
 }
 
 function parseEach<T>(

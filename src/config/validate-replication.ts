@@ -1,14 +1,22 @@
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
 import {
-  parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parsePath, parseWholeNumber,
+  parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parsePath, parseShares, parseWholeNumber,
   readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import type { ReplicationConfig } from './types.js';
 
 export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+export const DEFAULT_BULK_SHARES = 25;
+export const DEFAULT_USAGE_HALF_LIFE_MS = 5 * 60_000;
+
+/** Two pushes per CPU: a push spends much of its time waiting on the network or the destination. */
+export function defaultMaxPushes(): number {
+  return 2 * availableParallelism();
+}
 
 /** `[replication]` and `[gerrit]` settings: everything of ReplicationConfig but the remotes. */
 export type NodeSettings = Omit<ReplicationConfig, 'remotes' | 'warnings'> & {
@@ -61,6 +69,9 @@ export function buildNodeSettings(
     replicateOnStartup:
       setting('replicateOnStartup', parseBoolean, false) || readSetting(gerrit, 'replicateOnStartup', 'gerrit.replicateOnStartup', parseBoolean, false, report),
     caughtUpThresholdMs: setting('caughtUpThreshold', (t) => parseDurationValue(t, 'seconds', true), 5 * 60_000),
+    maxPushes: setting('maxPushes', (t) => parseWholeNumber(t, 1), defaultMaxPushes()),
+    bulkShares: setting('bulkShares', parseShares, DEFAULT_BULK_SHARES),
+    usageHalfLifeMs: setting('usageHalfLife', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_USAGE_HALF_LIFE_MS),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {

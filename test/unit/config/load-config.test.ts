@@ -45,15 +45,16 @@ describe('loadConfig on valid fixtures', () => {
       storePath: join(dir, 'store'), basePath: '/srv/git', nodeId: 'master-1.example_com', distributionIntervalMs: 5000,
       randomDelayMs: 250, lockStaleMs: 120_000, maxRetries: 7, httpListen: '0.0.0.0:9500', shutdownGraceMs: 45_000, defaultForceUpdate: true,
       caughtUpThresholdMs: 10_000, httpToken: 's3cr3t-token', httpTokenFile: '/etc/refrelay/token',
-      warnings: [],
+      maxPushes: 16, bulkShares: 2, warnings: [],
     });
-    expect(Object.keys(config.extra ?? {})).toHaveLength(5);
+    expect(Object.keys(config.extra ?? {})).toHaveLength(3);
     const [full, defaults] = config.remotes;
     expect(full).toMatchObject({
       name: 'full', urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],
       threads: 3, replicationDelayMs: 2000, rescheduleDelayMs: 10_000, replicationRetryMs: 300_000,
       replicationMaxRetries: 4, timeoutMs: 60_000, mirror: true, createMissingRepositories: false, remoteNameStyle: 'dash',
-      extra: { shares: '3', sshIdentity: '/etc/refrelay/id_ed25519', sshCommand: 'ssh -o BatchMode=yes', sshStrictHostKeyChecking: 'accept-new' },
+      shares: 3,
+      extra: { sshIdentity: '/etc/refrelay/id_ed25519', sshCommand: 'ssh -o BatchMode=yes', sshStrictHostKeyChecking: 'accept-new' },
     });
     expect(full?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
     expect(full?.projects.map((p) => [p.text, p.kind])).toEqual([['team/*', 'prefix'], ['^lib-[a-z]+', 'regex'], ['tools', 'exact']]);

@@ -179,7 +179,7 @@ describe('validateConfig problems', () => {
       'remote.eu.Mirror.threads: expected a whole number ≥ 1, got "many"',
       'remote.eu.Mirror.replicationDelay: expected a duration such as 15s, 2m, 500ms, got "soon"',
       'remote.eu.Mirror.excludedRefsPattern: invalid regular expression: /refs/(x/: Unterminated group',
-      'remote.eu.Mirror.shares: expected a whole number ≥ 1, got "0"',
+      'remote.eu.Mirror.shares: expected a whole number from 1 to 1000, got "0"',
     ]);
   });
 
@@ -241,15 +241,15 @@ describe('validateConfig warnings', () => {
   it('accepts reserved keys silently and keeps their raw values for later work', () => {
     const config = valid(
       ...BASE, ...REPLICATION_RESERVED_KEYS.map((k) => `replication.${k}=v-${k}`),
-      ...REMOTE_RESERVED_KEYS.map((k) => `remote.m.${k}=${k === 'shares' ? '2' : `v-${k}`}`),
+      ...REMOTE_RESERVED_KEYS.map((k) => `remote.m.${k}=v-${k}`),
       'gerrit.autoReload=true', 'gerrit.replicateOnStartup=false',
     );
     expect(config.warnings).toEqual([]);
-    expect(config.extra).toMatchObject({ 'replication.maxPushes': 'v-maxPushes', 'replication.secureConfig': 'v-secureConfig' });
+    expect(config.extra).toMatchObject({ 'replication.storeUmask': 'v-storeUmask', 'replication.secureConfig': 'v-secureConfig' });
     expect(Object.keys(config.extra ?? {})).toHaveLength(REPLICATION_RESERVED_KEYS.length);
     expect(config).toMatchObject({ autoReload: true, replicateOnStartup: false });
     expect(config.remotes[0]?.extra).toEqual({
-      shares: '2', sshIdentity: 'v-sshIdentity', sshCommand: 'v-sshCommand',
+      sshIdentity: 'v-sshIdentity', sshCommand: 'v-sshCommand',
       sshStrictHostKeyChecking: 'v-sshStrictHostKeyChecking',
     });
   });
