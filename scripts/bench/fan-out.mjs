@@ -35,7 +35,7 @@ export async function run({ quick }) {
       const config = join(root, `${label}.config`);
       writeFileSync(config, [
         '[replication]', `  storePath = ${join(root, `store${round}`)}`, `  basePath = ${join(root, 'base')}`,
-        '  distributionInterval = 100ms', '  randomDelay = 0', '  httpListen = off',
+        '  distributionInterval = 100ms', '  randomDelay = 0', '  httpListen = off', `  maxPushes = ${THREADS * DESTS.length}`,
         ...DESTS.flatMap((dest) => [`[remote "${dest}"]`, `  url = file://${join(root, label, dest)}/\${name}.git`, '  replicationDelay = 6s', `  threads = ${THREADS}`]),
       ].join('\n'));
       // As in production, the node runs while the hooks queue the updates. The 1,000 updates are

@@ -13,7 +13,7 @@ async function deliver(root, label, uriCount, nodeIds) {
   const store = join(root, `store-${label}`);
   writeFileSync(config, [
     '[replication]', `  storePath = ${store}`, `  basePath = ${join(root, 'base')}`,
-    '  distributionInterval = 100ms', '  randomDelay = 200ms',
+    '  distributionInterval = 100ms', '  randomDelay = 200ms', `  maxPushes = ${THREADS}`,
     '[remote "slow"]', `  url = ${join(root, label)}/\${name}.git`, '  replicationDelay = 0', `  threads = ${THREADS}`,
   ].join('\n'));
   const tasks = new TaskStore({ root: store, nodeId: 'hook' });

@@ -39,6 +39,13 @@ const RULES: readonly Rule[] = [
 // curl's wording (`returned error: 503`), and git's own in `RPC failed` lines, old (`HTTP code = 502`) and new (`HTTP 500`).
 const HTTP_STATUS = /(?:returned error: |RPC failed; HTTP |HTTP code = )(\d{3})/i;
 
+/** Failures that say the host could not be reached at all (for the per-host circuit breaker). */
+const CONNECTION_LEVEL = /Connection (refused|reset|closed by)|Connection timed out|connect(ion)? to host .* timed out|kex_exchange_identification|Network is unreachable|No route to host|Could not resolve host|unable to look up|Temporary failure in name resolution|unable to connect to/i;
+
+export function isConnectionFailure(message: string): boolean {
+  return CONNECTION_LEVEL.test(message);
+}
+
 export function classifyPushFailure(exitCode: number | null, stderr: string): FailureClass {
   const lines = stderr.split(/\r?\n|\r/).map((line) => line.trim()).filter((line) => line !== '');
   const http = httpClass(lines);

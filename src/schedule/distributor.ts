@@ -1,9 +1,12 @@
+import type { OpenCircuit } from '../cluster/node-heartbeat.js';
 import type { NodeSchedule } from '../observe/http-server.js';
 import { redactUrl } from '../observe/redact.js';
-import type { SchedulerDeps } from './ports.js';
+import type { HostHealth, SchedulerDeps } from './ports.js';
 import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
 import { PushSlots, type PushSlot } from './push-slots.js';
-import type { ReplicationConfig } from '../config/types.js';
+import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
+import { FairShare, type FairCandidate, type Lane } from './fair-share.js';
+import { HostCircuits, hostOf } from './host-circuit.js';
 import { groupByUri, type ResolutionCache, type UriGroup } from './uri-groups.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */
@@ -14,16 +17,24 @@ interface UriSchedule {
   notBefore: number;
   /** Not looked at again before this: lock refused, or updates that arrived during a push. */
   recheckAt: number;
+  /** The destination host (for its circuit), once needed. */
+  host?: string;
 }
 
 interface InFlight {
   readonly group: UriGroup;
+  readonly fair: FairCandidate;
+  /** Started as the one probe of its host's open circuit. */
+  readonly probe: boolean;
   readonly controller: AbortController;
   readonly startedAt: number;
   readonly done: Promise<void>;
   /** Until its git pushes are over; then the job only finishes, resets or parks task files. */
-  readonly phase: { active: boolean };
+  readonly phase: { active: boolean; granted: boolean; waiting: boolean; readonly ahead: boolean };
 }
+
+/** The live lane's weight; `replication.bulkShares` is set against it. */
+export const LIVE_SHARES = 100;
 
 export interface TickReport {
   /** URIs with work this node may take (waiting, or being pushed by this node). */
@@ -36,7 +47,10 @@ export interface TickReport {
 /**
  * The distributor: every pass lists `waiting/`, groups tasks by URI, and starts a push for each
  * URI whose due time has come — oldest task mtime + max(replicationDelay, distributionInterval)
- * + jitter, never before the URI's persisted backoff — within each remote's `threads`.
+ * + jitter, never before the URI's persisted backoff — within each remote's `threads` and the
+ * node's `maxPushes`. When more URIs are due than there are slots, the fair share chooses (lane,
+ * then remote, then the oldest due URI; see FairShare), both here and when a slot frees. URIs of
+ * a host whose circuit is open are not due at all, except its one probe.
  *
  * `threads` bounds the git pushes a remote runs at once, not the store work around them. A job
  * whose pushes are over gives its slot away while it finishes its task files. And a URI due for
@@ -52,7 +66,12 @@ export class Distributor {
   private readonly inFlight = new Map<string, InFlight>();
   private resolutions: ResolutionCache = new WeakMap();
   private resolutionsFor: ReplicationConfig | undefined;
-  private readonly pushSlots = new PushSlots();
+  private readonly fairShare: FairShare;
+  private readonly circuits: HostCircuits;
+  private readonly pushSlots: PushSlots;
+  private readonly jobDeps: SchedulerDeps;
+  /** The oldest due URI of each group that the last pass could not start. */
+  private dueHeads: Array<{ fair: FairCandidate; remote: RemoteConfig }> = [];
   /** The last pass's view of each waiting URI, for `/status` and the page. */
   private lastPass: Array<{ group: UriGroup; at: number }> = [];
   private accepting = true;
@@ -65,7 +84,20 @@ export class Distributor {
   constructor(
     private readonly deps: SchedulerDeps,
     private readonly onSlotFree: () => void = () => undefined,
-  ) {}
+  ) {
+    this.fairShare = new FairShare(deps.clock, () => {
+      const config = deps.config();
+      return { halfLifeMs: config.usageHalfLifeMs, liveShares: LIVE_SHARES, bulkShares: config.bulkShares };
+    });
+    this.circuits = new HostCircuits(deps.clock, deps.random);
+    this.pushSlots = new PushSlots({ nodeLimit: () => deps.config().maxPushes, fairShare: this.fairShare, hold: (best) => this.slotHeldFor(best) });
+    const circuits = this.circuits;
+    const hosts: HostHealth = {
+      reached: (uri) => circuits.reached(hostOf(uri)),
+      connectionFailed: (uri, uriKey, baseMs, message) => circuits.connectionFailed(hostOf(uri), uriKey, baseMs, message),
+    };
+    this.jobDeps = { ...deps, hosts };
+  }
 
   get runningCount(): number {
     return this.inFlight.size;
@@ -74,6 +106,11 @@ export class Distributor {
   /** How many task files this node put in failed/ since it started (whole tasks and parked rejected refs). */
   get failedCount(): number {
     return this.failedToFailedDir;
+  }
+
+  /** Hosts whose circuit is open on this node. */
+  openCircuits(): OpenCircuit[] {
+    return this.circuits.view().flatMap((view) => (view.state === 'closed' ? [] : [{ host: view.host, state: view.state, trips: view.trips, nextProbeAt: view.nextProbeAt, lastError: view.lastError }]));
   }
 
   runningUris(): string[] {
@@ -119,35 +156,105 @@ export class Distributor {
 
     const offset = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();
-    const due: Array<{ group: UriGroup; at: number }> = [];
+    const due: Array<{ group: UriGroup; at: number; host: string }> = [];
     let nextDueAt: number | undefined;
+    const circuitsOpen = this.circuits.anyOpen();
+    const lastPass: Array<{ group: UriGroup; at: number }> = [];
     for (const group of groups.values()) {
-      if (this.inFlight.has(group.uriKey)) continue;
-      if (!this.schedules.has(group.uriKey)) {
-        this.schedules.set(group.uriKey, { jitterMs: deps.random.next() * config.randomDelayMs, notBefore: 0, recheckAt: 0 });
+      let schedule = this.schedules.get(group.uriKey);
+      if (schedule === undefined) {
+        this.schedules.set(group.uriKey, (schedule = { jitterMs: deps.random.next() * config.randomDelayMs, notBefore: 0, recheckAt: 0 }));
       }
       const at = this.dueAt(group, config, offset);
-      if (at <= now) due.push({ group, at });
-      else nextDueAt = nextDueAt === undefined ? at : Math.min(nextDueAt, at);
+      lastPass.push({ group, at });
+      if (this.inFlight.has(group.uriKey)) continue;
+      if (at > now) {
+        nextDueAt = nextDueAt === undefined ? at : Math.min(nextDueAt, at);
+        continue;
+      }
+      // Parsing every URL on every pass would cost more than the pass itself: a URI's host is
+      // looked up only while some circuit is open, and kept with its schedule.
+      const host = circuitsOpen ? (schedule.host ??= hostOf(group.uri)) : '';
+      // A host whose circuit is open has nothing due; its URIs keep waiting, their retries unspent.
+      if (circuitsOpen && this.circuits.gate(host) === 'blocked') continue;
+      due.push({ group, at, host });
     }
-    due.sort((a, b) => a.at - b.at);
-    this.lastPass = [...groups.values()].map((group) => ({ group, at: this.dueAt(group, config, offset) }));
+    this.lastPass = lastPass;
+
+    // Due URIs by fair-share group (lane and remote): the fair share picks a group, and the group
+    // offers its oldest startable URI. Only one candidate per group reaches the fair share, so a
+    // pass over 10,000 due URIs costs a scan per start, not a sort.
+    type Due = (typeof due)[number];
+    type Bucket = { entries: Due[]; taken: Set<Due> };
+    const buckets: Bucket[] = [];
+    const bucketsByRemote = new Map<RemoteConfig, { live?: Bucket; bulk?: Bucket }>();
+    for (const entry of due) {
+      let lanes = bucketsByRemote.get(entry.group.remote);
+      if (lanes === undefined) bucketsByRemote.set(entry.group.remote, (lanes = {}));
+      let bucket = lanes[entry.group.lane];
+      if (bucket === undefined) buckets.push((bucket = lanes[entry.group.lane] = { entries: [], taken: new Set() }));
+      bucket.entries.push(entry);
+    }
+    this.fairShare.observe([
+      ...buckets.map((bucket) => this.fairCandidate(bucket.entries[0]!.group, bucket.entries[0]!.at)),
+      ...[...this.inFlight.values()].map((job) => job.fair),
+    ]);
 
     let started = 0;
     const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
     const dueLeft = new Map<string, number>();
     for (const { group } of due) dueLeft.set(group.remote.name, (dueLeft.get(group.remote.name) ?? 0) + 1);
-    for (const { group, at } of due) {
-      if (!this.accepting) break;
+    let room = new Map<string, boolean>(); // per remote and take-ahead, within one choice
+    const startable = ({ group, at, host }: Due): boolean => {
       const left = dueLeft.get(group.remote.name) ?? 0;
-      // The tail of a backlog is left to idle peers: taken ahead, it would wait here for a slot.
-      const backlogged = now - at >= takeAheadAfterMs && left > 2 * group.remote.threads;
-      if (!this.hasRoom(group.remote, backlogged)) continue;
-      dueLeft.set(group.remote.name, left - 1);
-      this.start(group);
+      // Taken ahead (locked and claimed while the slots are busy) only when peers had a pass to
+      // take it: a backlog, but not its tail (2 × threads URIs), which idle peers share out. A URI
+      // not taken ahead still gets its turn: a freed slot is held for it when the fair share
+      // prefers it to every waiter (see slotHeldFor).
+      const takeAhead = now - at >= takeAheadAfterMs && left > 2 * group.remote.threads;
+      const roomKey = `${takeAhead}\u0000${group.lane}\u0000${group.remote.name}`;
+      let hasRoom = room.get(roomKey);
+      if (hasRoom === undefined) room.set(roomKey, (hasRoom = this.hasRoom(group.remote, takeAhead, group.lane) && this.nodeHasRoom(config, takeAhead)));
+      return hasRoom && (!circuitsOpen || this.circuits.gate(host) !== 'blocked');
+    };
+    while (this.accepting) {
+      room = new Map();
+      const heads: Array<{ entry: Due; fair: FairCandidate; bucket: { taken: Set<Due> } }> = [];
+      for (const bucket of buckets) {
+        const { group: first } = bucket.entries[0]!;
+        // No room even for a URI taken ahead: nothing of this remote and lane can start now.
+        if (!(this.hasRoom(first.remote, true, first.lane) && this.nodeHasRoom(config, true))) continue;
+        let oldest: Due | undefined;
+        for (const entry of bucket.entries) {
+          if (bucket.taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || !startable(entry)) continue;
+          oldest = entry;
+        }
+        if (oldest !== undefined) heads.push({ entry: oldest, fair: this.fairCandidate(oldest.group, oldest.at), bucket });
+      }
+      const chosen = this.fairShare.choose(heads, (head) => head.fair);
+      if (chosen === undefined) break;
+      const { entry } = chosen;
+      chosen.bucket.taken.add(entry);
+      dueLeft.set(entry.group.remote.name, (dueLeft.get(entry.group.remote.name) ?? 1) - 1);
+      const probe = circuitsOpen && this.circuits.gate(entry.host) === 'probe';
+      if (probe) this.circuits.beginProbe(entry.host, entry.group.uriKey);
+      const ahead = !(this.hasRoom(entry.group.remote, false, entry.group.lane) && this.nodeHasRoom(config, false));
+      this.start(entry.group, chosen.fair, probe, ahead);
       started++;
     }
+    // What could not start now, one per group, for the fair share's choice when a slot frees.
+    this.dueHeads = [];
+    for (const bucket of buckets) {
+      let oldest: Due | undefined;
+      for (const entry of bucket.entries) if (!bucket.taken.has(entry) && (oldest === undefined || entry.at < oldest.at)) oldest = entry;
+      if (oldest !== undefined) this.dueHeads.push({ fair: this.fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
+    }
+    this.pushSlots.reconsider();
     return { pendingUris: groups.size + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
+  }
+
+  private fairCandidate(group: UriGroup, dueAt: number): FairCandidate {
+    return { lane: group.lane, remote: group.remote.name, remoteShares: group.remote.shares, dueAt };
   }
 
   /** mtimes are the store's clock; `offset` converts them to ours. */
@@ -169,6 +276,7 @@ export class Distributor {
       uris.push({
         uri: redactUrl(group.uri),
         remote: group.remote.name,
+        lane: group.lane,
         waiting: group.tasks.length,
         nextDueInMs: job === undefined ? at - now : null,
         backoffUntilMs: notBefore > now ? notBefore - now : null,
@@ -178,35 +286,102 @@ export class Distributor {
     }
     for (const job of this.inFlight.values()) {
       if (listed.has(job.group.uriKey)) continue;
-      uris.push({ uri: redactUrl(job.group.uri), remote: job.group.remote.name, waiting: 0, nextDueInMs: null, backoffUntilMs: null, running: true, runningForMs: now - job.startedAt });
+      uris.push({ uri: redactUrl(job.group.uri), remote: job.group.remote.name, lane: job.group.lane, waiting: 0, nextDueInMs: null, backoffUntilMs: null, running: true, runningForMs: now - job.startedAt });
     }
     uris.sort((a, b) => Number(b.running) - Number(a.running) || (a.nextDueInMs ?? 0) - (b.nextDueInMs ?? 0));
-    return { nodeId, uris };
+    const config = this.deps.config();
+    return {
+      nodeId,
+      maxPushes: config.maxPushes,
+      pushing: this.pushSlots.total,
+      uris,
+      fairShare: this.fairShare.view().map((view) => ({ ...view, usageSeconds: Math.round(view.usageMs) / 1000 })),
+      circuits: this.circuits.view().map((view) => ({ ...view, nextProbeInMs: view.nextProbeAt === null ? null : Math.max(0, view.nextProbeAt - now) })),
+    };
   }
 
-  private hasRoom(remote: UriGroup['remote'], backlogged: boolean): boolean {
+  /**
+   * A freed slot is held (left free) instead of going to `best`, the fair share's choice among the
+   * jobs waiting for one, when it prefers a URI that is not claimed yet — a group with nothing
+   * taken ahead (the tail of a backlog, a live push behind a replicate-all) — or a job still
+   * taking its lock. The pass that the freed slot triggers starts that URI, and it takes the slot.
+   */
+  private slotHeldFor(best: FairCandidate): boolean {
+    const starting: InFlight[] = [];
+    for (const job of this.inFlight.values()) {
+      if (job.fair !== best && job.phase.active && !job.phase.granted && !job.phase.ahead && !job.phase.waiting) starting.push(job);
+    }
+    // Jobs started for free slots and still taking their locks come before jobs taken ahead.
+    if (starting.some((job) => this.pushSlots.busy(job.group.remote.name) < this.threadsOf(job.group.remote.name))) return true;
+    const config = this.deps.config();
+    // Only for URIs the next pass can start: held for anything else, the slot would stay idle.
+    const canStart = (remote: RemoteConfig): boolean => {
+      if (!this.accepting || this.inFlight.size >= 3 * config.maxPushes || this.pushSlots.busy(remote.name) >= this.threadsOf(remote.name)) return false;
+      let jobs = 0;
+      for (const job of this.inFlight.values()) if (job.group.remote.name === remote.name) jobs++;
+      return jobs < 3 * remote.threads;
+    };
+    const rivals = this.dueHeads.filter((head) => canStart(head.remote)).map((head) => head.fair);
+    if (rivals.length === 0) return false;
+    // The waiter's own reservation is in its group's key; a rival would bring one too.
+    const rivalSet = new Set(rivals);
+    return this.fairShare.choose([best, ...rivals], (candidate) => candidate, (candidate) => rivalSet.has(candidate)) !== best;
+  }
+
+  /**
+   * A fair-share group (lane and remote) has at most one job taken ahead (waiting for a slot): so
+   * every group with work has its candidate among the waiters when a slot frees and the fair share
+   * chooses between them there — a backlog cannot fill the waiting places with its own jobs, and a
+   * live URI that becomes due while a replicate-all keeps every slot busy gets the next slot.
+   */
+  private hasRoom(remote: UriGroup['remote'], takeAhead: boolean, lane: Lane): boolean {
     let active = 0;
     let jobs = 0;
+    let ownSlots = 0;
+    let waitingInGroup = 0;
     for (const job of this.inFlight.values()) {
       if (job.group.remote.name !== remote.name) continue;
       jobs++;
-      if (job.phase.active) active++;
+      if (!job.phase.active) continue;
+      active++;
+      // Pushing, or started for a free slot: those jobs own their slots; jobs taken ahead do not.
+      if (job.phase.granted || !job.phase.ahead) ownSlots++;
+      else if (job.group.lane === lane) waitingInGroup++;
     }
     if (jobs >= 3 * remote.threads) return false;
-    return active < remote.threads || (backlogged && active < 2 * remote.threads);
+    return ownSlots < remote.threads || (takeAhead && waitingInGroup === 0 && active < 2 * remote.threads);
   }
 
-  private threadsOf(group: UriGroup): number {
-    return this.deps.config().remotes.find((remote) => remote.name === group.remote.name)?.threads ?? group.remote.threads;
+  /** `maxPushes` bounds this node's jobs as `threads` bounds a remote's (see hasRoom). */
+  private nodeHasRoom(config: ReplicationConfig, takeAhead: boolean): boolean {
+    let active = 0;
+    let ownSlots = 0;
+    for (const job of this.inFlight.values()) {
+      if (!job.phase.active) continue;
+      active++;
+      if (job.phase.granted || !job.phase.ahead) ownSlots++;
+    }
+    if (this.inFlight.size >= 3 * config.maxPushes) return false;
+    return ownSlots < config.maxPushes || (takeAhead && active < 2 * config.maxPushes);
   }
 
-  private start(group: UriGroup): void {
+  private threadsOf(remote: string): number {
+    return this.deps.config().remotes.find((candidate) => candidate.name === remote)?.threads ?? 1;
+  }
+
+  /** `ahead`: started while no slot was free, to wait for one (taken ahead). */
+  private start(group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void {
     const controller = new AbortController();
     const startedAt = this.deps.clock.now();
-    const phase = { active: true };
-    const remoteSlot = this.pushSlots.slot(group.remote.name, () => this.threadsOf(group));
+    const phase = { active: true, granted: false, waiting: false, ahead };
+    const remoteSlot = this.pushSlots.slot(group.remote.name, () => this.threadsOf(group.remote.name), { candidate: fair, reservation: this.fairShare.reserve(fair), ahead });
     const slot: PushSlot = {
-      acquire: (signal) => remoteSlot.acquire(signal),
+      acquire: async (signal) => {
+        phase.waiting = true;
+        const granted = await remoteSlot.acquire(signal);
+        if (granted) phase.granted = true;
+        return granted;
+      },
       release: () => {
         remoteSlot.release();
         if (!phase.active) return;
@@ -214,18 +389,22 @@ export class Distributor {
         this.onSlotFree();
       },
     };
-    const done = runPushJob(this.deps, group, controller.signal, slot).then(
+    const done = runPushJob(this.jobDeps, group, controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
         this.deps.log.error({ uri: redactUrl(group.uri), err: error instanceof Error ? error.message : String(error) }, 'push job failed');
         this.finished(group, { kind: 'locked' });
       },
     );
-    this.inFlight.set(group.uriKey, { group, controller, startedAt, done, phase });
+    this.inFlight.set(group.uriKey, { group, fair, probe, controller, startedAt, done, phase });
   }
 
   private finished(group: UriGroup, result: JobResult): void {
+    const job = this.inFlight.get(group.uriKey);
     this.inFlight.delete(group.uriKey);
+    // A probe that never reached git (lock taken, nothing left to push, stopped) leaves the
+    // circuit as it was, ready for another probe; one that pushed already told the circuit.
+    if (job?.probe === true && !['pushed', 'retry', 'failed', 'host-down'].includes(result.kind)) this.circuits.probeAbandoned(hostOf(group.uri), group.uriKey);
     const config = this.deps.config();
     const now = this.deps.clock.now();
     const schedule = this.schedules.get(group.uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
@@ -236,6 +415,7 @@ export class Distributor {
         break;
       case 'locked':
       case 'lock-lost':
+      case 'host-down':
         schedule.recheckAt = now + config.distributionIntervalMs;
         break;
       default:

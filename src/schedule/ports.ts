@@ -30,6 +30,14 @@ export interface SchedulerLocks {
   acquire(lockName: string, uri: string): Promise<Lease | undefined>;
 }
 
+/** What push jobs tell the per-host circuit breaker (the distributor's HostCircuits). */
+export interface HostHealth {
+  /** A push of `uri` reached its host, whatever git then said. */
+  reached(uri: string): void;
+  /** A push could not connect; true when the host's circuit is open and the URI keeps its retry count. */
+  connectionFailed(uri: string, uriKey: string, baseMs: number, message: string): boolean;
+}
+
 export interface SchedulerDeps {
   /** A getter, so a reloaded config applies to the next pass and the next push. */
   readonly config: () => ReplicationConfig;
@@ -44,4 +52,5 @@ export interface SchedulerDeps {
   readonly storeClockOffsetMs?: () => number;
   /** Claims, pushes, retries and failures as facts, for metrics and the per-URI history. */
   readonly events?: EventSink;
+  readonly hosts?: HostHealth;
 }

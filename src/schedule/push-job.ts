@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { RemoteConfig } from '../config/types.js';
 import { redactText, redactUrl } from '../observe/redact.js';
 import type { PushOutcome } from '../push/git-pusher.js';
+import { isConnectionFailure } from '../push/failure-class.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { retryDelayMs } from './backoff.js';
 import type { Lease, SchedulerDeps } from './ports.js';
@@ -21,6 +22,8 @@ export type JobResult =
   | { readonly kind: 'retry'; readonly notBefore: number; readonly attempts: number; readonly failedTasks?: number }
   | { readonly kind: 'failed'; readonly claimed: number }
   | { readonly kind: 'backoff'; readonly notBefore: number }
+  /** The host's circuit is open: the tasks wait, the URI's retry count unchanged. */
+  | { readonly kind: 'host-down'; readonly failedTasks?: number }
   | { readonly kind: 'locked' }
   | { readonly kind: 'nothing-claimed' }
   | { readonly kind: 'aborted'; readonly failedTasks?: number }
@@ -35,6 +38,7 @@ export function movedToFailed(result: JobResult): number {
       return result.failedRefs + (result.failedTasks ?? 0);
     case 'retry':
     case 'aborted':
+    case 'host-down':
       return result.failedTasks ?? 0;
     default:
       return 0;
@@ -147,6 +151,8 @@ async function pushClaimed(
   const config = deps.config();
   let failedRefs = 0;
   let retryable: { message: string; kind: string } | undefined;
+  /** Every retryable failure so far was a connection failure the host's open circuit took on. */
+  let hostDown = true;
   let failedTasks = 0;
   let aborted = false;
   const toRetry: string[] = [];
@@ -168,6 +174,8 @@ async function pushClaimed(
     if (index === units.length - 1) onPushesDone();
     await fence(lock);
     logPush(deps, group, `${lock.leaseId}.${index + 1}`, unit.project, remote.name, refs.length, outcome, oldestMtime(unit.tasks));
+    const failure = outcome.failure;
+    if (failure === undefined || (failure.kind !== 'aborted' && !isConnectionFailure(failure.message))) deps.hosts?.reached(group.uri);
     if (outcome.result !== 'failed') {
       for (const ref of outcome.refs.filter((item) => item.status === 'rejected')) {
         failedRefs++;
@@ -179,7 +187,7 @@ async function pushClaimed(
       await store.finish(lock.claimName, names);
       continue;
     }
-    const failure = outcome.failure!;
+    if (failure === undefined) throw new Error('a failed push outcome carries its failure');
     if (failure.kind === 'aborted') {
       aborted = true;
       await store.reset(lock.claimName, names);
@@ -191,7 +199,16 @@ async function pushClaimed(
     } else {
       retryable = { message: failure.message, kind: failure.kind };
       toRetry.push(...names);
+      const absorbed = isConnectionFailure(failure.message) && deps.hosts?.connectionFailed(group.uri, group.uriKey, remote.replicationRetryMs, failure.message) === true;
+      if (!absorbed) hostDown = false;
     }
+  }
+
+  if (retryable !== undefined && hostDown) {
+    await fence(lock);
+    await store.reset(lock.claimName, toRetry);
+    log.warn({ uri: redactUrl(group.uri), reason: retryable.message }, 'host unreachable, its circuit is open; the tasks wait without spending a retry');
+    return { kind: 'host-down', ...alsoFailed(failedTasks) };
   }
 
   if (retryable !== undefined) {

@@ -1,7 +1,8 @@
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { expandUrl } from '../config/remote-url.js';
 import type { WaitingTask } from '../store/store-types.js';
-import { uriKey as computeUriKey } from '../task/task.js';
+import { FULL_SYNC_REF, uriKey as computeUriKey } from '../task/task.js';
+import type { Lane } from './fair-share.js';
 
 /** Every waiting task of one destination URI. */
 export interface UriGroup {
@@ -11,6 +12,13 @@ export interface UriGroup {
   readonly remote: RemoteConfig;
   readonly tasks: WaitingTask[];
   oldestMtimeMs: number;
+  /** Live when any of its tasks is (the push carries every claimed ref anyway). */
+  lane: Lane;
+}
+
+/** Full syncs (replicate, replicate on startup) are bulk work; single ref updates are live. */
+export function laneOfTask(task: WaitingTask['task']): Lane {
+  return task.refs.length === 1 && task.refs[0] === FULL_SYNC_REF ? 'bulk' : 'live';
 }
 
 /**
@@ -48,10 +56,11 @@ export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingT
     if (resolved === null) continue;
     const group = groups.get(resolved.uriKey);
     if (group === undefined) {
-      groups.set(resolved.uriKey, { uriKey: resolved.uriKey, uri: item.task.uri, remote: resolved.remote, tasks: [item], oldestMtimeMs: item.mtimeMs });
+      groups.set(resolved.uriKey, { uriKey: resolved.uriKey, uri: item.task.uri, remote: resolved.remote, tasks: [item], oldestMtimeMs: item.mtimeMs, lane: laneOfTask(item.task) });
     } else {
       group.tasks.push(item);
       if (item.mtimeMs < group.oldestMtimeMs) group.oldestMtimeMs = item.mtimeMs;
+      if (group.lane === 'bulk') group.lane = laneOfTask(item.task);
     }
   }
   return groups;

@@ -74,3 +74,27 @@ describe('PushSlots', () => {
     expect(slots.busy('mirror')).toBe(2);
   });
 });
+
+describe('PushSlots node-wide limit', () => {
+  it('never grants more than maxPushes slots over all remotes, and hands a freed one on', async () => {
+    let maxPushes = 2;
+    const slots = new PushSlots({ nodeLimit: () => maxPushes });
+    const a = slots.slot('mirror', () => 5);
+    const b = slots.slot('dr', () => 5);
+    const c = slots.slot('ci', () => 5);
+    expect(await a.acquire(never)).toBe(true);
+    expect(await b.acquire(never)).toBe(true);
+    let cGranted = false;
+    const waitC = c.acquire(never).then((granted) => (cGranted = granted));
+    await Promise.resolve();
+    expect(cGranted).toBe(false);
+    expect(slots.total).toBe(2);
+    a.release();
+    await waitC;
+    expect(cGranted).toBe(true);
+    expect(slots.total).toBe(2);
+    maxPushes = 3; // a reloaded config applies at the next grant
+    expect(await slots.slot('mirror', () => 5).acquire(never)).toBe(true);
+    expect(slots.total).toBe(3);
+  });
+});
