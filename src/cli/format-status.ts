@@ -61,6 +61,14 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain')
     out.push(table(nodeRows, style));
     if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
   }
+  if (status.circuits.length > 0) {
+    out.push('');
+    const circuitRows = [['OPEN HOST CIRCUIT', 'NODE', 'STATE', 'TRIPS', 'NEXT PROBE', 'LAST ERROR']];
+    for (const circuit of status.circuits) {
+      circuitRows.push([circuit.host, circuit.nodeId, circuit.state, String(circuit.trips), circuit.nextProbeInMs === null ? 'running' : `in ${formatAge(circuit.nextProbeInMs)}`, circuit.lastError ?? '-']);
+    }
+    out.push(table(circuitRows, style));
+  }
   if (status.verify !== null) {
     const { verify } = status;
     out.push('');

@@ -17,6 +17,17 @@ export interface NodeRecord {
   readonly clockOffsetMs: number | null;
   /** Set by a clean shutdown: the id is free again at once. */
   readonly stoppedAt: number | null;
+  /** Destination hosts this node has stopped scheduling (open circuits), for `status` on any node. */
+  readonly circuits?: readonly OpenCircuit[];
+}
+
+export interface OpenCircuit {
+  readonly host: string;
+  readonly state: 'open' | 'half-open';
+  readonly trips: number;
+  /** This node's clock. */
+  readonly nextProbeAt: number | null;
+  readonly lastError: string | null;
 }
 
 export interface NodeHeartbeatOptions {
@@ -42,7 +53,7 @@ export class NodeHeartbeat {
     return join(this.options.nodesDir, `${this.options.nodeId}.json`);
   }
 
-  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false): Promise<NodeRecord> {
+  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false, circuits: readonly OpenCircuit[] = []): Promise<NodeRecord> {
     const { options } = this;
     this.counter++;
     const record: NodeRecord = {
@@ -57,6 +68,7 @@ export class NodeHeartbeat {
       running,
       clockOffsetMs,
       stoppedAt: stopped ? options.clock.now() : null,
+      ...(circuits.length > 0 && !stopped ? { circuits } : {}),
     };
     await mkdir(options.nodesDir, { recursive: true });
     const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);

@@ -338,7 +338,7 @@ export class Daemon {
   }
 
   private async beat(stopped = false): Promise<void> {
-    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped).then(
+    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped, this.distributor.openCircuits()).then(
       () => (this.heartbeatError = undefined),
       (error: unknown) => {
         this.heartbeatError = error instanceof Error ? error.message : String(error);

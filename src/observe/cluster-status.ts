@@ -53,6 +53,17 @@ export interface NodeStatus {
   record: Record<string, unknown>;
 }
 
+export interface CircuitStatus {
+  nodeId: string;
+  host: string;
+  state: 'open' | 'half-open';
+  /** How many times in a row it opened: the backoff exponent. */
+  trips: number;
+  /** Until the node lets its next probe through; null while the probe runs. */
+  nextProbeInMs: number | null;
+  lastError: string | null;
+}
+
 /** One task file in failed/, with why it is there (credentials redacted). */
 export interface FailedTaskStatus {
   uriKey: string;
@@ -80,6 +91,8 @@ export interface ClusterStatus {
   /** Store − local clock (ms) as measured by this status run; null when it could not (read-only store). */
   storeClockOffsetMs: number | null;
   nodes: NodeStatus[];
+  /** Destination hosts a live node stopped scheduling after connection failures (open circuits). */
+  circuits: CircuitStatus[];
   /** The last periodic verify (replication.verifyInterval), or null when none has run. */
   verify: VerifyStatus | null;
   /** Per URI key, the last events of every node (queued, claimed, pushed, failed, taken over), oldest first. */
@@ -213,9 +226,36 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     nodes: nodeFiles
       .flatMap((file) => nodeStatus(config, file.record, now + (storeClockOffsetMs ?? 0) - file.mtimeMs))
       .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
+    circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, now + (storeClockOffsetMs ?? 0))),
     verify: await readVerify(config.storePath, now + (storeClockOffsetMs ?? 0)),
     history: await readClusterHistory(config.storePath),
   };
+}
+
+/**
+ * Open circuits a node published with its last beat. Their probe times are on that node's clock;
+ * the age of its record (store clock) turns them into a wait from now, whatever the skew.
+ */
+function circuitsOf(record: unknown, recordMtimeMs: number, storeNow: number): CircuitStatus[] {
+  if (record === null || typeof record !== 'object') return [];
+  const fields = record as Record<string, unknown>;
+  if (typeof fields.nodeId !== 'string' || typeof fields.stoppedAt === 'number' || !Array.isArray(fields.circuits)) return [];
+  const beatAt = typeof fields.beatAt === 'number' ? fields.beatAt : undefined;
+  const nodeId = fields.nodeId;
+  return fields.circuits.flatMap((value: unknown) => {
+    if (value === null || typeof value !== 'object') return [];
+    const circuit = value as Record<string, unknown>;
+    if (typeof circuit.host !== 'string' || (circuit.state !== 'open' && circuit.state !== 'half-open')) return [];
+    const probeIn = typeof circuit.nextProbeAt === 'number' && beatAt !== undefined ? circuit.nextProbeAt - beatAt - Math.max(0, storeNow - recordMtimeMs) : null;
+    return [{
+      nodeId,
+      host: redactText(circuit.host),
+      state: circuit.state,
+      trips: typeof circuit.trips === 'number' ? circuit.trips : 0,
+      nextProbeInMs: circuit.state === 'half-open' || probeIn === null ? null : Math.max(0, Math.round(probeIn)),
+      lastError: typeof circuit.lastError === 'string' ? redactText(circuit.lastError) : null,
+    }];
+  });
 }
 
 /**

@@ -4,11 +4,20 @@ import type { ClusterStatus } from './cluster-status.js';
 import { renderDashboard } from './dashboard.js';
 import type { Log } from './log.js';
 import type { NodeMetrics } from './metrics.js';
+import type { FairGroupView, Lane } from '../schedule/fair-share.js';
+import type { HostCircuitView } from '../schedule/host-circuit.js';
 
 /** This node's in-memory view: what only the node itself knows (schedule, running pushes). */
 export interface NodeSchedule {
   readonly nodeId: string;
-  readonly uris: ReadonlyArray<{ uri: string; remote: string; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
+  /** `replication.maxPushes`, and the git pushes running now. */
+  readonly maxPushes?: number;
+  readonly pushing?: number;
+  readonly uris: ReadonlyArray<{ uri: string; remote: string; lane?: Lane; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
+  /** Decayed push time per fair-share group (`live`, `bulk`, `live/REMOTE`, …). */
+  readonly fairShare?: ReadonlyArray<FairGroupView & { usageSeconds: number }>;
+  /** Destination hosts with connection failures or an open circuit, as this node sees them. */
+  readonly circuits?: ReadonlyArray<HostCircuitView & { nextProbeInMs: number | null }>;
 }
 
 export interface Health {

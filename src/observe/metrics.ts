@@ -29,6 +29,7 @@ export class NodeMetrics {
   private readonly nodes: Gauge<'state'>;
   private readonly clockOffset: Gauge<'node'>;
   private readonly verifyDrift: Gauge<'remote'>;
+  private readonly openCircuits: Gauge<'host'>;
 
   constructor(private readonly storeNow: () => number) {
     const registers = [this.registry];
@@ -44,6 +45,7 @@ export class NodeMetrics {
     this.quarantined = new Counter({ name: 'refrelay_quarantined_total', help: 'Unreadable task files this node moved to corrupt/.', registers });
     this.nodes = new Gauge({ name: 'refrelay_nodes', help: 'Nodes of the cluster by heartbeat state.', labelNames: ['state'], registers });
     this.clockOffset = new Gauge({ name: 'refrelay_clock_offset_seconds', help: "Each node's clock offset from the store's clock, as it measured it.", labelNames: ['node'], registers });
+    this.openCircuits = new Gauge({ name: 'refrelay_host_circuits_open', help: 'Live nodes that stopped scheduling a destination host after connection failures (its circuit is open).', labelNames: ['host'], registers });
     this.verifyDrift = new Gauge({ name: 'refrelay_verify_drift', help: 'Destinations out of sync at the last periodic verify.', labelNames: ['remote'], registers });
     // Present from the first scrape, so rate() and alerts work before the first event.
     this.takeovers.inc(0);
@@ -95,6 +97,8 @@ export class NodeMetrics {
     for (const node of status.nodes) {
       if (node.clockOffsetMs !== null && node.state !== 'stopped') this.clockOffset.set({ node: node.nodeId }, node.clockOffsetMs / 1000);
     }
+    this.openCircuits.reset();
+    for (const circuit of status.circuits) this.openCircuits.inc({ host: circuit.host });
     this.verifyDrift.reset();
     if (status.verify !== null) {
       for (const [remote, counts] of Object.entries(status.verify.byRemote)) this.verifyDrift.set({ remote }, counts.drifted);

@@ -97,3 +97,23 @@ describe('status: nodes', () => {
     expect([0, 40, -1234, 59_949, 59_999, 600_000, -3_725_000].map(formatOffset)).toEqual(['+0.0s', '+0.0s', '-1.2s', '+59.9s', '+59s', '+10m00s', '-1h02m']);
   });
 });
+
+describe('status: open host circuits', () => {
+  it('lists the circuits live nodes published, with the wait to the next probe counted from now on the store clock', async () => {
+    const { clock, store, writeNode } = setup();
+    const storeNow = clock.now();
+    // node-a beat 2 s ago; at its beat the probe was 32 s away on its clock: 30 s from now.
+    writeNode('node-a', storeNow - 2000, { beatAt: 5_000_000, circuits: [{ host: 'ssh://dead.example.com', state: 'open', trips: 3, nextProbeAt: 5_032_000, lastError: 'ssh: connect to host dead.example.com port 22: Connection refused' }] });
+    writeNode('node-b', storeNow - 1000, { beatAt: 1, circuits: [{ host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeAt: 0, lastError: null }, { host: 42 }] });
+    writeNode('node-c', storeNow - 1000, { stoppedAt: 1, circuits: [{ host: 'ssh://old.example.com', state: 'open', trips: 1, nextProbeAt: 0, lastError: null }] });
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
+    expect(status.circuits).toEqual([
+      { nodeId: 'node-a', host: 'ssh://dead.example.com', state: 'open', trips: 3, nextProbeInMs: 30_000, lastError: 'ssh: connect to host dead.example.com port 22: Connection refused' },
+      { nodeId: 'node-b', host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeInMs: null, lastError: null },
+    ]);
+    const rows = formatStatus(status).split('\n');
+    const header = rows.findIndex((row) => row.startsWith('OPEN HOST CIRCUIT'));
+    expect(rows[header + 1]!.split(/\s{2,}/)).toEqual(['ssh://dead.example.com', 'node-a', 'open', '3', 'in 30s', 'ssh: connect to host dead.example.com port 22: Connection refused']);
+    expect(rows[header + 2]!.split(/\s{2,}/)).toEqual(['ssh://dead.example.com', 'node-b', 'half-open', '1', 'running', '-']);
+  });
+});

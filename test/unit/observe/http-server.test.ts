@@ -15,7 +15,7 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
   const status: ClusterStatus = {
     version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
     remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
-    running: [], failed: [], storeClockOffsetMs: 0, nodes: [], verify: null, history: {},
+    running: [], failed: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {},
   };
   return {
     retried,

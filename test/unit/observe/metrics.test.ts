@@ -9,7 +9,7 @@ const pushed = (result: 'ok' | 'partial' | 'failed', outcomes: Record<string, nu
 function status(partial: Partial<ClusterStatus>): ClusterStatus {
   return {
     version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 0, running: 0, failed: 0, corrupt: 0 },
-    remotes: [], running: [], failed: [], storeClockOffsetMs: 0, nodes: [], verify: null, history: {}, ...partial,
+    remotes: [], running: [], failed: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {}, ...partial,
   };
 }
 
@@ -40,6 +40,10 @@ describe('NodeMetrics', () => {
       totals: { waiting: 3, running: 1, failed: 2, corrupt: 1 },
       remotes: [{ name: 'dr', configured: true, waiting: 3, running: 1, failed: 2, oldestWaitingAgeMs: 90_000, uris: [] }],
       nodes: [node('a', 'alive', 250), node('b', 'stale', -1500), node('c', 'stopped', 10)],
+      circuits: [
+        { nodeId: 'a', host: 'ssh://dead.example.com', state: 'open', trips: 2, nextProbeInMs: 30_000, lastError: 'Connection refused' },
+        { nodeId: 'b', host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeInMs: null, lastError: null },
+      ],
       verify: { nodeId: 'a', finishedAgeMs: 0, destinations: 4, drifted: 1, unreachable: 0, byRemote: { dr: { destinations: 4, drifted: 1, unreachable: 0 } }, problems: [] },
     }));
     let text = await metrics.text();
@@ -50,8 +54,10 @@ describe('NodeMetrics', () => {
     expect(text).toContain('refrelay_clock_offset_seconds{node="b"} -1.5\n');
     expect(text).not.toContain('refrelay_clock_offset_seconds{node="c"}');
     expect(text).toContain('refrelay_verify_drift{remote="dr"} 1\n');
+    expect(text).toContain('refrelay_host_circuits_open{host="ssh://dead.example.com"} 2\n');
     metrics.updateCluster(status({}));
     text = await metrics.text();
+    expect(text).not.toContain('refrelay_host_circuits_open{');
     expect(text).not.toContain('remote="dr"} 3');
     expect(text).toContain('refrelay_nodes{state="alive"} 0\n');
   });
