@@ -17,6 +17,7 @@ const suites = [
   ['fan-out', './bench/fan-out.mjs'],
   ['scale-out', './bench/scale-out.mjs'],
   ['watcher', './bench/watcher.mjs'],
+  ['live-lag', './bench/live-lag.mjs'],
 ];
 
 console.log(`refrelay bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
