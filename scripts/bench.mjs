@@ -18,6 +18,7 @@ const suites = [
   ['scale-out', './bench/scale-out.mjs'],
   ['watcher', './bench/watcher.mjs'],
   ['live-lag', './bench/live-lag.mjs'],
+  ['ssh-reuse', './bench/ssh-reuse.mjs'],
 ];
 
 console.log(`refrelay bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);

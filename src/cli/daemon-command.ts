@@ -4,6 +4,7 @@ import { createLogger, defaultLogFormat, type LogFormat, type LogLevel } from '.
 import { NodeObservability } from '../daemon/node-observability.js';
 import type { StoreEvent } from '../store/store-types.js';
 import { GitPusher } from '../push/git-pusher.js';
+import { SshConnectionReuse } from '../push/ssh-reuse.js';
 import { offsetClock, systemClock } from '../runtime/clock.js';
 import { systemRandom } from '../runtime/random.js';
 import { systemTimers } from '../runtime/timers.js';
@@ -38,7 +39,10 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     config,
     store,
     // An operator's GIT_SSH_COMMAND (keys, jump hosts) applies to every ssh destination.
-    pusher: new GitPusher({ env: process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {} }),
+    pusher: new GitPusher({
+      env: process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {},
+      ...(config.sshConnectionReuse ? { sshConnectionReuse: new SshConnectionReuse() } : {}),
+    }),
     clock,
     random: systemRandom,
     timers: systemTimers,

@@ -8,7 +8,7 @@ export const REPLICATION_KEYS = [
   'storePath', 'eventsDirectory', 'basePath', 'nodeId', 'distributionInterval', 'randomDelay',
   'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
   'verifyInterval', 'autoReload', 'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile',
-  'maxPushes', 'bulkShares', 'usageHalfLife',
+  'maxPushes', 'bulkShares', 'usageHalfLife', 'sshConnectionReuse',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */

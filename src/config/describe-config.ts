@@ -22,6 +22,7 @@ export function describeConfig(config: ReplicationConfig): string {
     `maxPushes: ${config.maxPushes}`,
     `bulkShares: ${config.bulkShares}`,
     `usageHalfLife: ${formatDuration(config.usageHalfLifeMs)}`,
+    `sshConnectionReuse: ${config.sshConnectionReuse}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
@@ -76,6 +77,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     maxPushes: config.maxPushes,
     bulkShares: config.bulkShares,
     usageHalfLifeMs: config.usageHalfLifeMs,
+    sshConnectionReuse: config.sshConnectionReuse,
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,

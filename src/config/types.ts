@@ -85,6 +85,8 @@ export interface ReplicationConfig {
   readonly bulkShares: number;
   /** The fair share's memory: push time counts half after this long. */
   readonly usageHalfLifeMs: number;
+  /** One ssh master connection per destination host, shared by the node's pushes. */
+  readonly sshConnectionReuse: boolean;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

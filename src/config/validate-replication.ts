@@ -71,6 +71,7 @@ export function buildNodeSettings(
     caughtUpThresholdMs: setting('caughtUpThreshold', (t) => parseDurationValue(t, 'seconds', true), 5 * 60_000),
     maxPushes: setting('maxPushes', (t) => parseWholeNumber(t, 1), defaultMaxPushes()),
     bulkShares: setting('bulkShares', parseShares, DEFAULT_BULK_SHARES),
+    sshConnectionReuse: setting('sshConnectionReuse', parseBoolean, true),
     usageHalfLifeMs: setting('usageHalfLife', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_USAGE_HALF_LIFE_MS),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),

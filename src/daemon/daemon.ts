@@ -262,6 +262,7 @@ export class Daemon {
       return await this.runStarted();
     } finally {
       await observability?.stop();
+      await this.options.pusher.close?.().catch((error: unknown) => log.warn({ err: String(error) }, 'could not close shared ssh connections'));
     }
   }
 

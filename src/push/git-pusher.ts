@@ -12,6 +12,7 @@ import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
+import type { SshConnectionReuse } from './ssh-reuse.js';
 import { stopSignal, type StopSignal } from './stop-signal.js';
 
 export type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome, RefStatus } from './push-types.js';
@@ -25,6 +26,8 @@ export interface GitPusherOptions {
   readonly killGraceMs?: number;
   /** Refspecs per git invocation, bounded so argv stays under ARG_MAX; default 2000. */
   readonly maxRefspecsPerPush?: number;
+  /** Share one ssh master connection per destination host (see SshConnectionReuse). */
+  readonly sshConnectionReuse?: SshConnectionReuse;
 }
 
 export const MAX_REFSPECS_PER_PUSH = 2000;
@@ -66,26 +69,36 @@ export class GitPusher implements Pusher {
   private readonly env: Readonly<Record<string, string>>;
   private readonly killGraceMs: number;
   private readonly chunkSize: number;
+  private readonly sshReuse: SshConnectionReuse | undefined;
 
   constructor(options: GitPusherOptions = {}) {
     this.git = options.git ?? 'git';
     this.env = gitEnvironment(process.env, options.env);
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.chunkSize = Math.max(1, options.maxRefspecsPerPush ?? MAX_REFSPECS_PER_PUSH);
+    // Only for OpenSSH run through GIT_SSH_COMMAND: a GIT_SSH program may not take -o options.
+    this.sshReuse = this.env.GIT_SSH_COMMAND === undefined ? undefined : options.sshConnectionReuse;
   }
 
   async push(request: PushRequest): Promise<PushOutcome> {
     // Absolute, because git ignores relative GIT_CEILING_DIRECTORIES entries.
     const localRepo = resolve(request.localRepo);
+    const controlPath = this.sshReuse?.controlPath(request.uri);
+    const env = controlPath === undefined ? this.env : { ...this.env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(this.env.GIT_SSH_COMMAND!, controlPath) };
     const run: Run = {
       request: { ...request, localRepo },
-      env: localRepoEnvironment(this.env, localRepo),
+      env: localRepoEnvironment(env, localRepo),
       stop: stopSignal(request.remote.timeoutMs, request.signal),
       startedAt: performance.now(),
       createAttempted: false,
       createdRepository: false,
       argv: [],
     };
+    // A stopped push may hang on its host, inside the shared master connection, which holds the
+    // push's pipes (mux clients hand their stdio to the master): the master goes with the push, so
+    // nothing of it outlives the deadline. The next push to the host opens a fresh one.
+    const endMaster = (): void => void this.sshReuse!.exit(controlPath!, this.env);
+    if (controlPath !== undefined) run.stop.signal.addEventListener('abort', endMaster, { once: true });
     try {
       return await this.pushAll(run);
     } catch (error) {
@@ -93,8 +106,14 @@ export class GitPusher implements Pusher {
       const message = `unexpected error while pushing: ${error instanceof Error ? error.message : String(error)}`;
       return outcome(run, 'failed', [], failure('permanent', message, ''));
     } finally {
+      run.stop.signal.removeEventListener('abort', endMaster);
       run.stop.dispose();
     }
+  }
+
+  /** Ends the shared ssh connections (daemon stop). */
+  async close(): Promise<void> {
+    await this.sshReuse?.close(this.env);
   }
 
   private async pushAll(run: Run): Promise<PushOutcome> {

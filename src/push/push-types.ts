@@ -3,6 +3,8 @@ import type { RemoteConfig } from '../config/types.js';
 /** The port the scheduler pushes through; GitPusher is the real adapter, tests may use a fake. */
 export interface Pusher {
   push(request: PushRequest): Promise<PushOutcome>;
+  /** Releases what pushes share (ssh master connections) when the node stops. */
+  close?(): Promise<void>;
 }
 
 export interface PushRequest {

@@ -6,7 +6,8 @@ import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
 import { PushSlots, type PushSlot } from './push-slots.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { FairShare, type FairCandidate, type Lane } from './fair-share.js';
-import { HostCircuits, hostOf } from './host-circuit.js';
+import { HostCircuits } from './host-circuit.js';
+import { hostOf } from '../push/destination-host.js';
 import { groupByUri, type ResolutionCache, type UriGroup } from './uri-groups.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */

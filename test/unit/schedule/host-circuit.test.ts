@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HostCircuits, hostOf } from '../../../src/schedule/host-circuit.js';
+import { hostOf } from '../../../src/push/destination-host.js';
+import { HostCircuits } from '../../../src/schedule/host-circuit.js';
 import { FakeClock, SeededRandom } from '../../support/fake-clock.js';
 
 describe('hostOf', () => {
