@@ -26,6 +26,8 @@ interface Tracked {
   readonly uriKey: string;
   state: 'queued' | 'done' | 'failed';
   reason?: string;
+  /** Seen in neither waiting/ nor running/ by the last pass. */
+  absent?: boolean;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -72,7 +74,11 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
   return tracked.some((item) => item.state === 'failed') ? EXIT_FAILED : EXIT_OK;
 }
 
-/** A task is done once its file left waiting/ and running/ without landing in failed/. */
+/**
+ * A task is done once its file left waiting/ and running/ without landing in failed/, as seen by
+ * two passes in a row: the listings are not one snapshot, and a task put back from running/ to
+ * waiting/ (a retry) between them is in neither.
+ */
 async function settle(store: TaskStore, tracked: Tracked[], since: number): Promise<void> {
   const open = tracked.filter((item) => item.state === 'queued');
   if (open.length === 0) return;
@@ -88,7 +94,11 @@ async function settle(store: TaskStore, tracked: Tracked[], since: number): Prom
     if (wholeTask !== undefined) {
       item.state = 'failed';
       item.reason = wholeTask.reason?.reason ?? 'failed';
-    } else if (!pending.has(name)) {
+    } else if (pending.has(name)) {
+      item.absent = false;
+    } else if (item.absent !== true) {
+      item.absent = true;
+    } else {
       const parked = failedUris.get(item.uriKey);
       item.state = parked === undefined ? 'done' : 'failed';
       if (parked !== undefined) item.reason = parked.reason?.reason ?? 'some refs failed';

@@ -6,6 +6,7 @@ import type { Log } from './log.js';
 import type { NodeMetrics } from './metrics.js';
 import type { FairGroupView, Lane } from '../schedule/fair-share.js';
 import type { HostCircuitView } from '../schedule/host-circuit.js';
+import type { HostPaceView } from '../schedule/host-pacing.js';
 
 /** This node's in-memory view: what only the node itself knows (schedule, running pushes). */
 export interface NodeSchedule {
@@ -18,6 +19,8 @@ export interface NodeSchedule {
   readonly fairShare?: ReadonlyArray<FairGroupView & { usageSeconds: number }>;
   /** Destination hosts with connection failures or an open circuit, as this node sees them. */
   readonly circuits?: ReadonlyArray<HostCircuitView & { nextProbeInMs: number | null }>;
+  /** Hosts that signalled overload: concurrent pushes allowed, spacing between starts, Retry-After left. */
+  readonly pacedHosts?: ReadonlyArray<HostPaceView>;
 }
 
 export interface Health {

@@ -43,7 +43,15 @@ const HTTP_STATUS = /(?:returned error: |RPC failed; HTTP |HTTP code = )(\d{3})/
 const CONNECTION_LEVEL = /Connection (refused|reset|closed by)|Connection timed out|connect(ion)? to host .* timed out|kex_exchange_identification|Network is unreachable|No route to host|Could not resolve host|unable to look up|Temporary failure in name resolution|unable to connect to/i;
 
 export function isConnectionFailure(message: string): boolean {
-  return CONNECTION_LEVEL.test(message);
+  return CONNECTION_LEVEL.test(message) && !isOverload(message);
+}
+
+/**
+ * The destination is up but refuses more work for now: HTTP 429 or 503 from smart-http, or an
+ * ssh connection dropped during key exchange (how sshd's MaxStartups turns connections away).
+ */
+export function isOverload(stderr: string): boolean {
+  return /(?:returned error: |RPC failed; HTTP |HTTP code = )(?:429|503)\b|kex_exchange_identification/i.test(stderr);
 }
 
 export function classifyPushFailure(exitCode: number | null, stderr: string): FailureClass {

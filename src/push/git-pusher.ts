@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { redactText, redactUrl } from '../observe/redact.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';
-import { classifyPushFailure, oneLine, stderrTail } from './failure-class.js';
+import { classifyPushFailure, isOverload, oneLine, stderrTail } from './failure-class.js';
 import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
 import { readRefsFromFiles } from './ref-files.js';
@@ -55,6 +55,8 @@ interface Run {
   createAttempted: boolean;
   createdRepository: boolean;
   argv: string[];
+  /** From a Retry-After header in curl's trace, when the server sent one. */
+  retryAfterMs?: number;
 }
 
 type Step<T> = { ok: T } | { failure: PushFailure };
@@ -84,7 +86,10 @@ export class GitPusher implements Pusher {
     // Absolute, because git ignores relative GIT_CEILING_DIRECTORIES entries.
     const localRepo = resolve(request.localRepo);
     const controlPath = this.sshReuse?.controlPath(request.uri);
-    const env = controlPath === undefined ? this.env : { ...this.env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(this.env.GIT_SSH_COMMAND!, controlPath) };
+    let env = controlPath === undefined ? this.env : { ...this.env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(this.env.GIT_SSH_COMMAND!, controlPath) };
+    // Over smart-http, curl's header trace is the only place git shows a Retry-After; bodies
+    // stay out, and git redacts Authorization and cookies in it.
+    if (/^https?:\/\//i.test(request.uri)) env = { ...env, GIT_TRACE_CURL: '1', GIT_TRACE_CURL_NO_DATA: '1' };
     const run: Run = {
       request: { ...request, localRepo },
       env: localRepoEnvironment(env, localRepo),
@@ -171,14 +176,30 @@ export class GitPusher implements Pusher {
     const options = ['push', '--porcelain', '--no-verify', ...(progress ? ['--progress'] : [])];
     const refspecs = chunk.map((ref) => ref.refspec);
     run.argv = [this.git, ...options, '--', redactUrl(request.uri), ...refspecs];
-    return runProcess(this.git, [...options, '--', request.uri, ...refspecs], {
+    return this.untraced(run, runProcess(this.git, [...options, '--', request.uri, ...refspecs], {
       cwd: request.localRepo,
       env: run.env,
       signal: run.stop.signal,
       killGraceMs: this.killGraceMs,
-      ...(progress ? { onStderrLine: (line: string) => reportProgress(progress, line) } : {}),
+      ...(progress ? { onStderrLine: (line: string) => (CURL_TRACE_LINE.test(line) ? undefined : reportProgress(progress, line)) } : {}),
       ...(request.onPushSpawn ? { onSpawn: request.onPushSpawn } : {}),
-    });
+    }));
+  }
+
+  /** git's own stderr, without curl's trace lines; a Retry-After found there is kept on the run. */
+  private async untraced(run: Run, running: Promise<RunResult>): Promise<RunResult> {
+    const result = await running;
+    if (run.env.GIT_TRACE_CURL === undefined) return result;
+    const kept: string[] = [];
+    for (const line of result.stderr.split('\n')) {
+      if (!CURL_TRACE_LINE.test(line)) {
+        kept.push(line);
+        continue;
+      }
+      const retryAfter = /Recv header: Retry-After:\s*(.+?)\s*$/i.exec(line)?.[1];
+      if (retryAfter !== undefined) run.retryAfterMs = parseRetryAfter(retryAfter) ?? run.retryAfterMs;
+    }
+    return { ...result, stderr: kept.join('\n') };
   }
 
   private async readLocalRefs(run: Run): Promise<Step<Map<string, string>>> {
@@ -240,7 +261,7 @@ export class GitPusher implements Pusher {
 
   /** A git command other than push, in the local repository, under the same deadline. */
   private runGit(run: Run, args: string[]): Promise<RunResult> {
-    return runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: run.stop.signal, killGraceMs: this.killGraceMs });
+    return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: run.stop.signal, killGraceMs: this.killGraceMs }));
   }
 
   private failureOf(run: Run, result: RunResult, prefix = ''): PushFailure {
@@ -253,8 +274,20 @@ export class GitPusher implements Pusher {
     if (result.spawnError !== undefined) return failure('permanent', `could not run ${this.git}: ${result.spawnError.message}`, tail);
     const classified = classifyPushFailure(result.exitCode, result.stderr);
     const killedBy = result.exitCode === null ? (result.exitSignal ?? undefined) : undefined;
-    return failure(classified.kind, `${prefix}${classified.message}`, tail, killedBy);
+    const found = failure(classified.kind, `${prefix}${classified.message}`, tail, killedBy);
+    if (!isOverload(result.stderr)) return found;
+    return { ...found, overload: run.retryAfterMs === undefined ? {} : { retryAfterMs: run.retryAfterMs } };
   }
+}
+
+/** A line of GIT_TRACE_CURL: `12:34:56.789012 http.c:664 <= Recv header: …`. */
+const CURL_TRACE_LINE = /^\d{2}:\d{2}:\d{2}\.\d+ \S+:\d+\s/;
+
+/** Retry-After as seconds or an HTTP date; undefined when it is neither. */
+export function parseRetryAfter(value: string, now = Date.now()): number | undefined {
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** What git would run for ssh: GIT_SSH_COMMAND (a shell snippet) wins over GIT_SSH (a program path). */

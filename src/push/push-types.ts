@@ -43,6 +43,8 @@ export interface PushFailure {
   /** Redacted, the last ~20 lines of git's stderr. */
   readonly stderrTail: string;
   readonly retryable: boolean;
+  /** The destination signalled overload (429/503, ssh MaxStartups); `retryAfterMs` from its Retry-After. */
+  readonly overload?: { readonly retryAfterMs?: number };
 }
 
 /**

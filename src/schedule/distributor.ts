@@ -7,6 +7,7 @@ import { PushSlots, type PushSlot } from './push-slots.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { FairShare, type FairCandidate, type Lane } from './fair-share.js';
 import { HostCircuits } from './host-circuit.js';
+import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
 import { groupByUri, type ResolutionCache, type UriGroup } from './uri-groups.js';
 
@@ -69,6 +70,7 @@ export class Distributor {
   private resolutionsFor: ReplicationConfig | undefined;
   private readonly fairShare: FairShare;
   private readonly circuits: HostCircuits;
+  private readonly pacing: HostPacing;
   private readonly pushSlots: PushSlots;
   private readonly jobDeps: SchedulerDeps;
   /** The oldest due URI of each group that the last pass could not start. */
@@ -91,11 +93,23 @@ export class Distributor {
       return { halfLifeMs: config.usageHalfLifeMs, liveShares: LIVE_SHARES, bulkShares: config.bulkShares };
     });
     this.circuits = new HostCircuits(deps.clock, deps.random);
+    this.pacing = new HostPacing(deps.clock);
     this.pushSlots = new PushSlots({ nodeLimit: () => deps.config().maxPushes, fairShare: this.fairShare, hold: (best) => this.slotHeldFor(best) });
-    const circuits = this.circuits;
+    const { circuits, pacing } = this;
     const hosts: HostHealth = {
-      reached: (uri) => circuits.reached(hostOf(uri)),
+      reached: (uri) => {
+        circuits.reached(hostOf(uri));
+        pacing.succeeded(hostOf(uri));
+      },
       connectionFailed: (uri, uriKey, baseMs, message) => circuits.connectionFailed(hostOf(uri), uriKey, baseMs, message),
+      overloaded: (uri, retryAfterMs) => {
+        const host = hostOf(uri);
+        // Every job of the host still in flight counts, pushes just over included: the width the host refused.
+        let width = 0;
+        for (const job of this.inFlight.values()) if (hostOf(job.group.uri) === host) width++;
+        pacing.overloaded(host, width, retryAfterMs);
+        return true;
+      },
     };
     this.jobDeps = { ...deps, hosts };
   }
@@ -160,6 +174,7 @@ export class Distributor {
     const due: Array<{ group: UriGroup; at: number; host: string }> = [];
     let nextDueAt: number | undefined;
     const circuitsOpen = this.circuits.anyOpen();
+    const paced = this.pacing.any();
     const lastPass: Array<{ group: UriGroup; at: number }> = [];
     for (const group of groups.values()) {
       let schedule = this.schedules.get(group.uriKey);
@@ -175,7 +190,7 @@ export class Distributor {
       }
       // Parsing every URL on every pass would cost more than the pass itself: a URI's host is
       // looked up only while some circuit is open, and kept with its schedule.
-      const host = circuitsOpen ? (schedule.host ??= hostOf(group.uri)) : '';
+      const host = circuitsOpen || paced ? (schedule.host ??= hostOf(group.uri)) : '';
       // A host whose circuit is open has nothing due; its URIs keep waiting, their retries unspent.
       if (circuitsOpen && this.circuits.gate(host) === 'blocked') continue;
       due.push({ group, at, host });
@@ -216,7 +231,9 @@ export class Distributor {
       const roomKey = `${takeAhead}\u0000${group.lane}\u0000${group.remote.name}`;
       let hasRoom = room.get(roomKey);
       if (hasRoom === undefined) room.set(roomKey, (hasRoom = this.hasRoom(group.remote, takeAhead, group.lane) && this.nodeHasRoom(config, takeAhead)));
-      return hasRoom && (!circuitsOpen || this.circuits.gate(host) !== 'blocked');
+      if (!hasRoom || (circuitsOpen && this.circuits.gate(host) === 'blocked')) return false;
+      // An overloaded host: fewer pushes at once, and their starts spaced out.
+      return !paced || this.pacing.allows(host, this.runningTo(host));
     };
     while (this.accepting) {
       room = new Map();
@@ -238,6 +255,7 @@ export class Distributor {
       chosen.bucket.taken.add(entry);
       dueLeft.set(entry.group.remote.name, (dueLeft.get(entry.group.remote.name) ?? 1) - 1);
       const probe = circuitsOpen && this.circuits.gate(entry.host) === 'probe';
+      if (paced) this.pacing.started(entry.host);
       if (probe) this.circuits.beginProbe(entry.host, entry.group.uriKey);
       const ahead = !(this.hasRoom(entry.group.remote, false, entry.group.lane) && this.nodeHasRoom(config, false));
       this.start(entry.group, chosen.fair, probe, ahead);
@@ -252,6 +270,13 @@ export class Distributor {
     }
     this.pushSlots.reconsider();
     return { pendingUris: groups.size + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
+  }
+
+  /** Pushes to `host` this node has in flight (pushing, or claimed to push). */
+  private runningTo(host: string): number {
+    let running = 0;
+    for (const job of this.inFlight.values()) if (job.phase.active && hostOf(job.group.uri) === host) running++;
+    return running;
   }
 
   private fairCandidate(group: UriGroup, dueAt: number): FairCandidate {
@@ -298,6 +323,7 @@ export class Distributor {
       uris,
       fairShare: this.fairShare.view().map((view) => ({ ...view, usageSeconds: Math.round(view.usageMs) / 1000 })),
       circuits: this.circuits.view().map((view) => ({ ...view, nextProbeInMs: view.nextProbeAt === null ? null : Math.max(0, view.nextProbeAt - now) })),
+      pacedHosts: this.pacing.view(),
     };
   }
 

@@ -151,8 +151,9 @@ async function pushClaimed(
   const config = deps.config();
   let failedRefs = 0;
   let retryable: { message: string; kind: string } | undefined;
-  /** Every retryable failure so far was a connection failure the host's open circuit took on. */
+  /** Every retryable failure so far was the host's (open circuit, or overload): no retry is spent. */
   let hostDown = true;
+  let overloaded = false;
   let failedTasks = 0;
   let aborted = false;
   const toRetry: string[] = [];
@@ -175,7 +176,8 @@ async function pushClaimed(
     await fence(lock);
     logPush(deps, group, `${lock.leaseId}.${index + 1}`, unit.project, remote.name, refs.length, outcome, oldestMtime(unit.tasks));
     const failure = outcome.failure;
-    if (failure === undefined || (failure.kind !== 'aborted' && !isConnectionFailure(failure.message))) deps.hosts?.reached(group.uri);
+    // Reached: the host answered (even with a rejection or an error), and did not say it is busy.
+    if (failure === undefined || (failure.kind !== 'aborted' && failure.overload === undefined && !isConnectionFailure(failure.message))) deps.hosts?.reached(group.uri);
     if (outcome.result !== 'failed') {
       for (const ref of outcome.refs.filter((item) => item.status === 'rejected')) {
         failedRefs++;
@@ -199,7 +201,13 @@ async function pushClaimed(
     } else {
       retryable = { message: failure.message, kind: failure.kind };
       toRetry.push(...names);
-      const absorbed = isConnectionFailure(failure.message) && deps.hosts?.connectionFailed(group.uri, group.uriKey, remote.replicationRetryMs, failure.message) === true;
+      let absorbed = false;
+      if (failure.overload !== undefined) {
+        overloaded = true;
+        absorbed = deps.hosts?.overloaded(group.uri, failure.overload.retryAfterMs) === true;
+      } else if (isConnectionFailure(failure.message)) {
+        absorbed = deps.hosts?.connectionFailed(group.uri, group.uriKey, remote.replicationRetryMs, failure.message) === true;
+      }
       if (!absorbed) hostDown = false;
     }
   }
@@ -207,7 +215,8 @@ async function pushClaimed(
   if (retryable !== undefined && hostDown) {
     await fence(lock);
     await store.reset(lock.claimName, toRetry);
-    log.warn({ uri: redactUrl(group.uri), reason: retryable.message }, 'host unreachable, its circuit is open; the tasks wait without spending a retry');
+    const why = overloaded ? 'host overloaded: fewer pushes to it at once, spaced out' : 'host unreachable, its circuit is open';
+    log.warn({ uri: redactUrl(group.uri), reason: retryable.message }, `${why}; the tasks wait without spending a retry`);
     return { kind: 'host-down', ...alsoFailed(failedTasks) };
   }
 

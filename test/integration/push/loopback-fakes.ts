@@ -40,13 +40,15 @@ export function startTcpFake(behaviour: TcpBehaviour): Promise<Loopback> {
 /**
  * Answers every request with the status in the first path segment
  * (`/503/x.git/info/refs` → 503). 401 asks for Basic auth and, like GitLab,
- * says "HTTP Basic: Access denied"; 404 says "Repository not found.", like GitHub.
+ * says "HTTP Basic: Access denied"; 404 says "Repository not found.", like GitHub;
+ * 429 and 503 send `Retry-After: 7`.
  */
 export function startHttpStatusFake(): Promise<Loopback> {
   const server = createHttpServer((request, response) => {
     const status = Number(/^\/(\d{3})\//.exec(request.url ?? '')?.[1] ?? 500);
     const headers: Record<string, string> = { 'content-type': 'text/plain' };
     if (status === 401) headers['www-authenticate'] = 'Basic realm="fake"';
+    if (status === 429 || status === 503) headers['retry-after'] = '7';
     const body = status === 401 ? 'HTTP Basic: Access denied\n' : status === 404 ? 'Repository not found.\n' : '';
     response.writeHead(status, headers);
     response.end(body);

@@ -353,3 +353,38 @@ describe('Distributor retries and failures', () => {
     expect(h.locks.held.get(key)).toBe('someone-else');
   });
 });
+
+describe('Distributor pacing of an overloaded host', () => {
+  const overload = { result: 'failed' as const, refs: [], failure: { kind: 'transient' as const, message: 'error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429', stderrTail: '', retryable: true, overload: {} } };
+
+  it('halves the pushes at once to the host, spaces their starts, and spends no retry on the overload', async () => {
+    const h = harness([...base, 'replication.randomDelay=0', 'remote.mirror.threads=4'], { random: 0 });
+    const projects = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    for (const project of projects) await h.enqueue(project, ['refs/heads/main']);
+    h.clock.advance(10_000);
+    h.pusher.manual = true;
+    h.pusher.respond = () => overload;
+    const distributor = new Distributor(h.deps);
+    await distributor.tick();
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(4);
+    h.pusher.releaseAll();
+    await distributor.whenIdle();
+    for (const project of projects) expect(await h.store.readUriState(uriKey(h.uriOf(project)))).toBeUndefined();
+    expect(distributor.schedule('n').pacedHosts).toEqual([{ host: 'local', window: 2, spacingMs: 375, retryAfterMs: null }]);
+
+    h.pusher.respond = () => ({});
+    h.clock.advance(1000); // past the rescheduling of the reset URIs
+    await distributor.tick();
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(1); // spacing: one start per 375 ms
+    h.clock.advance(375);
+    await distributor.tick();
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(2);
+    h.clock.advance(375);
+    await distributor.tick();
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(2); // window 2
+  });
+});

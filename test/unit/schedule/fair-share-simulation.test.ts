@@ -52,7 +52,7 @@ describe('fair share between remotes (2 simulated hours, 5 s mean pushes)', () =
     const result = await simulate({
       remotes: [{ name: 'a', backlog: 100 }, { name: 'b', backlog: 100 }, { name: 'c', backlog: 100, joinsAtMs: hour }],
       maxPushes: 10,
-      durationMs: hour + tenMinutes,
+      durationMs: TWO_HOURS,
       seed: 6,
     });
     for (const incumbent of ['a', 'b']) {
@@ -78,7 +78,7 @@ describe('lanes', () => {
     const result = await simulate({
       remotes: [{ name: 'bulk', backlog: 10_000, lane: 'bulk' }, { name: 'dev', backlog: 1, joinsAtMs: 30 * minute, finite: true }],
       maxPushes: 4,
-      durationMs: 40 * minute,
+      durationMs: 40 * minute, // the live push is the point here: 30 minutes of replicate-all before it
       seed: 8,
     });
     const live = result.dispatches.find((d) => d.remote === 'dev');
