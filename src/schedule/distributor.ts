@@ -73,6 +73,7 @@ export class Distributor {
   private readonly pacing: HostPacing;
   private readonly pushSlots: PushSlots;
   private readonly jobDeps: SchedulerDeps;
+  private soleGroupAtWork = true;
   /** The oldest due URI of each group that the last pass could not start. */
   private dueHeads: Array<{ fair: FairCandidate; remote: RemoteConfig }> = [];
   /** The last pass's view of each waiting URI, for `/status` and the page. */
@@ -102,6 +103,7 @@ export class Distributor {
         pacing.succeeded(hostOf(uri));
       },
       connectionFailed: (uri, uriKey, baseMs, message) => circuits.connectionFailed(hostOf(uri), uriKey, baseMs, message),
+      mayPush: (uri, uriKey) => !circuits.anyOpen() || circuits.mayPush(hostOf(uri), uriKey),
       overloaded: (uri, retryAfterMs) => {
         const host = hostOf(uri);
         // Every job of the host still in flight counts, pushes just over included: the width the host refused.
@@ -215,6 +217,12 @@ export class Distributor {
       ...buckets.map((bucket) => this.fairCandidate(bucket.entries[0]!.group, bucket.entries[0]!.at)),
       ...[...this.inFlight.values()].map((job) => job.fair),
     ]);
+
+    // With one group alone at work, fairness has nothing to choose: it may take ahead as many as
+    // its threads, to keep the slots busy; with several, one each, so the waiters are a choice.
+    const groupsAtWork = new Set(buckets.map((bucket) => `${bucket.entries[0]!.group.lane}\u0000${bucket.entries[0]!.group.remote.name}`));
+    for (const job of this.inFlight.values()) groupsAtWork.add(`${job.group.lane}\u0000${job.group.remote.name}`);
+    this.soleGroupAtWork = groupsAtWork.size <= 1;
 
     let started = 0;
     const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
@@ -336,9 +344,10 @@ export class Distributor {
   private slotHeldFor(best: FairCandidate): boolean {
     const starting: InFlight[] = [];
     for (const job of this.inFlight.values()) {
-      if (job.fair !== best && job.phase.active && !job.phase.granted && !job.phase.ahead && !job.phase.waiting) starting.push(job);
+      if (job.phase.active && !job.phase.granted && !job.phase.ahead && !job.phase.waiting && (job.fair.lane !== best.lane || job.fair.remote !== best.remote)) starting.push(job);
     }
-    // Jobs started for free slots and still taking their locks come before jobs taken ahead.
+    // Jobs of other groups started for free slots and still taking their locks come before jobs
+    // taken ahead (within one group, which URI goes first does not matter).
     if (starting.some((job) => this.pushSlots.busy(job.group.remote.name) < this.threadsOf(job.group.remote.name))) return true;
     const config = this.deps.config();
     // Only for URIs the next pass can start: held for anything else, the slot would stay idle.
@@ -348,7 +357,8 @@ export class Distributor {
       for (const job of this.inFlight.values()) if (job.group.remote.name === remote.name) jobs++;
       return jobs < 3 * remote.threads;
     };
-    const rivals = this.dueHeads.filter((head) => canStart(head.remote)).map((head) => head.fair);
+    // Within one group any URI may go first; only another group can have the better claim.
+    const rivals = this.dueHeads.filter((head) => (head.fair.lane !== best.lane || head.fair.remote !== best.remote) && canStart(head.remote)).map((head) => head.fair);
     if (rivals.length === 0) return false;
     // The waiter's own reservation is in its group's key; a rival would bring one too.
     const rivalSet = new Set(rivals);
@@ -356,7 +366,8 @@ export class Distributor {
   }
 
   /**
-   * A fair-share group (lane and remote) has at most one job taken ahead (waiting for a slot): so
+   * A fair-share group (lane and remote) has at most one job taken ahead (waiting for a slot) while
+   * other groups have work too (as many as its threads when it is alone): so
    * every group with work has its candidate among the waiters when a slot frees and the fair share
    * chooses between them there — a backlog cannot fill the waiting places with its own jobs, and a
    * live URI that becomes due while a replicate-all keeps every slot busy gets the next slot.
@@ -376,7 +387,8 @@ export class Distributor {
       else if (job.group.lane === lane) waitingInGroup++;
     }
     if (jobs >= 3 * remote.threads) return false;
-    return ownSlots < remote.threads || (takeAhead && waitingInGroup === 0 && active < 2 * remote.threads);
+    const aheadLimit = this.soleGroupAtWork ? remote.threads : 1;
+    return ownSlots < remote.threads || (takeAhead && waitingInGroup < aheadLimit && active < 2 * remote.threads);
   }
 
   /** `maxPushes` bounds this node's jobs as `threads` bounds a remote's (see hasRoom). */

@@ -54,6 +54,12 @@ export class HostCircuits {
     return 'probe';
   }
 
+  /** Closed, or `uriKey` is its probe. */
+  mayPush(host: string, uriKey: string): boolean {
+    const open = this.hosts.get(host)?.open;
+    return open === undefined || open.probeUriKey === uriKey;
+  }
+
   /** The URI started as the probe of an open circuit; no other probe until it ends. */
   beginProbe(host: string, uriKey: string): void {
     const open = this.hosts.get(host)?.open;

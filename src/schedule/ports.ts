@@ -36,6 +36,8 @@ export interface HostHealth {
   reached(uri: string): void;
   /** A push could not connect; true when the host's circuit is open and the URI keeps its retry count. */
   connectionFailed(uri: string, uriKey: string, baseMs: number, message: string): boolean;
+  /** False while the URI's host circuit is open (a job that claimed it ahead must not push it), except for its probe. */
+  mayPush(uri: string, uriKey: string): boolean;
   /** The host signalled overload; true when the URI keeps its retry count (the host is paced instead). */
   overloaded(uri: string, retryAfterMs?: number): boolean;
 }

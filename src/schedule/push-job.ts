@@ -107,6 +107,13 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
       await store.reset(lock.claimName, claimed.map((item) => item.name));
       return { kind: 'aborted' };
     }
+    if (deps.hosts?.mayPush(group.uri, group.uriKey) === false) {
+      // Claimed ahead, and the host's circuit opened meanwhile: back to waiting, retries unspent.
+      slot.release();
+      await fence(lock);
+      await store.reset(lock.claimName, claimed.map((item) => item.name));
+      return { kind: 'host-down' };
+    }
     return await pushClaimed(deps, group, lock, claimed, state, jobControl.signal, onPushSpawn, () => slot.release());
   } catch (error) {
     if (error instanceof LockLost) return { kind: 'lock-lost' };

@@ -226,10 +226,10 @@ describe('Distributor push slots', () => {
     h.clock.advance(20_000);
     h.pusher.manual = true;
     const distributor = new Distributor(h.deps);
-    expect((await distributor.tick()).started).toBe(3); // 2 pushing + 1 taken ahead (one per lane and remote)
+    expect((await distributor.tick()).started).toBe(4); // 2 pushing + 2 taken ahead (the only group at work)
     await h.settle();
     expect(h.pusher.inFlight).toBe(2);
-    expect(await h.store.listWaitingNames()).toHaveLength(6);
+    expect(await h.store.listWaitingNames()).toHaveLength(5);
     h.pusher.manual = false;
     h.pusher.releaseAll();
     for (let pass = 0; pass < 5; pass++) {
