@@ -16,7 +16,7 @@ export interface NodeSchedule {
   readonly pushing?: number;
   readonly uris: ReadonlyArray<{ uri: string; remote: string; lane?: Lane; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
   /** Decayed push time per fair-share group (`live`, `bulk`, `live/REMOTE`, …). */
-  readonly fairShare?: ReadonlyArray<FairGroupView & { usageSeconds: number }>;
+  readonly fairShare?: ReadonlyArray<FairGroupView>;
   /** Destination hosts with connection failures or an open circuit, as this node sees them. */
   readonly circuits?: ReadonlyArray<HostCircuitView & { nextProbeInMs: number | null }>;
   /** Hosts that signalled overload: concurrent pushes allowed, spacing between starts, Retry-After left. */

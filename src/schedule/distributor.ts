@@ -19,7 +19,7 @@ interface UriSchedule {
   notBefore: number;
   /** Not looked at again before this: lock refused, or updates that arrived during a push. */
   recheckAt: number;
-  /** The destination host (for its circuit), once needed. */
+  /** The destination host (for its circuit and pacing), once needed. */
   host?: string;
 }
 
@@ -28,6 +28,8 @@ interface InFlight {
   readonly fair: FairCandidate;
   /** Started as the one probe of its host's open circuit. */
   readonly probe: boolean;
+  /** The destination host, for its circuit and pacing. */
+  readonly host: string;
   readonly controller: AbortController;
   readonly startedAt: number;
   readonly done: Promise<void>;
@@ -99,17 +101,16 @@ export class Distributor {
     const { circuits, pacing } = this;
     const hosts: HostHealth = {
       reached: (uri) => {
-        circuits.reached(hostOf(uri));
-        pacing.succeeded(hostOf(uri));
+        const host = hostOf(uri);
+        circuits.reached(host);
+        pacing.succeeded(host);
       },
       connectionFailed: (uri, uriKey, baseMs, message) => circuits.connectionFailed(hostOf(uri), uriKey, baseMs, message),
       mayPush: (uri, uriKey) => !circuits.anyOpen() || circuits.mayPush(hostOf(uri), uriKey),
       overloaded: (uri, retryAfterMs) => {
         const host = hostOf(uri);
         // Every job of the host still in flight counts, pushes just over included: the width the host refused.
-        let width = 0;
-        for (const job of this.inFlight.values()) if (hostOf(job.group.uri) === host) width++;
-        pacing.overloaded(host, width, retryAfterMs);
+        pacing.overloaded(host, this.jobsTo(host, false), retryAfterMs);
         return true;
       },
     };
@@ -241,7 +242,7 @@ export class Distributor {
       if (hasRoom === undefined) room.set(roomKey, (hasRoom = this.hasRoom(group.remote, takeAhead, group.lane) && this.nodeHasRoom(config, takeAhead)));
       if (!hasRoom || (circuitsOpen && this.circuits.gate(host) === 'blocked')) return false;
       // An overloaded host: fewer pushes at once, and their starts spaced out.
-      return !paced || this.pacing.allows(host, this.runningTo(host));
+      return !paced || this.pacing.allows(host, this.jobsTo(host, true));
     };
     while (this.accepting) {
       room = new Map();
@@ -250,11 +251,7 @@ export class Distributor {
         const { group: first } = bucket.entries[0]!;
         // No room even for a URI taken ahead: nothing of this remote and lane can start now.
         if (!(this.hasRoom(first.remote, true, first.lane) && this.nodeHasRoom(config, true))) continue;
-        let oldest: Due | undefined;
-        for (const entry of bucket.entries) {
-          if (bucket.taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || !startable(entry)) continue;
-          oldest = entry;
-        }
+        const oldest = oldestLeft(bucket, startable);
         if (oldest !== undefined) heads.push({ entry: oldest, fair: this.fairCandidate(oldest.group, oldest.at), bucket });
       }
       const chosen = this.fairShare.choose(heads, (head) => head.fair);
@@ -272,19 +269,18 @@ export class Distributor {
     // What could not start now, one per group, for the fair share's choice when a slot frees.
     this.dueHeads = [];
     for (const bucket of buckets) {
-      let oldest: Due | undefined;
-      for (const entry of bucket.entries) if (!bucket.taken.has(entry) && (oldest === undefined || entry.at < oldest.at)) oldest = entry;
+      const oldest = oldestLeft(bucket, () => true);
       if (oldest !== undefined) this.dueHeads.push({ fair: this.fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
     }
     this.pushSlots.reconsider();
     return { pendingUris: groups.size + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
   }
 
-  /** Pushes to `host` this node has in flight (pushing, or claimed to push). */
-  private runningTo(host: string): number {
-    let running = 0;
-    for (const job of this.inFlight.values()) if (job.phase.active && hostOf(job.group.uri) === host) running++;
-    return running;
+  /** Jobs of this node pushing to `host`; `activeOnly`: only those whose pushes are not over. */
+  private jobsTo(host: string, activeOnly: boolean): number {
+    let jobs = 0;
+    for (const job of this.inFlight.values()) if (job.host === host && (job.phase.active || !activeOnly)) jobs++;
+    return jobs;
   }
 
   private fairCandidate(group: UriGroup, dueAt: number): FairCandidate {
@@ -329,7 +325,7 @@ export class Distributor {
       maxPushes: config.maxPushes,
       pushing: this.pushSlots.total,
       uris,
-      fairShare: this.fairShare.view().map((view) => ({ ...view, usageSeconds: Math.round(view.usageMs) / 1000 })),
+      fairShare: this.fairShare.view(),
       circuits: this.circuits.view().map((view) => ({ ...view, nextProbeInMs: view.nextProbeAt === null ? null : Math.max(0, view.nextProbeAt - now) })),
       pacedHosts: this.pacing.view(),
     };
@@ -351,12 +347,11 @@ export class Distributor {
     if (starting.some((job) => this.pushSlots.busy(job.group.remote.name) < this.threadsOf(job.group.remote.name))) return true;
     const config = this.deps.config();
     // Only for URIs the next pass can start: held for anything else, the slot would stay idle.
-    const canStart = (remote: RemoteConfig): boolean => {
-      if (!this.accepting || this.inFlight.size >= 3 * config.maxPushes || this.pushSlots.busy(remote.name) >= this.threadsOf(remote.name)) return false;
-      let jobs = 0;
-      for (const job of this.inFlight.values()) if (job.group.remote.name === remote.name) jobs++;
-      return jobs < 3 * remote.threads;
-    };
+    const canStart = (remote: RemoteConfig): boolean =>
+      this.accepting &&
+      this.inFlight.size < 3 * config.maxPushes &&
+      this.pushSlots.busy(remote.name) < this.threadsOf(remote.name) &&
+      this.occupancy(remote.name).jobs < 3 * remote.threads;
     // Within one group any URI may go first; only another group can have the better claim.
     const rivals = this.dueHeads.filter((head) => (head.fair.lane !== best.lane || head.fair.remote !== best.remote) && canStart(head.remote)).map((head) => head.fair);
     if (rivals.length === 0) return false;
@@ -373,35 +368,34 @@ export class Distributor {
    * live URI that becomes due while a replicate-all keeps every slot busy gets the next slot.
    */
   private hasRoom(remote: UriGroup['remote'], takeAhead: boolean, lane: Lane): boolean {
-    let active = 0;
-    let jobs = 0;
-    let ownSlots = 0;
-    let waitingInGroup = 0;
-    for (const job of this.inFlight.values()) {
-      if (job.group.remote.name !== remote.name) continue;
-      jobs++;
-      if (!job.phase.active) continue;
-      active++;
-      // Pushing, or started for a free slot: those jobs own their slots; jobs taken ahead do not.
-      if (job.phase.granted || !job.phase.ahead) ownSlots++;
-      else if (job.group.lane === lane) waitingInGroup++;
-    }
+    const { jobs, active, ownSlots, aheadInLane } = this.occupancy(remote.name, lane);
     if (jobs >= 3 * remote.threads) return false;
     const aheadLimit = this.soleGroupAtWork ? remote.threads : 1;
-    return ownSlots < remote.threads || (takeAhead && waitingInGroup < aheadLimit && active < 2 * remote.threads);
+    return ownSlots < remote.threads || (takeAhead && aheadInLane < aheadLimit && active < 2 * remote.threads);
   }
 
   /** `maxPushes` bounds this node's jobs as `threads` bounds a remote's (see hasRoom). */
   private nodeHasRoom(config: ReplicationConfig, takeAhead: boolean): boolean {
-    let active = 0;
-    let ownSlots = 0;
-    for (const job of this.inFlight.values()) {
-      if (!job.phase.active) continue;
-      active++;
-      if (job.phase.granted || !job.phase.ahead) ownSlots++;
-    }
-    if (this.inFlight.size >= 3 * config.maxPushes) return false;
+    const { jobs, active, ownSlots } = this.occupancy();
+    if (jobs >= 3 * config.maxPushes) return false;
     return ownSlots < config.maxPushes || (takeAhead && active < 2 * config.maxPushes);
+  }
+
+  /**
+   * This node's jobs (of `remote`, or all): in flight, with pushes not over (`active`), owning a
+   * slot (pushing, or started for a free one; jobs taken ahead own none), and taken ahead in `lane`.
+   */
+  private occupancy(remote?: string, lane?: Lane): { jobs: number; active: number; ownSlots: number; aheadInLane: number } {
+    const counts = { jobs: 0, active: 0, ownSlots: 0, aheadInLane: 0 };
+    for (const job of this.inFlight.values()) {
+      if (remote !== undefined && job.group.remote.name !== remote) continue;
+      counts.jobs++;
+      if (!job.phase.active) continue;
+      counts.active++;
+      if (job.phase.granted || !job.phase.ahead) counts.ownSlots++;
+      else if (job.group.lane === lane) counts.aheadInLane++;
+    }
+    return counts;
   }
 
   private threadsOf(remote: string): number {
@@ -435,7 +429,9 @@ export class Distributor {
         this.finished(group, { kind: 'locked' });
       },
     );
-    this.inFlight.set(group.uriKey, { group, fair, probe, controller, startedAt, done, phase });
+    const schedule = this.schedules.get(group.uriKey);
+    const host = schedule === undefined ? hostOf(group.uri) : (schedule.host ??= hostOf(group.uri));
+    this.inFlight.set(group.uriKey, { group, fair, probe, host, controller, startedAt, done, phase });
   }
 
   private finished(group: UriGroup, result: JobResult): void {
@@ -468,4 +464,14 @@ export class Distributor {
     this.schedules.set(group.uriKey, schedule);
     this.onSlotFree();
   }
+}
+
+/** The oldest entry of a bucket not taken yet that `accept` lets through. */
+function oldestLeft<T extends { at: number }>(bucket: { entries: readonly T[]; taken: ReadonlySet<T> }, accept: (entry: T) => boolean): T | undefined {
+  let oldest: T | undefined;
+  for (const entry of bucket.entries) {
+    if (bucket.taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || !accept(entry)) continue;
+    oldest = entry;
+  }
+  return oldest;
 }

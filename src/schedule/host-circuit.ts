@@ -107,10 +107,6 @@ export class HostCircuits {
     return false;
   }
 
-  isOpen(host: string): boolean {
-    return this.hosts.get(host)?.open !== undefined;
-  }
-
   view(): HostCircuitView[] {
     return [...this.hosts].map(([host, state]) => ({
       host,

@@ -58,12 +58,6 @@ export class HostPacing {
     if (pace !== undefined) pace.lastStart = this.clock.now();
   }
 
-  /** Earliest local time a push to `host` may start (for the distributor's next wake-up). */
-  nextStartAt(host: string): number | undefined {
-    const pace = this.hosts.get(host);
-    return pace === undefined ? undefined : Math.max(pace.notBefore, pace.lastStart + pace.spacingMs);
-  }
-
   /** `running`: pushes to the host in flight when the signal came (the width that overloaded it). */
   overloaded(host: string, running: number, retryAfterMs?: number): void {
     const now = this.clock.now();

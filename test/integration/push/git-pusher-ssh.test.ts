@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refsOf, initBare } from '../../support/git.js';
 import { sshdAvailable, startSshd, type Sshd } from '../../support/sshd.js';
+import { SshConnectionReuse } from '../../../src/push/ssh-reuse.js';
 import { groupAlive, hermeticPusher, lsRemote, makeSource, pick, processes, remoteConfig, waitForProcess } from './push-fixtures.js';
+
+/** The master connections of one reuse directory: ssh renames itself "ssh: <socket> [mux]". */
+function masters(reuse: SshConnectionReuse): number[] {
+  return processes().filter((p) => p.args.includes(reuse.dir) && p.args.includes('[mux]')).map((p) => p.pid);
+}
 
 /**
  * Needs openssh-server (/usr/sbin/sshd) and root; scripts/test.sh does not
@@ -91,5 +97,39 @@ describe.skipIf(!sshdAvailable)('GitPusher over ssh (sshd on loopback)', () => {
     expect(ssh.pid).not.toBe(git.pid);
     expect(groupAlive(git.pgid)).toBe(false);
     expect(processes().filter((p) => p.args.includes(hung.clientKey))).toEqual([]);
+  });
+
+  describe('with connection reuse (ControlMaster)', () => {
+    it('pushes to many repositories of one host over a single master connection, and close() ends it and removes its directory', async () => {
+      const source = makeSource(join(scratch, 'reuse'), ['b1']);
+      const reuse = new SshConnectionReuse(scratch);
+      const pusher = hermeticPusher({ GIT_SSH_COMMAND: sshd.sshCommand }, { sshConnectionReuse: reuse });
+      const refs = ['refs/heads/main', 'refs/heads/b1'];
+      const seen = new Set<number>();
+      for (let i = 0; i < 5; i++) {
+        const dst = initBare(join(scratch, 'reuse', `d${i}.git`));
+        const outcome = await pusher.push({ remote: remoteConfig(), uri: sshd.url(dst), localRepo: source.bare, refs });
+        expect(outcome).toMatchObject({ result: 'ok' });
+        expect(refsOf(dst)).toEqual(pick(source.refs(), refs));
+        for (const pid of masters(reuse)) seen.add(pid);
+      }
+      expect(seen.size).toBe(1); // one master, the same one for all five pushes
+      await pusher.close();
+      for (let i = 0; i < 50 && masters(reuse).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(masters(reuse)).toEqual([]);
+      expect(existsSync(reuse.dir)).toBe(false);
+    });
+
+    it('ends the master of a hung host with the push stopped at its deadline: nothing is left running', async () => {
+      const source = makeSource(join(scratch, 'hung'), []);
+      const reuse = new SshConnectionReuse(scratch);
+      const pusher = hermeticPusher({ GIT_SSH_COMMAND: hung.sshCommand }, { sshConnectionReuse: reuse });
+      const outcome = await pusher.push({ remote: remoteConfig({ timeoutMs: 1500 }), uri: hung.url(join(scratch, 'hung', 'x.git')), localRepo: source.bare, refs: ['refs/heads/main'] });
+      expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'timeout' } });
+      for (let i = 0; i < 50 && masters(reuse).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(masters(reuse)).toEqual([]);
+      expect(processes().filter((p) => p.args.includes(hung.clientKey))).toEqual([]);
+      await pusher.close();
+    });
   });
 });
