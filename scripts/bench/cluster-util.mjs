@@ -43,13 +43,16 @@ export function bareRepo(path, preReceiveSleep) {
   if (preReceiveSleep) writeFileSync(join(path, 'hooks', 'pre-receive'), `#!/bin/sh\ncat >/dev/null\nsleep ${preReceiveSleep}\n`, { mode: 0o755 });
 }
 
+/** Extra node options for the refrelay processes, e.g. BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */
+const nodeArgs = () => (process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []);
+
 /** Run `refrelay daemon --drain` processes; resolves with their logs once all exit. */
 export function drainNodes(config, nodeIds) {
   return Promise.all(
     nodeIds.map(
       (nodeId) =>
         new Promise((resolve, reject) => {
-          const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, 'daemon', '--drain', '--config', config, '--node-id', nodeId], { stdio: ['ignore', 'pipe', 'inherit'] });
+          const child = spawn(process.execPath, [...nodeArgs(), bin, 'daemon', '--drain', '--config', config, '--node-id', nodeId], { stdio: ['ignore', 'pipe', 'inherit'] });
           let out = '';
           child.stdout.on('data', (chunk) => (out += chunk));
           child.on('exit', (code) => {
@@ -82,12 +85,21 @@ export function pushAsync(cwd, args) {
 
 /** A long-running `refrelay daemon` (not --drain), with its JSON log lines collected. */
 export function startNode(config, nodeId) {
-  const child = spawn(process.execPath, [bin, 'daemon', '--config', config, '--node-id', nodeId], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk) => (out += chunk));
+  const child = spawn(process.execPath, [...nodeArgs(), bin, 'daemon', '--config', config, '--node-id', nodeId], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Parsed as the lines arrive: benchmarks poll the log while the node works, and re-parsing
+  // everything on each poll would take CPU from the node being measured.
+  const parsed = [];
+  let partial = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop();
+    for (const line of lines) if (line.startsWith('{')) parsed.push(JSON.parse(line));
+  });
   const exited = new Promise((resolve) => child.on('exit', resolve));
   return {
-    logs: () => out.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)),
+    pid: child.pid,
+    logs: () => parsed,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

@@ -8,8 +8,8 @@ export function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-export async function withTempDir(label, fn) {
-  const dir = mkdtempSync(join(tmpdir(), `refrelay-bench-${label}-`));
+export async function withTempDir(label, fn, parent = tmpdir()) {
+  const dir = mkdtempSync(join(parent, `refrelay-bench-${label}-`));
   try {
     return await fn(dir);
   } finally {

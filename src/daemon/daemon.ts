@@ -16,7 +16,7 @@ import { planFullSync } from '../intake/replicate.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
-import { Waker } from '../runtime/waker.js';
+import { Waker, type WakeReason } from '../runtime/waker.js';
 import { Distributor } from '../schedule/distributor.js';
 import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -81,6 +81,8 @@ export class Daemon {
   private readonly recovery: LockRecovery;
   private readonly offset = new ClockOffsetTracker();
   private readonly ownLeases = new Set<string>();
+  /** The lock names of ownLeases. */
+  private readonly ownLocks = new Set<string>();
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
@@ -95,7 +97,15 @@ export class Daemon {
   constructor(private readonly options: DaemonOptions) {
     const { config } = options;
     this.config = config;
-    this.locks = new UriLocks({ runningDir: join(config.storePath, 'ref-updates', 'running'), nodeId: config.nodeId, host: options.host, pid: options.pid, clock: options.clock, random: options.random });
+    this.locks = new UriLocks({
+      runningDir: join(config.storePath, 'ref-updates', 'running'),
+      nodeId: config.nodeId,
+      host: options.host,
+      pid: options.pid,
+      clock: options.clock,
+      random: options.random,
+      trustMs: () => this.config.lockStaleMs / 3,
+    });
     this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
     this.distributor = new Distributor(
       {
@@ -110,7 +120,7 @@ export class Daemon {
         storeClockOffsetMs: () => this.offset.current() ?? 0,
         ...(options.observability ? { events: options.observability.events } : {}),
       },
-      () => this.waker.wake(),
+      () => this.waker.wake('slot'),
     );
     this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0);
     this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.config.lockStaleMs, (uriKey) => {
@@ -130,6 +140,7 @@ export class Daemon {
         const held = await this.locks.acquire(lockName, uri);
         if (held === undefined) return undefined;
         this.ownLeases.add(held.leaseId);
+        this.ownLocks.add(lockName);
         const lease: Lease = {
           leaseId: held.leaseId,
           claimName: held.claimName,
@@ -140,6 +151,7 @@ export class Daemon {
               return await held.release();
             } finally {
               this.ownLeases.delete(held.leaseId);
+              this.ownLocks.delete(lockName);
             }
           },
         };
@@ -283,6 +295,8 @@ export class Daemon {
     let lastSweep = -Infinity;
     let lastObserve = -Infinity;
     let beats = 0;
+    let listedAt = -Infinity;
+    let woke: WakeReason = 'other';
     await this.reloadIfChanged();
     while (!this.stopping) {
       const config = this.config;
@@ -295,10 +309,11 @@ export class Daemon {
       }
       let nextDueAt: number | undefined;
       let pendingUris = 1;
+      let fresh = false;
       try {
         if (now - lastObserve >= Math.min(config.distributionIntervalMs, config.lockStaleMs / 6)) {
           lastObserve = now;
-          await this.recovery.pass(this.ownLeases);
+          await this.recovery.pass(this.ownLeases, this.ownLocks);
         }
         if (now - lastSweep >= SWEEP_EVERY_MS) {
           lastSweep = now;
@@ -306,7 +321,12 @@ export class Daemon {
           if (swept > 0) log.info({ files: swept }, 'swept temp files left in building/');
         }
         if (!this.options.drain) this.periodicVerify.maybeRun();
-        const report = await this.distributor.tick();
+        // A freed slot asks for the next push at once; the listing it needs is at most one
+        // interval old, as it would be on the periodic pass.
+        const reuseListing = woke === 'slot' && now - listedAt < config.distributionIntervalMs;
+        if (!reuseListing) listedAt = now;
+        const report = await this.distributor.tick({ reuseListing });
+        fresh = !reuseListing;
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;
         this.lastPassAt = clock.monotonic();
@@ -314,10 +334,10 @@ export class Daemon {
         // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
         log.error({ err: error instanceof Error ? error.message : String(error) }, 'distributor pass failed');
       }
-      if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0) break;
+      if (this.options.drain && fresh && pendingUris === 0 && this.distributor.runningCount === 0) break;
       let waitMs = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
       if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
-      await this.waker.wait(waitMs);
+      woke = await this.waker.wait(waitMs);
     }
     await this.shutdown();
     const failed = this.distributor.failedCount;

@@ -92,9 +92,9 @@ export class LockRecovery {
     return recovered;
   }
 
-  /** One observer pass; `ownLeases` are the locks this process holds right now. */
-  async pass(ownLeases: ReadonlySet<string>): Promise<void> {
-    const { stale, abandonedTombstones } = await this.observer.scan(ownLeases);
+  /** One observer pass; `ownLeases` are the locks this process holds right now, `ownLocks` their names. */
+  async pass(ownLeases: ReadonlySet<string>, ownLocks: ReadonlySet<string> = new Set()): Promise<void> {
+    const { stale, abandonedTombstones } = await this.observer.scan(ownLeases, ownLocks);
     for (const lock of stale) {
       const moved = await this.breakAndRecover(lock.lockName, lock.owner, 'took over a stale URI lock', lock.unchangedMs);
       if (moved !== undefined) {

@@ -33,14 +33,23 @@ export class LockObserver {
     private readonly staleMs: () => number,
   ) {}
 
-  /** One look at running/. `ownLeases` are locks this process holds right now: never stale. */
-  async scan(ownLeases: ReadonlySet<string>): Promise<{ stale: StaleLock[]; abandonedTombstones: string[] }> {
+  /**
+   * One look at running/. `ownLeases` are locks this process holds right now: never stale.
+   * `ownLocks`, their lock names, are not even read: on a busy node they are most of running/,
+   * and a peer's lock of the same name can only exist once ours is lost, which our own next
+   * heartbeat finds (after that the name is looked at again).
+   */
+  async scan(ownLeases: ReadonlySet<string>, ownLocks: ReadonlySet<string> = new Set()): Promise<{ stale: StaleLock[]; abandonedTombstones: string[] }> {
     const now = this.clock.monotonic();
     const { locks, tombstones } = await this.uriLocks.listEntries();
     const stale: StaleLock[] = [];
     const present = new Set(locks);
     for (const name of this.locks.keys()) if (!present.has(name)) this.locks.delete(name);
     for (const lockName of locks) {
+      if (ownLocks.has(lockName)) {
+        this.locks.delete(lockName);
+        continue;
+      }
       const owner = await this.uriLocks.readOwner(lockName);
       if (owner !== undefined && ownLeases.has(owner.leaseId)) {
         this.locks.delete(lockName);

@@ -1,28 +1,34 @@
+/**
+ * Why a sleep ended: `slot` when the only reasons were freed push slots (the pass that follows
+ * may reuse the last listing), `other` for a timeout, a file-watch hint or any other wake-up.
+ */
+export type WakeReason = 'slot' | 'other';
+
 /** A sleep that something else can cut short: a file-watch hint or a finished push. */
 export class Waker {
   private pending: (() => void) | undefined;
-  private woken = false;
+  private woken: WakeReason | undefined;
 
-  wake(): void {
-    this.woken = true;
+  wake(reason: WakeReason = 'other'): void {
+    this.woken = this.woken === 'other' ? 'other' : reason;
     this.pending?.();
   }
 
-  wait(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
+  wait(ms: number): Promise<WakeReason> {
+    if (this.woken !== undefined) {
+      const reason = this.woken;
+      this.woken = undefined;
+      return Promise.resolve(reason);
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(0, ms));
-      const self = this;
-      function done(): void {
+      const timer = setTimeout(() => done('other'), Math.max(0, ms));
+      const done = (reason: WakeReason): void => {
         clearTimeout(timer);
-        self.pending = undefined;
-        self.woken = false;
-        resolve();
-      }
-      this.pending = done;
+        this.pending = undefined;
+        this.woken = undefined;
+        resolve(reason);
+      };
+      this.pending = () => done(this.woken ?? 'other');
     });
   }
 }

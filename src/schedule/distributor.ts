@@ -41,7 +41,7 @@ interface InFlight {
 export const LIVE_SHARES = 100;
 
 export interface TickReport {
-  /** URIs with work this node may take (waiting, or being pushed by this node). */
+  /** URIs with work this node may take (waiting, or being pushed by this node); a reused listing may miss some. */
   readonly pendingUris: number;
   readonly started: number;
   /** Earliest local time at which a waiting URI becomes due; undefined when none waits. */
@@ -161,16 +161,23 @@ export class Distributor {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()].map((job) => job.done));
   }
 
-  async tick(): Promise<TickReport> {
+  /**
+   * One pass. `reuseListing`: work from the last listing (minus this node's claims since) instead
+   * of reading `waiting/` again — for the passes a freed push slot triggers, which in a backlog
+   * come many times per distributionInterval; the periodic pass lists afresh.
+   */
+  async tick(options: { reuseListing?: boolean } = {}): Promise<TickReport> {
     const { deps } = this;
     const config = deps.config();
-    const waiting = await deps.store.listWaiting();
+    const waiting = await deps.store.listWaiting({ cached: options.reuseListing === true });
     if (this.resolutionsFor !== config) {
       this.resolutions = new WeakMap();
       this.resolutionsFor = config;
     }
     const groups = groupByUri(config, waiting, this.resolutions);
-    for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
+    // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
+    // here): only a fresh one tells which URIs have nothing left.
+    if (options.reuseListing !== true) for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
 
     const offset = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();

@@ -2,6 +2,7 @@ import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
 import { errnoName } from '../runtime/errno.js';
+import { BatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
 
 /** The part of a `FileHandle` the store uses. */
 export interface StoreFileHandle {
@@ -39,6 +40,12 @@ export interface StoreFs {
    * files; without it the store uses `open` and the handle.
    */
   readWithMtime?(path: string): Promise<{ readonly text: string; readonly mtimeMs: number }>;
+  /**
+   * Many renames and unlinks in one call, each still one atomic system call, with a result per
+   * op. Optional: the node adapter runs them on worker threads (see BatchFileOps); without it
+   * the store makes one `rename` or `unlink` call per file.
+   */
+  runFileOps?(ops: readonly FileOp[]): Promise<FileOpResults>;
 }
 
 function readWithMtime(path: string): Promise<{ text: string; mtimeMs: number }> {
@@ -62,6 +69,8 @@ function readWithMtime(path: string): Promise<{ text: string; mtimeMs: number }>
   });
 }
 
+const batchFileOps = new BatchFileOps();
+
 export const nodeStoreFs: StoreFs = {
   open: (path, flags) => fsp.open(path, flags),
   link: (existingPath, newPath) => fsp.link(existingPath, newPath),
@@ -73,6 +82,7 @@ export const nodeStoreFs: StoreFs = {
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
   readWithMtime,
+  runFileOps: (ops) => batchFileOps.run(ops),
 };
 
 export function errnoOf(error: unknown): string | undefined {

@@ -66,6 +66,14 @@ export class WaitingListing {
     this.cache.delete(name);
   }
 
+  /**
+   * The last listing as this node knows it now: what `list()` saw, minus what this node has
+   * claimed since. No I/O; tasks other nodes queued or took since then are not reflected.
+   */
+  cached(): WaitingTask[] {
+    return [...this.cache.values()];
+  }
+
   async names(): Promise<string[]> {
     const names = await this.readWaiting();
     return names.filter(isTaskFileName);

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { StoreError } from '../errors.js';
 
 /** Names of published task files; anything else in a task folder (`.nfs*`, temps, editor droppings) is not ours. */
@@ -40,7 +40,7 @@ export class StorePaths {
   }
 
   waitingFile(name: string): string {
-    return join(this.waiting, plainName(name, 'task file name'));
+    return inFolder(this.waiting, name);
   }
 
   /**
@@ -55,7 +55,13 @@ export class StorePaths {
   }
 
   claimedFile(lockName: string, name: string): string {
-    return join(this.lockFolder(lockName), plainName(name, 'task file name'));
+    return inFolder(this.lockFolder(lockName), name);
+  }
+
+  /** `claimedFile` for many names of one lock folder. */
+  claimedFiles(lockName: string, names: readonly string[]): string[] {
+    const folder = this.lockFolder(lockName);
+    return names.map((name) => inFolder(folder, name));
   }
 
   failedFolder(uriKey: string): string {
@@ -73,6 +79,14 @@ export class StorePaths {
   uriStateFile(uriKey: string): string {
     return join(this.uriState, `${plainName(uriKey, 'uri key')}.json`);
   }
+}
+
+/**
+ * A task file in one of the store's folders. Plain concatenation: the folder is already
+ * normalised and a checked name has no separator, and this runs for every claimed file.
+ */
+function inFolder(folder: string, name: string): string {
+  return `${folder}${sep}${plainName(name, 'task file name')}`;
 }
 
 /** Names come from listings and other components; one with a separator would escape its folder. */

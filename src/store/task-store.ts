@@ -120,10 +120,15 @@ export class TaskStore {
     return this.waiting.names();
   }
 
-  /** Every readable waiting task, in no particular order; unreadable ones are quarantined. */
-  async listWaiting(): Promise<WaitingTask[]> {
+  /**
+   * Every readable waiting task, in no particular order; unreadable ones are quarantined.
+   * `cached`: the previous listing minus this node's claims since, without reading the folder —
+   * for a pass that follows the last one closely (a push slot came free); a lost race against
+   * another node is a lock refused or nothing claimed, never a lost task.
+   */
+  async listWaiting(options: { cached?: boolean } = {}): Promise<WaitingTask[]> {
     if (!this.layoutReady) await this.ready();
-    return this.waiting.list();
+    return options.cached === true ? this.waiting.cached() : this.waiting.list();
   }
 
   /** Moves waiting tasks into the lock folder `running/<lockName>/` the caller holds; returns those it got. */

@@ -65,4 +65,31 @@ describe('waiting listing cache', () => {
     await store.listWaiting();
     expect(reads()).toBe(2);
   });
+
+  it('a cached listing is the last one minus what this node claimed since, with no reads at all', async () => {
+    const memory = new MemoryStoreFs();
+    let readdirs = 0;
+    const fs = faultyFs(memory, {
+      readdir: (path) => {
+        readdirs++;
+        return memory.readdir(path);
+      },
+    });
+    const store = new TaskStore({ root: '/s', nodeId: 'n', fs });
+    await store.createMany([task(1), task(2), task(3)]);
+    const listed = await store.listWaiting();
+    const claimedName = listed[0]!.name;
+    await memory.mkdir('/s/ref-updates/running/lock/lease', { recursive: true });
+    expect(await store.claim('lock/lease', [claimedName])).toEqual([claimedName]);
+    // Queued by someone else after the listing: not seen until the next fresh listing.
+    await store.create(task(4));
+    const before = readdirs;
+
+    const cached = await store.listWaiting({ cached: true });
+
+    expect(readdirs).toBe(before);
+    expect(cached.map((entry) => entry.name).sort()).toEqual(listed.slice(1).map((entry) => entry.name).sort());
+    expect(await store.listWaiting()).toHaveLength(3);
+  });
 });
+

@@ -1,0 +1,44 @@
+// Where the CPU goes during a benchmark window: one process's CPU time and the whole machine's
+// busy time, sampled from /proc (Linux only; elsewhere the figures are simply not reported).
+import { readFileSync } from 'node:fs';
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function processCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+
+function machineBusyMs() {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = cpu[3] + cpu[4];
+  return (cpu.reduce((a, b) => a + b, 0) - idle) * TICK_MS;
+}
+
+/** Samples every `everyMs`; `between(fromMs, toMs)` answers for a window in Date.now() terms. */
+export function startCpuSampler(pid, everyMs = 20) {
+  const samples = [];
+  const sample = () => {
+    try {
+      samples.push({ at: Date.now(), node: processCpuMs(pid), machine: machineBusyMs() });
+    } catch {
+      // not Linux, or the process is gone
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  const nearest = (at) => samples.reduce((best, s) => (Math.abs(s.at - at) < Math.abs(best.at - at) ? s : best), samples[0]);
+  return {
+    stop: () => clearInterval(timer),
+    between: (fromMs, toMs) => {
+      if (samples.length < 2) return undefined;
+      const [a, b] = [nearest(fromMs), nearest(toMs)];
+      return { nodeMs: b.node - a.node, machineMs: b.machine - a.machine };
+    },
+  };
+}
+
+export function machineSampler() {
+  const start = machineBusyMs();
+  return () => machineBusyMs() - start;
+}
