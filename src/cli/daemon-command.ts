@@ -1,4 +1,7 @@
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { loadCredentials } from '../config/secure-config.js';
+import type { Log } from '../observe/log.js';
 import { Daemon } from '../daemon/daemon.js';
 import { createLogger, defaultLogFormat, type LogFormat, type LogLevel } from '../observe/logger.js';
 import { NodeObservability } from '../daemon/node-observability.js';
@@ -21,11 +24,26 @@ export interface DaemonArgs {
   logFormat?: LogFormat | undefined;
 }
 
+/** Anyone on the host could queue pushes to any configured destination, or delete the queue. */
+function warnIfWorldWritable(storePath: string, log: Log): void {
+  try {
+    const mode = statSync(storePath).mode & 0o777;
+    if ((mode & 0o002) !== 0) {
+      log.warn({ storePath, mode: mode.toString(8).padStart(4, '0') }, 'the store folder is world-writable: any local user can add or remove replication tasks; chmod o-w it');
+    }
+  } catch {
+    // Not there yet: the store creates it with storeUmask.
+  }
+}
+
 export async function runDaemon(args: DaemonArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
   const log = createLogger({ level: args.logLevel, nodeId: config.nodeId, format: args.logFormat ?? defaultLogFormat() });
   for (const warning of config.warnings) log.warn({ key: warning.key }, warning.message);
+  // Refused here, before anything runs: a secure.config others can read is a leak waiting to happen.
+  const credentials = loadCredentials(config);
+  warnIfWorldWritable(config.storePath, log);
   // Test-only: run this node with a skewed wall clock (monotonic time is untouched), to prove that
   // skew between nodes cannot cause a lock takeover.
   const skewMs = Number(process.env.REFRELAY_TEST_CLOCK_OFFSET_MS ?? 0) || 0;
@@ -42,6 +60,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     pusher: new GitPusher({
       env: process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {},
       ...(config.sshConnectionReuse ? { sshConnectionReuse: new SshConnectionReuse() } : {}),
+      credentials,
     }),
     clock,
     random: systemRandom,

@@ -7,10 +7,15 @@ export interface CliConfigOptions {
   readonly nodeId?: string | undefined;
 }
 
-/** Config lookup order: --config, then $REFRELAY_CONFIG, then ./replication.config. */
+/**
+ * Config lookup order: --config, then $REFRELAY_CONFIG, then ./replication.config. Every command
+ * that works on the store loads its config here, so this is where the process takes the store's
+ * umask (`replication.storeUmask`): task files 0640 and folders 0750 by default.
+ */
 export function loadCliConfig(options: CliConfigOptions): ReplicationConfig {
   const file = findConfigFile({ flag: options.config, env: process.env, cwd: process.cwd() });
   const config = loadConfig({ file, hostname: hostname() });
+  process.umask(config.storeUmask);
   if (options.nodeId !== undefined && options.nodeId !== '') return Object.freeze({ ...config, nodeId: options.nodeId });
   return config;
 }

@@ -8,22 +8,20 @@ export const REPLICATION_KEYS = [
   'storePath', 'eventsDirectory', 'basePath', 'nodeId', 'distributionInterval', 'randomDelay',
   'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
   'verifyInterval', 'autoReload', 'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile',
-  'maxPushes', 'bulkShares', 'usageHalfLife', 'sshConnectionReuse',
+  'maxPushes', 'bulkShares', 'usageHalfLife', 'sshConnectionReuse', 'secureConfig', 'allowInsecureSecrets',
+  'storeUmask',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */
-export const REPLICATION_RESERVED_KEYS = [
-  'secureConfig',
-  'allowInsecureSecrets', 'storeUmask',
-] as const;
+export const REPLICATION_RESERVED_KEYS = [] as const;
 
 export const REMOTE_KEYS = [
   'url', 'push', 'projects', 'excludeProjects', 'threads', 'replicationDelay', 'rescheduleDelay',
   'replicationRetry', 'replicationMaxRetries', 'timeout', 'mirror', 'createMissingRepositories',
-  'excludedRefsPattern', 'remoteNameStyle', 'shares',
+  'excludedRefsPattern', 'remoteNameStyle', 'shares', 'sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking',
 ] as const;
 
-export const REMOTE_RESERVED_KEYS = ['sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking'] as const;
+export const REMOTE_RESERVED_KEYS = [] as const;
 
 export const GERRIT_KEYS = ['defaultForceUpdate', 'autoReload', 'replicateOnStartup'] as const;
 

@@ -23,6 +23,8 @@ export function describeConfig(config: ReplicationConfig): string {
     `bulkShares: ${config.bulkShares}`,
     `usageHalfLife: ${formatDuration(config.usageHalfLifeMs)}`,
     `sshConnectionReuse: ${config.sshConnectionReuse}`,
+    `secureConfig: ${config.secureConfig ?? '(none)'}${config.allowInsecureSecrets ? ' (insecure permissions allowed)' : ''}`,
+    `storeUmask: ${config.storeUmask.toString(8).padStart(3, '0')}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
@@ -55,6 +57,9 @@ function describeRemote(remote: RemoteConfig): string[] {
     `  mirror: ${remote.mirror}`,
     `  createMissingRepositories: ${remote.createMissingRepositories}`,
     `  remoteNameStyle: ${remote.remoteNameStyle}`,
+    ...(remote.sshIdentity === undefined ? [] : [`  sshIdentity: ${remote.sshIdentity}`]),
+    ...(remote.sshCommand === undefined ? [] : [`  sshCommand: ${remote.sshCommand}`]),
+    `  sshStrictHostKeyChecking: ${remote.sshStrictHostKeyChecking}`,
   ];
   for (const [key, value] of Object.entries(remote.extra ?? {})) lines.push(`  ${key}: ${value} (reserved)`);
   return lines;
@@ -78,6 +83,9 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     bulkShares: config.bulkShares,
     usageHalfLifeMs: config.usageHalfLifeMs,
     sshConnectionReuse: config.sshConnectionReuse,
+    secureConfig: config.secureConfig ?? null,
+    allowInsecureSecrets: config.allowInsecureSecrets,
+    storeUmask: config.storeUmask.toString(8).padStart(3, '0'),
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,
@@ -99,6 +107,9 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
       createMissingRepositories: remote.createMissingRepositories,
       excludedRefsPatterns: remote.excludedRefsPatterns.map(patternText),
       remoteNameStyle: remote.remoteNameStyle,
+      sshIdentity: remote.sshIdentity ?? null,
+      sshCommand: remote.sshCommand ?? null,
+      sshStrictHostKeyChecking: remote.sshStrictHostKeyChecking,
       extra: { ...(remote.extra ?? {}) },
     })),
     warnings: config.warnings.map((w) => ({ file: w.file, key: w.key, message: w.message })),

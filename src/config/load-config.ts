@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { collectSections, createReporter } from './collect-sections.js';
 import { readGitConfig, type GitConfigEntry } from './git-config-reader.js';
@@ -56,7 +56,8 @@ export function validateConfig(
   const report = createReporter(file);
   const sections = collectSections(entries, report);
   const settings = buildNodeSettings(sections.replication, sections.gerrit, file, hostname, report);
-  const remotes = [...sections.remotes].map(([name, values]) => buildRemote(name, values, settings, report));
+  const remoteDefaults = { ...settings, configDir: dirname(settings.file) };
+  const remotes = [...sections.remotes].map(([name, values]) => buildRemote(name, values, remoteDefaults, report));
   const { problems, warnings } = report;
   if (problems.length > 0) return { problems, warnings };
   const config: ReplicationConfig = { ...settings, remotes, warnings: [...warnings] };

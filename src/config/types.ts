@@ -40,10 +40,13 @@ export interface RemoteConfig {
   readonly remoteNameStyle: RemoteNameStyle;
   /** Weight of this remote against the others of its lane in the fair share (1–1000). */
   readonly shares: number;
-  /**
-   * Accepted keys that later work will honour (`sshIdentity`,
-   * `sshCommand`, `sshStrictHostKeyChecking`), raw values by camelCase name.
-   */
+  /** An ssh private key for this remote's ssh URLs (absolute), passed as `-i` with IdentitiesOnly. */
+  readonly sshIdentity?: string;
+  /** The ssh program and its own options, as a shell snippet (like GIT_SSH_COMMAND); refrelay appends its options. */
+  readonly sshCommand?: string;
+  /** `yes`: the host key must already be known; `accept-new`: a first key is recorded, a changed one refused. */
+  readonly sshStrictHostKeyChecking: 'yes' | 'accept-new';
+  /** Accepted keys not honoured yet, raw values by camelCase name. */
   readonly extra?: Readonly<Record<string, string>>;
 }
 
@@ -87,6 +90,15 @@ export interface ReplicationConfig {
   readonly usageHalfLifeMs: number;
   /** One ssh master connection per destination host, shared by the node's pushes. */
   readonly sshConnectionReuse: boolean;
+  /**
+   * Credentials file (git-config syntax, `[remote "NAME"] username/password`), absolute; undefined
+   * when not set and no `secure.config` sits next to the config file. Its values never enter this object.
+   */
+  readonly secureConfig?: string;
+  /** Accept a secure.config that group or others may read. */
+  readonly allowInsecureSecrets: boolean;
+  /** The umask for everything refrelay writes into the store (default 027: files 0640, folders 0750). */
+  readonly storeUmask: number;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

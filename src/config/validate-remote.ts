@@ -7,11 +7,14 @@ import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
 import { REMOTE_NAME_STYLES, urlHasNameVariable } from './remote-url.js';
 import type { ProjectPattern, RemoteConfig, RemoteNameStyle } from './types.js';
+import { resolve } from 'node:path';
 
 /** Settings of `[replication]` / `[gerrit]` that remotes inherit. */
 export interface RemoteDefaults {
   readonly maxRetries: number;
   readonly defaultForceUpdate: boolean;
+  /** Relative key files follow the config file. */
+  readonly configDir: string;
 }
 
 /** Gerrit raises a smaller rescheduleDelay to this floor; so do we, silently, like Gerrit. */
@@ -55,8 +58,29 @@ export function buildRemote(
     excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
     remoteNameStyle: setting('remoteNameStyle', parseRemoteNameStyle, 'slash'),
     shares: setting('shares', parseShares, DEFAULT_SHARES),
+    ...optional('sshIdentity', setting<string | undefined>('sshIdentity', (t) => (t.trim() === '' ? { ok: false, message: 'expected a key file, got ""' } : { ok: true, value: resolve(defaults.configDir, t.trim()) }), undefined)),
+    ...optional('sshCommand', setting<string | undefined>('sshCommand', parseSshCommand, undefined)),
+    sshStrictHostKeyChecking: setting('sshStrictHostKeyChecking', parseStrictHostKeyChecking, 'yes'),
     extra: checkReserved(values, prefix, report),
   };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function parseSshCommand(text: string): Parsed<string> {
+  const trimmed = text.trim();
+  if (trimmed === '') return { ok: false, message: 'expected an ssh command, got ""' };
+  if (trimmed.startsWith('-')) return { ok: false, message: `expected an ssh program first, got "${text}"` };
+  return { ok: true, value: trimmed };
+}
+
+function parseStrictHostKeyChecking(text: string): Parsed<'yes' | 'accept-new'> {
+  const lower = text.trim().toLowerCase();
+  if (lower === 'yes' || lower === 'true') return { ok: true, value: 'yes' };
+  if (lower === 'accept-new') return { ok: true, value: 'accept-new' };
+  return { ok: false, message: `expected yes or accept-new (host keys are never accepted blindly), got "${text}"` };
 }
 
 /**

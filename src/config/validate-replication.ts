@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
@@ -73,6 +74,9 @@ export function buildNodeSettings(
     bulkShares: setting('bulkShares', parseShares, DEFAULT_BULK_SHARES),
     sshConnectionReuse: setting('sshConnectionReuse', parseBoolean, true),
     usageHalfLifeMs: setting('usageHalfLife', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_USAGE_HALF_LIFE_MS),
+    ...optional('secureConfig', secureConfigPath(replication, relativeToFile, setting)),
+    allowInsecureSecrets: setting('allowInsecureSecrets', parseBoolean, false),
+    storeUmask: setting('storeUmask', parseUmask, DEFAULT_STORE_UMASK),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {
@@ -80,6 +84,27 @@ export function buildNodeSettings(
       ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.'),
     },
   };
+}
+
+/** Files 0640, folders 0750: the store holds repository names and destination URLs. */
+export const DEFAULT_STORE_UMASK = 0o027;
+
+/** An octal umask such as `027` or `0027`. */
+export function parseUmask(text: string): Parsed<number> {
+  const trimmed = text.trim();
+  if (!/^0?[0-7]{3}$/.test(trimmed)) return { ok: false, message: `expected an octal umask such as 027, got "${text}"` };
+  return { ok: true, value: Number.parseInt(trimmed, 8) };
+}
+
+/** `secureConfig` as set, else Gerrit's place for it: `secure.config` beside the config file, when present. */
+function secureConfigPath(
+  replication: SectionValues,
+  relativeToFile: (text: string) => Parsed<string>,
+  setting: <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T) => T,
+): string | undefined {
+  if (replication.has('secureConfig')) return setting<string | undefined>('secureConfig', relativeToFile, undefined);
+  const beside = relativeToFile('secure.config');
+  return beside.ok && existsSync(beside.value) ? beside.value : undefined;
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { redactText, redactUrl } from '../observe/redact.js';
 import { FULL_SYNC_REF } from '../task/task.js';
+import { Credentials } from '../config/secure-config.js';
 import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';
+import { destinationEnv } from './destination-env.js';
 import { classifyPushFailure, isOverload, oneLine, stderrTail } from './failure-class.js';
 import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
@@ -28,6 +30,8 @@ export interface GitPusherOptions {
   readonly maxRefspecsPerPush?: number;
   /** Share one ssh master connection per destination host (see SshConnectionReuse). */
   readonly sshConnectionReuse?: SshConnectionReuse;
+  /** HTTP(S) credentials per remote, from secure.config. */
+  readonly credentials?: Credentials;
 }
 
 export const MAX_REFSPECS_PER_PUSH = 2000;
@@ -72,10 +76,15 @@ export class GitPusher implements Pusher {
   private readonly killGraceMs: number;
   private readonly chunkSize: number;
   private readonly sshReuse: SshConnectionReuse | undefined;
+  private readonly credentials: Credentials;
+  /** The operator's own GIT_SSH_COMMAND, which remotes without `sshCommand` start from. */
+  private readonly operatorSshCommand: string | undefined;
 
   constructor(options: GitPusherOptions = {}) {
     this.git = options.git ?? 'git';
     this.env = gitEnvironment(process.env, options.env);
+    this.credentials = options.credentials ?? Credentials.none;
+    this.operatorSshCommand = options.env?.GIT_SSH_COMMAND;
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.chunkSize = Math.max(1, options.maxRefspecsPerPush ?? MAX_REFSPECS_PER_PUSH);
     // Only for OpenSSH run through GIT_SSH_COMMAND: a GIT_SSH program may not take -o options.
@@ -86,7 +95,15 @@ export class GitPusher implements Pusher {
     // Absolute, because git ignores relative GIT_CEILING_DIRECTORIES entries.
     const localRepo = resolve(request.localRepo);
     const controlPath = this.sshReuse?.controlPath(request.uri);
-    let env = controlPath === undefined ? this.env : { ...this.env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(this.env.GIT_SSH_COMMAND!, controlPath) };
+    let env: Record<string, string> = {
+      ...this.env,
+      ...destinationEnv(request.uri, request.remote, {
+        operatorSshCommand: this.operatorSshCommand,
+        usesGitSsh: this.env.GIT_SSH !== undefined,
+        credentials: this.credentials.for(request.remote.name),
+      }),
+    };
+    if (controlPath !== undefined && env.GIT_SSH_COMMAND !== undefined) env = { ...env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(env.GIT_SSH_COMMAND, controlPath) };
     // Over smart-http, curl's header trace is the only place git shows a Retry-After; bodies
     // stay out, and git redacts Authorization and cookies in it.
     if (/^https?:\/\//i.test(request.uri)) env = { ...env, GIT_TRACE_CURL: '1', GIT_TRACE_CURL_NO_DATA: '1' };

@@ -9,7 +9,9 @@ import { FairShare, type FairCandidate, type Lane } from './fair-share.js';
 import { HostCircuits } from './host-circuit.js';
 import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
-import { groupByUri, type ResolutionCache, type UriGroup } from './uri-groups.js';
+import { groupByUri, type ResolutionCache, type UntrustedTask, type UriGroup } from './uri-groups.js';
+import { parkUntrusted } from './park-untrusted.js';
+import { uriKey as computeUriKey } from '../task/task.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */
 interface UriSchedule {
@@ -82,6 +84,8 @@ export class Distributor {
   private lastPass: Array<{ group: UriGroup; at: number }> = [];
   private accepting = true;
   private failedToFailedDir = 0;
+  /** URIs whose refused task files are being moved to failed/ right now. */
+  private readonly parking = new Map<string, Promise<void>>();
 
   /**
    * `onSlotFree` runs when a job ends and when a job's pushes are over (its slot is free for the
@@ -117,8 +121,9 @@ export class Distributor {
     this.jobDeps = { ...deps, hosts };
   }
 
+  /** Push jobs, and jobs parking refused task files. */
   get runningCount(): number {
-    return this.inFlight.size;
+    return this.inFlight.size + this.parking.size;
   }
 
   /** How many task files this node put in failed/ since it started (whole tasks and parked rejected refs). */
@@ -158,7 +163,7 @@ export class Distributor {
   }
 
   async whenIdle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()].map((job) => job.done));
+    while (this.inFlight.size > 0 || this.parking.size > 0) await Promise.all([...[...this.inFlight.values()].map((job) => job.done), ...this.parking.values()]);
   }
 
   /**
@@ -174,7 +179,8 @@ export class Distributor {
       this.resolutions = new WeakMap();
       this.resolutionsFor = config;
     }
-    const groups = groupByUri(config, waiting, this.resolutions);
+    const untrusted: UntrustedTask[] = [];
+    const groups = groupByUri(config, waiting, this.resolutions, untrusted);
     // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
     // here): only a fresh one tells which URIs have nothing left.
     if (options.reuseListing !== true) for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
@@ -280,7 +286,39 @@ export class Distributor {
       if (oldest !== undefined) this.dueHeads.push({ fair: this.fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
     }
     this.pushSlots.reconsider();
-    return { pendingUris: groups.size + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
+    const refusing = this.parkUntrusted(untrusted, config, offset, now);
+    return { pendingUris: groups.size + refusing + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
+  }
+
+  /**
+   * Task files no configured remote accepts are parked in failed/, once they have waited long
+   * enough for a config change rolling through the cluster (reload, restart) to reach this node:
+   * lockStale plus two passes. Returns how many URIs still have such tasks (a drain waits for them).
+   */
+  private parkUntrusted(untrusted: readonly UntrustedTask[], config: ReplicationConfig, offset: number, now: number): number {
+    if (untrusted.length === 0) return 0;
+    const graceMs = config.lockStaleMs + 2 * (config.distributionIntervalMs + config.randomDelayMs);
+    const byUri = new Map<string, { uri: string; tasks: UntrustedTask[] }>();
+    for (const entry of untrusted) {
+      const key = computeUriKey(entry.item.task.uri);
+      let batch = byUri.get(key);
+      if (batch === undefined) byUri.set(key, (batch = { uri: entry.item.task.uri, tasks: [] }));
+      if (now - (entry.item.mtimeMs - offset) >= graceMs) batch.tasks.push(entry);
+    }
+    for (const [key, { uri, tasks }] of byUri) {
+      if (tasks.length === 0 || this.parking.has(key) || this.inFlight.has(key) || !this.accepting) continue;
+      const parking = parkUntrusted(this.jobDeps, key, uri, tasks)
+        .then((parked) => {
+          this.failedToFailedDir += parked;
+        })
+        .catch((error: unknown) => this.deps.log.error({ uri: redactUrl(uri), err: error instanceof Error ? error.message : String(error) }, 'could not park refused tasks'))
+        .finally(() => {
+          this.parking.delete(key);
+          this.onSlotFree();
+        });
+      this.parking.set(key, parking);
+    }
+    return byUri.size;
   }
 
   /** Jobs of this node pushing to `host`; `activeOnly`: only those whose pushes are not over. */

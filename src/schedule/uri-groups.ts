@@ -3,6 +3,8 @@ import { expandUrl } from '../config/remote-url.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { FULL_SYNC_REF, uriKey as computeUriKey } from '../task/task.js';
 import type { Lane } from './fair-share.js';
+import { projectNameProblem, refNameProblem } from '../intake/names.js';
+import { redactUrl } from '../observe/redact.js';
 
 /** Every waiting task of one destination URI. */
 export interface UriGroup {
@@ -37,23 +39,59 @@ interface Resolved {
   readonly uriKey: string;
 }
 
+/** Why no node with this config may push a task: task files are input from anyone who can write the store. */
+interface Refused {
+  readonly refused: string;
+}
+
+/** A waiting task this node must never push, with the reason it will be parked under. */
+export interface UntrustedTask {
+  readonly item: WaitingTask;
+  readonly reason: string;
+}
+
+/**
+ * Why a task file must not be pushed: its project or refs are not valid names (they become paths
+ * and git arguments), its remote is not configured, or its uri is not one of that remote's URLs
+ * for the project — the daemon never pushes to a URL that only a file asked for.
+ */
+export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task']): string | undefined {
+  const project = projectNameProblem(task.project);
+  if (project !== undefined) return `invalid project name ${JSON.stringify(task.project)} in the task file: ${project}`;
+  for (const ref of task.refs) {
+    if (ref === FULL_SYNC_REF) continue;
+    const problem = refNameProblem(ref);
+    if (problem !== undefined) return `invalid ref name ${JSON.stringify(ref)} in the task file: ${problem}`;
+  }
+  const remote = config.remotes.find((candidate) => candidate.name === task.remote);
+  if (remote === undefined) return `remote ${JSON.stringify(task.remote)} of the task file is not configured in ${config.file}`;
+  if (remoteForTask(config, task) === undefined) {
+    return `the task file's uri ${redactUrl(task.uri)} is not a URL of remote ${JSON.stringify(task.remote)} for project ${JSON.stringify(task.project)}`;
+  }
+  return undefined;
+}
+
 /**
  * Per-task resolution (remote, uriKey) is cached on the task object itself: listings return the
  * same frozen objects while a file exists, so a pass over 100,000 tasks costs map lookups only.
  * The cache belongs to one config; the caller starts a new one when the config changes.
  */
-export type ResolutionCache = WeakMap<WaitingTask, Resolved | null>;
+export type ResolutionCache = WeakMap<WaitingTask, Resolved | Refused>;
 
-export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingTask[], cache: ResolutionCache = new WeakMap()): Map<string, UriGroup> {
+/** `untrusted`, when given, receives the tasks no node may push (see untrustedReason). */
+export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingTask[], cache: ResolutionCache = new WeakMap(), untrusted?: UntrustedTask[]): Map<string, UriGroup> {
   const groups = new Map<string, UriGroup>();
   for (const item of waiting) {
     let resolved = cache.get(item);
     if (resolved === undefined) {
-      const remote = remoteForTask(config, item.task);
-      resolved = remote === undefined ? null : { remote, uriKey: computeUriKey(item.task.uri) };
+      const reason = untrustedReason(config, item.task);
+      resolved = reason !== undefined ? { refused: reason } : { remote: remoteForTask(config, item.task)!, uriKey: computeUriKey(item.task.uri) };
       cache.set(item, resolved);
     }
-    if (resolved === null) continue;
+    if ('refused' in resolved) {
+      untrusted?.push({ item, reason: resolved.refused });
+      continue;
+    }
     const group = groups.get(resolved.uriKey);
     if (group === undefined) {
       groups.set(resolved.uriKey, { uriKey: resolved.uriKey, uri: item.task.uri, remote: resolved.remote, tasks: [item], oldestMtimeMs: item.mtimeMs, lane: laneOfTask(item.task) });

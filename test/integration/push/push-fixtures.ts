@@ -28,6 +28,7 @@ export function remoteConfig(overrides: Partial<Omit<RemoteConfig, 'push'>> & { 
     createMissingRepositories: false,
     excludedRefsPatterns: [],
     remoteNameStyle: 'slash',
+    sshStrictHostKeyChecking: 'yes',
     shares: 100,
     ...rest,
   };

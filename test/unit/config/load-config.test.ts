@@ -47,14 +47,16 @@ describe('loadConfig on valid fixtures', () => {
       caughtUpThresholdMs: 10_000, httpToken: 's3cr3t-token', httpTokenFile: '/etc/refrelay/token',
       maxPushes: 16, bulkShares: 2, warnings: [],
     });
-    expect(Object.keys(config.extra ?? {})).toHaveLength(3);
+    expect(config).toMatchObject({ secureConfig: '/etc/refrelay/secure.config', storeUmask: 0o002, allowInsecureSecrets: false });
+    expect(config.extra).toEqual({});
     const [full, defaults] = config.remotes;
     expect(full).toMatchObject({
       name: 'full', urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],
       threads: 3, replicationDelayMs: 2000, rescheduleDelayMs: 10_000, replicationRetryMs: 300_000,
       replicationMaxRetries: 4, timeoutMs: 60_000, mirror: true, createMissingRepositories: false, remoteNameStyle: 'dash',
       shares: 3,
-      extra: { sshIdentity: '/etc/refrelay/id_ed25519', sshCommand: 'ssh -o BatchMode=yes', sshStrictHostKeyChecking: 'accept-new' },
+      sshIdentity: '/etc/refrelay/id_ed25519', sshCommand: 'ssh -o BatchMode=yes', sshStrictHostKeyChecking: 'accept-new',
+      extra: {},
     });
     expect(full?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
     expect(full?.projects.map((p) => [p.text, p.kind])).toEqual([['team/*', 'prefix'], ['^lib-[a-z]+', 'regex'], ['tools', 'exact']]);
@@ -93,7 +95,7 @@ describe('loadConfig on valid fixtures', () => {
 
     it('strips inline comments and unquotes \\" escapes', () => {
       expect(remote('eu.mirror')?.push[2]?.text).toBe('refs/changes/*:refs/changes/*');
-      expect(remote('eu.mirror')?.extra?.sshCommand).toBe('ssh -o "ServerAliveInterval=15" -i /etc/gerrit/keys/eu#1');
+      expect(remote('eu.mirror')?.sshCommand).toBe('ssh -o "ServerAliveInterval=15" -i /etc/gerrit/keys/eu#1');
     });
 
     it('accepts a url without ${name} for a remote with one exact project, forced by defaultForceUpdate', () => {

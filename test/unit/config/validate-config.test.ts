@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
 import {
   GERRIT_GERRIT_ONLY, REMOTE_GERRIT_ONLY, REPLICATION_GERRIT_ONLY, REPLICATION_RESERVED_KEYS, REMOTE_RESERVED_KEYS,
 } from '../../../src/config/config-keys.js';
@@ -238,20 +239,36 @@ describe('validateConfig warnings', () => {
     expect(REMOTE_GERRIT_ONLY.username).toContain('secure.config');
   });
 
-  it('accepts reserved keys silently and keeps their raw values for later work', () => {
+  it('reads the credential, umask and ssh settings, relative paths from the config file\'s folder', () => {
     const config = valid(
-      ...BASE, ...REPLICATION_RESERVED_KEYS.map((k) => `replication.${k}=v-${k}`),
-      ...REMOTE_RESERVED_KEYS.map((k) => `remote.m.${k}=v-${k}`),
+      ...BASE, 'replication.secureConfig=etc/secure.config', 'replication.allowInsecureSecrets=true', 'replication.storeUmask=0077',
+      'remote.m.sshIdentity=keys/id_ed25519', 'remote.m.sshCommand=ssh -F /etc/refrelay/ssh_config', 'remote.m.sshStrictHostKeyChecking=accept-new',
       'gerrit.autoReload=true', 'gerrit.replicateOnStartup=false',
     );
     expect(config.warnings).toEqual([]);
-    expect(config.extra).toMatchObject({ 'replication.storeUmask': 'v-storeUmask', 'replication.secureConfig': 'v-secureConfig' });
-    expect(Object.keys(config.extra ?? {})).toHaveLength(REPLICATION_RESERVED_KEYS.length);
-    expect(config).toMatchObject({ autoReload: true, replicateOnStartup: false });
-    expect(config.remotes[0]?.extra).toEqual({
-      sshIdentity: 'v-sshIdentity', sshCommand: 'v-sshCommand',
-      sshStrictHostKeyChecking: 'v-sshStrictHostKeyChecking',
+    expect(REPLICATION_RESERVED_KEYS).toEqual([]);
+    expect(REMOTE_RESERVED_KEYS).toEqual([]);
+    expect(config).toMatchObject({ secureConfig: join(dirname(config.file), 'etc/secure.config'), allowInsecureSecrets: true, storeUmask: 0o077, autoReload: true, replicateOnStartup: false });
+    expect(config.remotes[0]).toMatchObject({
+      sshIdentity: join(dirname(config.file), 'keys/id_ed25519'), sshCommand: 'ssh -F /etc/refrelay/ssh_config', sshStrictHostKeyChecking: 'accept-new',
     });
+  });
+
+  it('defaults: no secure.config unless one sits beside the config, umask 027, host keys must be known', () => {
+    const config = valid(...BASE);
+    expect(config.secureConfig).toBeUndefined();
+    expect(config).toMatchObject({ allowInsecureSecrets: false, storeUmask: 0o027 });
+    expect(config.remotes[0]).toMatchObject({ sshStrictHostKeyChecking: 'yes' });
+    expect(config.remotes[0]?.sshIdentity).toBeUndefined();
+  });
+
+  it('refuses a non-octal umask, a blank ssh command and a host-key policy that accepts anything', () => {
+    const result = validate(...BASE, 'replication.storeUmask=rw-r-----', 'remote.m.sshCommand=-o Foo=bar', 'remote.m.sshStrictHostKeyChecking=no');
+    expect(result.problems.map((p) => `${p.key}: ${p.message}`)).toEqual([
+      'replication.storeUmask: expected an octal umask such as 027, got "rw-r-----"',
+      'remote.m.sshCommand: expected an ssh program first, got "-o Foo=bar"',
+      'remote.m.sshStrictHostKeyChecking: expected yes or accept-new (host keys are never accepted blindly), got "no"',
+    ]);
   });
 
   it('warns once per unknown section and ignores its keys', () => {

@@ -126,14 +126,33 @@ describe('Distributor consolidation and concurrency', () => {
     expect(h.pusher.requests.map((request) => request.refs)).toEqual([['refs/heads/a'], ['refs/heads/b']]);
   });
 
-  it('ignores tasks for a remote this node does not know and for URLs its remote does not have', async () => {
-    const h = harness(base, { random: 0 });
+  it('never pushes a task file naming an unknown remote, a URL its remote does not have, or bad names; after lockStale and two passes it parks them in failed/ with the reason', async () => {
+    const h = harness([...base, 'replication.lockStale=30s'], { random: 0 });
     await h.enqueue('p', ['refs/heads/main'], 'unknown', '/dest/unknown/p.git');
     await h.enqueue('p', ['refs/heads/main'], 'mirror', '/elsewhere/evil.git');
-    h.clock.advance(60_000);
-    const report = await new Distributor(h.deps).tick();
-    expect(report).toMatchObject({ started: 0, pendingUris: 0 });
-    expect(await h.store.listWaitingNames()).toHaveLength(2);
+    await h.enqueue('../../etc', ['refs/heads/main'], 'mirror', '/dest/mirror/../../etc.git');
+    await h.enqueue('q', ['refs/heads/../x'], 'mirror', '/dest/mirror/q.git');
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(30_000 + 2 * 3000 - 1);
+    expect(await distributor.tick()).toMatchObject({ started: 0, pendingUris: 4 });
+    await distributor.whenIdle();
+    expect(await h.store.listWaitingNames()).toHaveLength(4);
+
+    h.clock.advance(1);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(await h.store.listWaitingNames()).toEqual([]);
+    expect(h.pusher.requests).toEqual([]);
+    expect(distributor.failedCount).toBe(4);
+    const reasons = (await h.store.listFailed()).map((failed) => failed.reason?.reason).sort();
+    expect(reasons).toEqual([
+      'invalid project name "../../etc" in the task file: has a ".." segment',
+      'invalid ref name "refs/heads/../x" in the task file: contains ".."',
+      `remote "unknown" of the task file is not configured in ${h.deps.config().file}`,
+      'the task file\'s uri /elsewhere/evil.git is not a URL of remote "mirror" for project "p"',
+    ]);
+    expect(await distributor.tick()).toMatchObject({ pendingUris: 0 });
+    expect(await h.store.listRunning()).toEqual([]);
   });
 });
 

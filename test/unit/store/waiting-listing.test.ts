@@ -79,7 +79,8 @@ describe('waiting listing cache', () => {
     await store.createMany([task(1), task(2), task(3)]);
     const listed = await store.listWaiting();
     const claimedName = listed[0]!.name;
-    await memory.mkdir('/s/ref-updates/running/lock/lease', { recursive: true });
+    memory.mkdirSync('/s/ref-updates/running/lock');
+    memory.mkdirSync('/s/ref-updates/running/lock/lease');
     expect(await store.claim('lock/lease', [claimedName])).toEqual([claimedName]);
     // Queued by someone else after the listing: not seen until the next fresh listing.
     await store.create(task(4));

@@ -1,0 +1,31 @@
+import { redactText, redactUrl } from '../observe/redact.js';
+import type { SchedulerDeps } from './ports.js';
+import type { UntrustedTask } from './uri-groups.js';
+
+/**
+ * Moves task files no node may push (see untrustedReason) to `failed/<uriKey>/` with their reason,
+ * under the URI's lock like any other state change of its tasks: claimed into the lease folder,
+ * then failed. Returns how many were parked; 0 when the lock is taken (the next pass tries again).
+ */
+export async function parkUntrusted(deps: SchedulerDeps, uriKey: string, uri: string, tasks: readonly UntrustedTask[]): Promise<number> {
+  const lock = await deps.locks.acquire(uriKey, uri);
+  if (lock === undefined) return 0;
+  let parked = 0;
+  try {
+    const byReason = new Map<string, string[]>();
+    for (const { item, reason } of tasks) byReason.set(reason, [...(byReason.get(reason) ?? []), item.name]);
+    for (const [reason, names] of byReason) {
+      const claimed = await deps.store.claim(lock.claimName, names);
+      if (claimed.length === 0) continue;
+      if (!(await lock.stillMine())) break;
+      const moved = await deps.store.fail(lock.claimName, claimed, { reason });
+      parked += moved.length;
+      const remote = tasks.find(({ item }) => item.name === claimed[0])?.item.task.remote ?? '';
+      deps.log.error({ uri: redactUrl(uri), remote, tasks: moved.length, reason: redactText(reason) }, 'task refused: parked in failed/ without pushing');
+      deps.events?.({ type: 'task-failed', remote, uri: redactUrl(uri), uriKey, tasks: moved.length, reason: redactText(reason) });
+    }
+  } finally {
+    await lock.release().catch((error: unknown) => deps.log.warn({ uri: redactUrl(uri), err: String(error) }, 'could not release the URI lock'));
+  }
+  return parked;
+}
