@@ -16,6 +16,8 @@ export const ASKPASS_PROGRAM = fileURLToPath(new URL('../../bin/refrelay-askpass
  * transport nobody configured.
  */
 export function allowedProtocol(uri: string): string {
+  // `<transport>::<address>` runs the remote helper git-remote-<transport> (ext:: runs a command).
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(uri)) return 'none';
   switch (urlKind(uri)) {
     case 'ssh':
     case 'scp':
