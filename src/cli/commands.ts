@@ -1,6 +1,7 @@
 import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { describeConfig, configToJson } from '../config/load-config.js';
+import { loadCredentials } from '../config/secure-config.js';
 import { measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { collectClusterStatus } from '../observe/cluster-status.js';
 import { systemClock } from '../runtime/clock.js';
@@ -40,10 +41,14 @@ export async function runCommands(argv: string[]): Promise<number> {
           (args) => {
             const config = loadCliConfig({ config: args.config });
             for (const warning of config.warnings) process.stderr.write(`warning: ${warning.file}: ${warning.key}: ${warning.message}\n`);
-            process.stdout.write(args.json ? `${JSON.stringify(configToJson(config), null, 2)}\n` : describeConfig(config));
+            // The secure file is checked too (permissions, syntax); only remote names are shown.
+            const credentials = loadCredentials(config).remotes;
+            if (args.json) process.stdout.write(`${JSON.stringify({ ...configToJson(config), credentialsFor: credentials }, null, 2)}\n`);
+            else process.stdout.write(`${describeConfig(config)}credentials (secure.config): ${credentials.length === 0 ? 'none' : credentials.join(', ')}\n`);
           },
         )
-        .demandCommand(1, 'name a config command'),
+        .demandCommand(1, 'name a config command')
+        .example('refrelay config check --config /etc/refrelay/replication.config', ''),
     )
     .command(
       'enqueue',
@@ -70,7 +75,9 @@ export async function runCommands(argv: string[]): Promise<number> {
         ...configOption,
         json: { type: 'boolean', default: false, describe: 'stable JSON (see README), with each URI\'s recent history' },
         watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
-      }),
+      })
+        .example('refrelay status --config /etc/refrelay/replication.config', '')
+        .example('refrelay status --json', ''),
       async (args) => {
         if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
         const config = loadCliConfig({ config: args.config });
@@ -132,8 +139,10 @@ export async function runCommands(argv: string[]): Promise<number> {
       };
       return hook
         .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.options(hookOptions).example('refrelay hook install --all --dry-run', ''), run('install'))
-        .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.options(hookOptions), run('uninstall'))
-        .demandCommand(1, 'name a hook command');
+        .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.options(hookOptions).example('refrelay hook uninstall --repo /srv/git/team/app.git', ''), run('uninstall'))
+        .demandCommand(1, 'name a hook command')
+        .example('refrelay hook install --all --dry-run', '')
+        .example('refrelay hook install --hooks-path /srv/git-hooks --kind reference-transaction', '');
     })
     .command(
       'replicate [patterns..]',
@@ -214,6 +223,27 @@ export async function runCommands(argv: string[]): Promise<number> {
         process.stdout.write(moved === 0 ? 'Nothing to retry\n' : `moved ${moved} failed task${moved === 1 ? '' : 's'} back to waiting\n`);
       },
     )
+    .command(
+      'import-gerrit-queue <dir>',
+      "take over the tasks persisted by Gerrit's replication plugin (its ref-updates/ or waiting/ folder)",
+      (y) => y
+        .positional('dir', { type: 'string', demandOption: true, describe: "Gerrit's ref-updates folder, or its waiting/ folder" })
+        .options({
+          ...configOption,
+          'dry-run': { type: 'boolean', default: false, describe: 'report what would be imported and skipped; write nothing' },
+          remove: { type: 'boolean', default: false, describe: 'delete each Gerrit file once its task is durable in the store' },
+        })
+        .example('refrelay import-gerrit-queue /var/gerrit/data/replication/ref-updates --dry-run', '')
+        .example('refrelay import-gerrit-queue /var/gerrit/data/replication/ref-updates --remove', '')
+        .epilogue('Exit codes: 0 every task file imported, 1 some files skipped (reasons on stderr) or the store could not be written, 2 DIR missing or not a Gerrit queue folder, 3 invalid configuration.'),
+      async (args) => {
+        const { runImportGerritQueue } = await import('./import-gerrit-queue-command.js');
+        exitCode = await runImportGerritQueue({ config: args.config, dir: args.dir, dryRun: args['dry-run'], remove: args.remove });
+      },
+    )
+    .example('refrelay config check --config /etc/refrelay/replication.config', '')
+    .example('refrelay daemon --config /etc/refrelay/replication.config', '')
+    .example('refrelay status', '')
     .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration.');
   await parser.parseAsync();
   return exitCode;

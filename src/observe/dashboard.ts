@@ -28,7 +28,11 @@ function offset(ms: number | null): string {
  * tasks with Retry; nodes; recent takeovers; each URI's history on a click. Server-rendered; the
  * small script only refreshes the page body and sends Retry as a POST.
  */
-export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, options: { tokenRequired: boolean }): string {
+/**
+ * `tokenRequired`: Retry needs the bearer token (the listener is not loopback-only); `readOnly`:
+ * it needs one and none is configured, so the page offers no Retry and says why.
+ */
+export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, options: { tokenRequired: boolean; readOnly?: boolean }): string {
   const storeNow = Date.parse(status.generatedAt) + (status.storeClockOffsetMs ?? 0);
   const remoteOfUriKey = new Map<string, string>();
   for (const remote of status.remotes) for (const uri of remote.uris) remoteOfUriKey.set(uri.uriKey, remote.name);
@@ -81,7 +85,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
   const failed = status.failed
     .map(
       (task) =>
-        `<tr class="failed-task" data-name="${escapeHtml(task.name)}"><td><code>${escapeHtml(task.uri)}</code></td><td>${escapeHtml(task.project)}</td><td>${escapeHtml(task.refs.join(' '))}</td><td>${escapeHtml(task.reason ?? 'no reason recorded')}</td><td>${age(task.failedAgeMs)} ago</td><td><button class="retry" data-uri-key="${task.uriKey}" data-name="${escapeHtml(task.name)}">Retry</button></td></tr>`,
+        `<tr class="failed-task" data-name="${escapeHtml(task.name)}"><td><code>${escapeHtml(task.uri)}</code></td><td>${escapeHtml(task.project)}</td><td>${escapeHtml(task.refs.join(' '))}</td><td>${escapeHtml(task.reason ?? 'no reason recorded')}</td><td>${age(task.failedAgeMs)} ago</td><td>${options.readOnly === true ? '' : `<button class="retry" data-uri-key="${task.uriKey}" data-name="${escapeHtml(task.name)}">Retry</button>`}</td></tr>`,
     )
     .join('');
 
@@ -119,7 +123,7 @@ table{border-collapse:collapse;margin:.3em 0}td,th{border-bottom:1px solid #ddd;
 th{background:#f4f4f4}.muted{color:#888}details.uri{margin:.2em 0}code{font-size:12px}
 tr.node.stale td{color:#b00}button.retry{cursor:pointer}#auth{margin:.5em 0}
 </style></head><body>
-${options.tokenRequired ? '<div id="auth">Token for Retry: <input id="token" type="password" autocomplete="off"></div>' : ''}
+${options.readOnly === true ? '<div id="auth" class="read-only">Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry is off.</div>' : options.tokenRequired ? '<div id="auth">Token for Retry: <input id="token" type="password" autocomplete="off"></div>' : ''}
 ${body}
 <script>
 (() => {

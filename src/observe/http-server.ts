@@ -114,7 +114,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
     case 'GET /status':
       return sendJson(response, 200, { ...(await deps.clusterStatus()), node: deps.schedule() });
     case 'GET /':
-      return send(response, 200, 'text/html; charset=utf-8', renderDashboard(await deps.clusterStatus(), deps.schedule(), { tokenRequired: !loopbackOnly }));
+      return send(response, 200, 'text/html; charset=utf-8', renderDashboard(await deps.clusterStatus(), deps.schedule(), { tokenRequired: !loopbackOnly, readOnly: !loopbackOnly && (await deps.token()) === undefined }));
     case 'POST /api/retry':
       return retry(request, response, deps, loopbackOnly);
     default:

@@ -57,16 +57,16 @@ export interface UntrustedTask {
  */
 export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task']): string | undefined {
   const project = projectNameProblem(task.project);
-  if (project !== undefined) return `invalid project name ${JSON.stringify(task.project)} in the task file: ${project}`;
+  if (project !== undefined) return `invalid project name ${JSON.stringify(task.project)}: ${project}`;
   for (const ref of task.refs) {
     if (ref === FULL_SYNC_REF) continue;
     const problem = refNameProblem(ref);
-    if (problem !== undefined) return `invalid ref name ${JSON.stringify(ref)} in the task file: ${problem}`;
+    if (problem !== undefined) return `invalid ref name ${JSON.stringify(ref)}: ${problem}`;
   }
   const remote = config.remotes.find((candidate) => candidate.name === task.remote);
-  if (remote === undefined) return `remote ${JSON.stringify(task.remote)} of the task file is not configured in ${config.file}`;
+  if (remote === undefined) return `remote ${JSON.stringify(task.remote)} is not configured in ${config.file}`;
   if (remoteForTask(config, task) === undefined) {
-    return `the task file's uri ${redactUrl(task.uri)} is not a URL of remote ${JSON.stringify(task.remote)} for project ${JSON.stringify(task.project)}`;
+    return `uri ${redactUrl(task.uri)} is not a URL of remote ${JSON.stringify(task.remote)} for project ${JSON.stringify(task.project)}`;
   }
   return undefined;
 }

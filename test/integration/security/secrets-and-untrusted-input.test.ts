@@ -122,9 +122,9 @@ describe('task files are untrusted input', () => {
       readdirSync(storeDir(s.store, 'failed', key)).filter((name) => name.endsWith('.reason.json')).map((name) => JSON.parse(readFileSync(storeDir(s.store, 'failed', key, name), 'utf8')).reason as string),
     );
     expect(reasons.sort()).toEqual([
-      'invalid project name "../base/app" in the task file: has a ".." segment',
-      `remote "nosuch" of the task file is not configured in ${s.config}`,
-      `the task file's uri ${evilTarget} is not a URL of remote "dr" for project "app"`,
+      'invalid project name "../base/app": has a ".." segment',
+      `remote "nosuch" is not configured in ${s.config}`,
+      `uri ${evilTarget} is not a URL of remote "dr" for project "app"`,
     ]);
     expect(node.logs().filter((line) => line.msg === 'task refused: parked in failed/ without pushing')).toHaveLength(3);
   });

@@ -15,7 +15,8 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
   const status: ClusterStatus = {
     version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
     remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
-    running: [], failed: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {},
+    running: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {},
+    failed: [{ uriKey: KEY, name: 'x.json', uri: '/m/app.git', remote: 'dr', project: 'app', refs: ['refs/heads/main'], reason: 'rejected', failedAgeMs: 5000 }],
   };
   return {
     retried,
@@ -80,6 +81,20 @@ describe('HTTP endpoints', () => {
     const refused = await post(none, { uriKey: KEY }, { authorization: 'Bearer anything' });
     expect(refused.status).toBe(403);
     expect((await refused.json()) as object).toEqual({ error: 'retry over the network needs replication.httpToken (or httpTokenFile); none is set' });
+  });
+
+  it('the page off loopback asks for the token, or says it is read-only and offers no Retry when none is configured', async () => {
+    const withToken = await (await fetch(`${await start(deps(), true)}/`)).text();
+    expect(withToken).toContain('Token for Retry: <input id="token"');
+    expect(withToken).toContain('<button class="retry"');
+    expect(withToken).not.toContain('Read-only');
+    const readOnly = await (await fetch(`${await start(deps({ token: async () => undefined }), true)}/`)).text();
+    expect(readOnly).toContain('Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry is off.');
+    expect(readOnly).not.toContain('<button class="retry"');
+    expect(readOnly).not.toContain('<input id="token"');
+    const loopback = await (await fetch(`${await start(deps())}/`)).text();
+    expect(loopback).not.toContain('Read-only');
+    expect(loopback).not.toContain('<input id="token"');
   });
 
   it('knows loopback hosts', () => {

@@ -146,10 +146,10 @@ describe('Distributor consolidation and concurrency', () => {
     expect(distributor.failedCount).toBe(4);
     const reasons = (await h.store.listFailed()).map((failed) => failed.reason?.reason).sort();
     expect(reasons).toEqual([
-      'invalid project name "../../etc" in the task file: has a ".." segment',
-      'invalid ref name "refs/heads/../x" in the task file: contains ".."',
-      `remote "unknown" of the task file is not configured in ${h.deps.config().file}`,
-      'the task file\'s uri /elsewhere/evil.git is not a URL of remote "mirror" for project "p"',
+      'invalid project name "../../etc": has a ".." segment',
+      'invalid ref name "refs/heads/../x": contains ".."',
+      `remote "unknown" is not configured in ${h.deps.config().file}`,
+      'uri /elsewhere/evil.git is not a URL of remote "mirror" for project "p"',
     ]);
     expect(await distributor.tick()).toMatchObject({ pendingUris: 0 });
     expect(await h.store.listRunning()).toEqual([]);

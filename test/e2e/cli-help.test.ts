@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { repoRoot } from '../support/paths.js';
+
+const COMMANDS = [
+  [],
+  ['config'],
+  ['config', 'check'],
+  ['enqueue'],
+  ['status'],
+  ['daemon'],
+  ['hook'],
+  ['hook', 'install'],
+  ['hook', 'uninstall'],
+  ['replicate'],
+  ['verify'],
+  ['retry'],
+  ['import-gerrit-queue'],
+];
+
+describe('refrelay --help', () => {
+  it.each(COMMANDS.map((command) => [command.join(' ') || '(top level)', command] as const))('%s --help exits 0 and shows examples', (_name, command) => {
+    const result = runCli([...command, '--help']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^Examples:\n {2}refrelay /m);
+  });
+
+  it('lists every command at the top level, and the exit codes', () => {
+    const result = runCli(['--help']);
+    for (const command of new Set(COMMANDS.map((words) => words[0]).filter((word) => word !== undefined))) {
+      expect(result.stdout).toMatch(new RegExp(`^ {2}refrelay ${command}\\b`, 'm'));
+    }
+    expect(result.stdout).toContain('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration.');
+  });
+
+  it('--version prints the version of package.json', () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    const result = runCli(['--version']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe(`${version}\n`);
+  });
+});
