@@ -74,7 +74,12 @@ export function mapRefThroughRefspecs(refspecs: readonly Refspec[], ref: string)
   return undefined;
 }
 
-/** The destination name of `ref` under one refspec, or undefined when its source does not match. */
+/**
+ * The destination name of `ref` under one refspec, or undefined when its source
+ * does not match or the name it would get is not a valid ref name: a wildcard
+ * can splice `a.` or `.b` or `x/` into a name (`refs/*a:refs/*` maps
+ * `refs/a.a` to `refs/a.`), and git refuses the whole push over one bad name.
+ */
 export function mapRef(spec: Refspec, ref: string): string | undefined {
   const star = spec.src.indexOf('*');
   if (star < 0) return ref === spec.src ? spec.dst : undefined;
@@ -85,5 +90,6 @@ export function mapRef(spec: Refspec, ref: string): string | undefined {
   const matched = ref.slice(prefix.length, ref.length - suffix.length);
   // Slicing, not String.replace: a ref may contain `$&`-like replacement patterns.
   const dstStar = spec.dst.indexOf('*');
-  return spec.dst.slice(0, dstStar) + matched + spec.dst.slice(dstStar + 1);
+  const dst = spec.dst.slice(0, dstStar) + matched + spec.dst.slice(dstStar + 1);
+  return dst.includes('*') || refPatternProblem(dst) !== undefined ? undefined : dst;
 }

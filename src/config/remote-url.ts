@@ -7,6 +7,9 @@ export const REMOTE_NAME_STYLES: readonly RemoteNameStyle[] = ['slash', 'dash', 
 /** How a URL reaches its destination; decides whether `${name}` needs percent-encoding. */
 export type UrlKind = 'ssh' | 'scp' | 'git' | 'http' | 'file' | 'path' | 'other';
 
+/** URL kinds whose `%XX` escapes git decodes itself (connect.c). */
+const GIT_DECODES: ReadonlySet<UrlKind> = new Set(['ssh', 'git', 'file']);
+
 export function urlHasNameVariable(template: string): boolean {
   return template.includes(NAME_VARIABLE);
 }
@@ -28,12 +31,15 @@ export function styleProjectName(project: string, style: RemoteNameStyle): strin
 /**
  * Expands a URL template for one project. For http(s) the name is
  * percent-encoded (keeping `/`), as Gerrit does, so a space or `#` in a project
- * name cannot break the URL; ssh, scp-like, git://, file:// and plain paths
- * take the name as is, since git passes those paths through verbatim.
+ * name cannot break the URL. git percent-decodes ssh://, git:// and file://
+ * URLs before using their path, so there only `%` is escaped: a project named
+ * `..%2Fx` must not reach `<folder>/../x`. scp-like URLs and plain paths take
+ * the name as is, since git passes those through verbatim.
  */
 export function expandUrl(template: string, project: string, style: RemoteNameStyle): string {
   const styled = styleProjectName(project, style);
-  const name = urlKind(template) === 'http' ? encodePath(styled) : styled;
+  const kind = urlKind(template);
+  const name = kind === 'http' ? encodePath(styled) : GIT_DECODES.has(kind) ? styled.replaceAll('%', '%25') : styled;
   return template.replaceAll(NAME_VARIABLE, () => name);
 }
 
@@ -53,8 +59,13 @@ export function urlKind(url: string): UrlKind {
   return 'path';
 }
 
+/**
+ * A lone surrogate (possible in a task file's JSON) has no UTF-8 form, and
+ * encodeURIComponent throws on it; it becomes U+FFFD, as Node writes it to argv and files.
+ */
 function encodePath(name: string): string {
-  return name.split('/').map(encodeURIComponent).join('/');
+  const wellFormed = name.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  return wellFormed.split('/').map(encodeURIComponent).join('/');
 }
 
 /**

@@ -9,7 +9,10 @@ export function redactUrl(url: string): string {
   });
 }
 
-/** Redact every URL-looking credential inside free text (git stderr, error messages). */
+/**
+ * Redact every URL-looking credential inside free text (git stderr, error messages).
+ * The user name may be empty: `https://:token@host` carries a token all the same.
+ */
 export function redactText(text: string): string {
-  return text.replace(/([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/@\s:]+):([^/@\s]*)@/g, '$1$2:***@');
+  return text.replace(/([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/@\s:]*):([^/@\s]*)@/g, '$1$2:***@');
 }

@@ -24,14 +24,15 @@ export function createTarget(uri: string, base: string): CreateTarget {
       if (match === null || (match[1] !== '' && match[1]?.toLowerCase() !== 'localhost')) {
         return { kind: 'impossible', message: 'destination repository missing and a file:// URL with a host cannot be created' };
       }
-      return { kind: 'local', path: match[2] ?? '/' };
+      return { kind: 'local', path: gitUrlDecode(match[2] ?? '/') };
     }
     case 'ssh': {
       const match = SSH_URL.exec(uri);
       if (match === null) return { kind: 'impossible', message: 'destination repository missing and its ssh URL cannot be parsed' };
       const [, user, rawHost = '', port, rawPath = '/'] = match;
       // git reads `ssh://host/~user/x` as `~user/x`, relative to a home directory.
-      const path = rawPath.startsWith('/~') ? rawPath.slice(1) : rawPath;
+      const decoded = gitUrlDecode(rawPath);
+      const path = decoded.startsWith('/~') ? decoded.slice(1) : decoded;
       return sshTarget(user, rawHost.replace(/^\[(.*)\]$/, '$1'), port, path);
     }
     case 'scp': {
@@ -47,6 +48,27 @@ export function createTarget(uri: string, base: string): CreateTarget {
     case 'other':
       return { kind: 'impossible', message: 'destination repository missing and its transport cannot create repositories' };
   }
+}
+
+/**
+ * git percent-decodes a URL with a scheme before it uses the path (connect.c, url_decode), so
+ * `file:///srv/a%20b.git` is the folder `a b.git`: the repository is created where git will look.
+ * A `%` not followed by two hex digits stays as it is, as in git.
+ */
+function gitUrlDecode(text: string): string {
+  if (!text.includes('%')) return text;
+  const raw = Buffer.from(text, 'utf8');
+  const out: number[] = [];
+  const isHex = (byte: number | undefined): boolean => byte !== undefined && /^[0-9a-fA-F]$/.test(String.fromCharCode(byte));
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === 0x25 && isHex(raw[i + 1]) && isHex(raw[i + 2])) {
+      out.push(Number.parseInt(String.fromCharCode(raw[i + 1]!, raw[i + 2]!), 16));
+      i += 2;
+    } else {
+      out.push(raw[i]!);
+    }
+  }
+  return Buffer.from(out).toString('utf8');
 }
 
 function sshTarget(user: string | undefined, host: string, port: string | undefined, path: string): CreateTarget {

@@ -15,6 +15,13 @@ describe('createTarget reads where a missing repository can be created', () => {
     expect(createTarget(uri, '/srv/src/a.git')).toEqual(target);
   });
 
+  it('percent-decodes file:// and ssh:// paths as git does, so the repository is created where git pushes', () => {
+    expect(createTarget('file:///srv/a%20b%25.git', '/x')).toEqual({ kind: 'local', path: '/srv/a b%.git' });
+    expect(createTarget('ssh://git@h/srv/%C3%A9t%C3%A9.git', '/x')).toEqual({ kind: 'ssh', destination: 'git@h', path: '/srv/été.git' });
+    expect(createTarget('/srv/a%20b.git', '/x')).toEqual({ kind: 'local', path: '/srv/a%20b.git' });
+    expect(createTarget('file:///srv/100%.git', '/x')).toEqual({ kind: 'local', path: '/srv/100%.git' });
+  });
+
   it('refuses transports that cannot create repositories, naming git:// as asked', () => {
     expect(createTarget('git://host/a.git', '/')).toEqual({ kind: 'impossible', message: 'destination repository missing and git:// cannot create repositories' });
     expect(createTarget('https://host/a.git', '/').kind).toBe('impossible');
