@@ -1,6 +1,7 @@
 import { parseProjectPattern } from '../config/project-pattern.js';
 import { UsageError } from '../errors.js';
 import { discoverProjects } from '../intake/project-discovery.js';
+import { loadCredentials } from '../config/secure-config.js';
 import { describeReport, destinationsOf, fixTasks, verifyAll } from '../intake/verify.js';
 import { TaskStore } from '../store/task-store.js';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
@@ -29,7 +30,7 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   const projects = (await discoverProjects(config.basePath)).filter((project) => matchers.length === 0 || matchers.some((m) => m.matches(project)));
   const destinations = destinationsOf(config, projects, args.remotes);
   const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
-  const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env });
+  const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
   let queued = 0;
   if (args.fix) {
     const tasks = fixTasks(reports, destinations);

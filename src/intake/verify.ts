@@ -6,6 +6,8 @@ import { expandUrl } from '../config/remote-url.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { redactText, redactUrl } from '../observe/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
+import { destinationEnv } from '../push/destination-env.js';
+import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
 
 /** Names shown per category; counts are always complete. */
@@ -104,7 +106,13 @@ function sourceOf(remote: RemoteConfig, dst: string): string | undefined {
   return undefined;
 }
 
-export async function verifyDestination(config: ReplicationConfig, destination: Destination, env: Record<string, string>, timeoutMs: number): Promise<DriftReport> {
+export async function verifyDestination(
+  config: ReplicationConfig,
+  destination: Destination,
+  env: Record<string, string>,
+  timeoutMs: number,
+  access: { credentials?: Credentials | undefined; operatorSshCommand?: string | undefined } = {},
+): Promise<DriftReport> {
   const { project, remote, uri } = destination;
   const base = { project, remote: remote.name, uri: redactUrl(uri) };
   const localRepo = join(config.basePath ?? '', `${project}.git`);
@@ -112,7 +120,9 @@ export async function verifyDestination(config: ReplicationConfig, destination: 
   if (local.code !== 0) {
     return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}` };
   }
-  const listed = await run(['ls-remote', '--', uri], undefined, env, timeoutMs);
+  // The same transport rules, ssh options and credentials as a push to this destination.
+  const toDestination = { ...env, ...destinationEnv(uri, remote, { operatorSshCommand: access.operatorSshCommand, usesGitSsh: env.GIT_SSH !== undefined, credentials: access.credentials?.for(remote.name) }) };
+  const listed = await run(['ls-remote', '--', uri], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) {
     const reason = redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`);
     return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: reason };
@@ -144,15 +154,20 @@ export async function verifyDestination(config: ReplicationConfig, destination: 
   return { ...base, state: drift ? 'drift' : 'in-sync', refs: expected.size, missing, different, extra, fixRefs: [...fix].sort() };
 }
 
-export async function verifyAll(config: ReplicationConfig, destinations: readonly Destination[], options: { parallel: number; timeoutMs: number; env?: Record<string, string> }): Promise<DriftReport[]> {
+export async function verifyAll(
+  config: ReplicationConfig,
+  destinations: readonly Destination[],
+  options: { parallel: number; timeoutMs: number; env?: Record<string, string>; credentials?: Credentials },
+): Promise<DriftReport[]> {
   const env = gitEnvironment(process.env, options.env ?? {});
+  const access = { credentials: options.credentials, operatorSshCommand: options.env?.GIT_SSH_COMMAND };
   const reports: DriftReport[] = new Array(destinations.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.max(1, Math.min(options.parallel, destinations.length)) }, async () => {
       while (next < destinations.length) {
         const index = next++;
-        reports[index] = await verifyDestination(config, destinations[index]!, env, options.timeoutMs);
+        reports[index] = await verifyDestination(config, destinations[index]!, env, options.timeoutMs, access);
       }
     }),
   );
