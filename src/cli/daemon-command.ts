@@ -73,6 +73,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     shutdownGraceMs: config.shutdownGraceMs,
     reloadConfig: () => loadCliConfig({ config: config.file, nodeId: args.nodeId }),
     observability,
+    credentials,
   });
   const onHangup = (): void => {
     daemon.reload('SIGHUP');

@@ -90,3 +90,8 @@ export function reservedValues(values: SectionValues, keys: readonly string[], p
   }
   return extra;
 }
+
+/** `{ key: value }`, or nothing when the value is unset: optional config fields stay absent. */
+export function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

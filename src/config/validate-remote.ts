@@ -1,7 +1,7 @@
 import { allValues, type Reporter, type SectionValues } from './collect-sections.js';
 import { REMOTE_RESERVED_KEYS } from './config-keys.js';
 import {
-  parseBoolean, parseDurationValue, parseShares, parseWholeNumber, readSetting, reservedValues, type Parsed,
+  optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
@@ -63,10 +63,6 @@ export function buildRemote(
     sshStrictHostKeyChecking: setting('sshStrictHostKeyChecking', parseStrictHostKeyChecking, 'yes'),
     extra: checkReserved(values, prefix, report),
   };
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 function parseSshCommand(text: string): Parsed<string> {

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
 import {
-  parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parsePath, parseShares, parseWholeNumber,
+  optional, parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parsePath, parseShares, parseWholeNumber,
   readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import type { ReplicationConfig } from './types.js';
@@ -105,10 +105,6 @@ function secureConfigPath(
   if (replication.has('secureConfig')) return setting<string | undefined>('secureConfig', relativeToFile, undefined);
   const beside = relativeToFile('secure.config');
   return beside.ok && existsSync(beside.value) ? beside.value : undefined;
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 function defaultNodeId(hostname: string, replication: SectionValues, report: Reporter): string {

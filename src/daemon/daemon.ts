@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
+import type { Credentials } from '../config/secure-config.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { UriLocks } from '../lock/uri-lock.js';
 import type { EventSink } from '../observe/events.js';
@@ -44,6 +45,8 @@ export interface DaemonOptions {
   readonly drain: boolean;
   readonly shutdownGraceMs: number;
   readonly processes?: ProcessControl;
+  /** HTTP(S) credentials from secure.config, read once at start (pushes get them from the pusher). */
+  readonly credentials?: Credentials;
   /** Reads the config file again (SIGHUP, autoReload); throws ConfigError when it is invalid. */
   readonly reloadConfig?: () => ReplicationConfig;
   /** Metrics, history and the HTTP endpoints; absent in tests that need none. */
@@ -122,7 +125,7 @@ export class Daemon {
       },
       () => this.waker.wake('slot'),
     );
-    this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0);
+    this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0, options.credentials);
     this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.config.lockStaleMs, (uriKey) => {
       this.distributor.expedite(uriKey);
       this.waker.wake();

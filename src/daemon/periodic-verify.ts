@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import { discoverProjects } from '../intake/project-discovery.js';
-import { loadCredentials } from '../config/secure-config.js';
+import type { Credentials } from '../config/secure-config.js';
 import { destinationsOf, verifyAll, type DriftReport } from '../intake/verify.js';
 import type { Log } from '../observe/log.js';
 import type { Clock } from '../runtime/clock.js';
@@ -41,6 +41,7 @@ export class PeriodicVerify {
     private readonly random: Random,
     private readonly log: Log,
     private readonly storeOffsetMs: () => number,
+    private readonly credentials?: Credentials,
   ) {}
 
   private get dir(): string {
@@ -89,7 +90,7 @@ export class PeriodicVerify {
     const startedAt = this.clock.now();
     const destinations = destinationsOf(config, await discoverProjects(config.basePath), []);
     const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
-    const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
+    const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env, ...(this.credentials === undefined ? {} : { credentials: this.credentials }) });
     const byRemote: VerifySummary['byRemote'] = {};
     for (const report of reports) {
       const entry = (byRemote[report.remote] ??= { destinations: 0, drifted: 0, unreachable: 0 });

@@ -3,9 +3,7 @@ import { urlKind } from '../config/remote-url.js';
 import type { RemoteConfig } from '../config/types.js';
 import type { RemoteCredentials } from '../config/secure-config.js';
 import { shellQuote } from './create-repository.js';
-
-/** Options refrelay always gives ssh: never prompt, give up connecting after 15 s, notice a dead peer within ~45 s. */
-export const SSH_OPTIONS = '-o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3';
+import { SSH_OPTIONS } from './push-env.js';
 
 /** The askpass program shipped with refrelay: it answers git's prompts from its environment. */
 export const ASKPASS_PROGRAM = fileURLToPath(new URL('../../bin/refrelay-askpass', import.meta.url));

@@ -2,10 +2,12 @@ import { dirname } from 'node:path';
 
 /**
  * ssh never prompts (BatchMode), gives up connecting after 15 s, and notices
- * a dead peer within ~45 s even when the push deadline is off. A push replaces it with its
- * remote's command (destination-env.ts), which carries the same options.
+ * a dead peer within ~45 s even when the push deadline is off.
  */
-export const DEFAULT_SSH_COMMAND = 'ssh -o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3';
+export const SSH_OPTIONS = '-o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3';
+
+/** A push replaces it with its remote's command (destination-env.ts), which carries the same options. */
+export const DEFAULT_SSH_COMMAND = `ssh ${SSH_OPTIONS}`;
 
 /**
  * The whole environment git runs with. Built from scratch, not inherited: a

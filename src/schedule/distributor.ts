@@ -11,7 +11,6 @@ import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
 import { groupByUri, type ResolutionCache, type UntrustedTask, type UriGroup } from './uri-groups.js';
 import { parkUntrusted } from './park-untrusted.js';
-import { uriKey as computeUriKey } from '../task/task.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */
 interface UriSchedule {
@@ -300,9 +299,8 @@ export class Distributor {
     const graceMs = config.lockStaleMs + 2 * (config.distributionIntervalMs + config.randomDelayMs);
     const byUri = new Map<string, { uri: string; tasks: UntrustedTask[] }>();
     for (const entry of untrusted) {
-      const key = computeUriKey(entry.item.task.uri);
-      let batch = byUri.get(key);
-      if (batch === undefined) byUri.set(key, (batch = { uri: entry.item.task.uri, tasks: [] }));
+      let batch = byUri.get(entry.uriKey);
+      if (batch === undefined) byUri.set(entry.uriKey, (batch = { uri: entry.item.task.uri, tasks: [] }));
       if (now - (entry.item.mtimeMs - offset) >= graceMs) batch.tasks.push(entry);
     }
     for (const [key, { uri, tasks }] of byUri) {

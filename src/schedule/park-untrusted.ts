@@ -12,15 +12,19 @@ export async function parkUntrusted(deps: SchedulerDeps, uriKey: string, uri: st
   if (lock === undefined) return 0;
   let parked = 0;
   try {
-    const byReason = new Map<string, string[]>();
-    for (const { item, reason } of tasks) byReason.set(reason, [...(byReason.get(reason) ?? []), item.name]);
-    for (const [reason, names] of byReason) {
-      const claimed = await deps.store.claim(lock.claimName, names);
+    const byReason = new Map<string, UntrustedTask[]>();
+    for (const task of tasks) {
+      const same = byReason.get(task.reason);
+      if (same === undefined) byReason.set(task.reason, [task]);
+      else same.push(task);
+    }
+    for (const [reason, group] of byReason) {
+      const claimed = await deps.store.claim(lock.claimName, group.map(({ item }) => item.name));
       if (claimed.length === 0) continue;
       if (!(await lock.stillMine())) break;
       const moved = await deps.store.fail(lock.claimName, claimed, { reason });
       parked += moved.length;
-      const remote = tasks.find(({ item }) => item.name === claimed[0])?.item.task.remote ?? '';
+      const remote = group[0]!.item.task.remote;
       deps.log.error({ uri: redactUrl(uri), remote, tasks: moved.length, reason: redactText(reason) }, 'task refused: parked in failed/ without pushing');
       deps.events?.({ type: 'task-failed', remote, uri: redactUrl(uri), uriKey, tasks: moved.length, reason: redactText(reason) });
     }

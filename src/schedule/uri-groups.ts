@@ -23,17 +23,6 @@ export function laneOfTask(task: WaitingTask['task']): Lane {
   return task.refs.length === 1 && task.refs[0] === FULL_SYNC_REF ? 'bulk' : 'live';
 }
 
-/**
- * Only tasks this node may take: the remote is configured here and the URI is one of that
- * remote's URLs for the task's project. A task naming any other URL is never pushed by us.
- */
-export function remoteForTask(config: ReplicationConfig, task: WaitingTask['task']): RemoteConfig | undefined {
-  const remote = config.remotes.find((candidate) => candidate.name === task.remote);
-  if (remote === undefined) return undefined;
-  const matches = remote.urls.some((template) => expandUrl(template, task.project, remote.remoteNameStyle) === task.uri);
-  return matches ? remote : undefined;
-}
-
 interface Resolved {
   readonly remote: RemoteConfig;
   readonly uriKey: string;
@@ -42,20 +31,22 @@ interface Resolved {
 /** Why no node with this config may push a task: task files are input from anyone who can write the store. */
 interface Refused {
   readonly refused: string;
+  readonly uriKey: string;
 }
 
 /** A waiting task this node must never push, with the reason it will be parked under. */
 export interface UntrustedTask {
   readonly item: WaitingTask;
   readonly reason: string;
+  readonly uriKey: string;
 }
 
 /**
- * Why a task file must not be pushed: its project or refs are not valid names (they become paths
- * and git arguments), its remote is not configured, or its uri is not one of that remote's URLs
- * for the project — the daemon never pushes to a URL that only a file asked for.
+ * The remote that may push a task, or why none may: its project or refs are not valid names
+ * (they become paths and git arguments), its remote is not configured, or its uri is not one of
+ * that remote's URLs for the project — the daemon never pushes to a URL that only a file asked for.
  */
-export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task']): string | undefined {
+function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): RemoteConfig | string {
   const project = projectNameProblem(task.project);
   if (project !== undefined) return `invalid project name ${JSON.stringify(task.project)}: ${project}`;
   for (const ref of task.refs) {
@@ -65,10 +56,16 @@ export function untrustedReason(config: ReplicationConfig, task: WaitingTask['ta
   }
   const remote = config.remotes.find((candidate) => candidate.name === task.remote);
   if (remote === undefined) return `remote ${JSON.stringify(task.remote)} is not configured in ${config.file}`;
-  if (remoteForTask(config, task) === undefined) {
+  if (!remote.urls.some((template) => expandUrl(template, task.project, remote.remoteNameStyle) === task.uri)) {
     return `uri ${redactUrl(task.uri)} is not a URL of remote ${JSON.stringify(task.remote)} for project ${JSON.stringify(task.project)}`;
   }
-  return undefined;
+  return remote;
+}
+
+/** Why a task file must not be pushed (see resolveTask), or undefined when it may be. */
+export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task']): string | undefined {
+  const resolved = resolveTask(config, task);
+  return typeof resolved === 'string' ? resolved : undefined;
 }
 
 /**
@@ -84,12 +81,13 @@ export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingT
   for (const item of waiting) {
     let resolved = cache.get(item);
     if (resolved === undefined) {
-      const reason = untrustedReason(config, item.task);
-      resolved = reason !== undefined ? { refused: reason } : { remote: remoteForTask(config, item.task)!, uriKey: computeUriKey(item.task.uri) };
+      const remote = resolveTask(config, item.task);
+      const uriKey = computeUriKey(item.task.uri);
+      resolved = typeof remote === 'string' ? { refused: remote, uriKey } : { remote, uriKey };
       cache.set(item, resolved);
     }
     if ('refused' in resolved) {
-      untrusted?.push({ item, reason: resolved.refused });
+      untrusted?.push({ item, reason: resolved.refused, uriKey: resolved.uriKey });
       continue;
     }
     const group = groups.get(resolved.uriKey);

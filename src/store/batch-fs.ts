@@ -47,7 +47,7 @@ class BatchWorker {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
-  dead = false;
+  private dead = false;
 
   constructor(onDeath: (worker: BatchWorker) => void) {
     this.worker = new Worker(WORKER_SOURCE, { eval: true });

@@ -1,4 +1,5 @@
 import { mapBounded } from './bounded.js';
+import type { FileOp } from './batch-fs.js';
 import type { StoreContext } from './store-context.js';
 import { isGone, storeError } from './store-fs.js';
 
@@ -11,7 +12,7 @@ import { isGone, storeError } from './store-fs.js';
 /** waiting/ → running/<lockName>/. The caller holds the lock, so the folder exists. */
 export function claimTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
   const claimed = ctx.paths.claimedFiles(lockName, names);
-  return renameEach(ctx, names, 'claim task', (name, i) => [ctx.paths.waitingFile(name), claimed[i]!]);
+  return moveEach(ctx, names, 'claim task', names.map((name, i) => ({ op: 'rename', from: ctx.paths.waitingFile(name), to: claimed[i]! })));
 }
 
 /**
@@ -20,26 +21,11 @@ export function claimTasks(ctx: StoreContext, lockName: string, names: readonly 
  */
 export function resetTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
   const claimed = ctx.paths.claimedFiles(lockName, names);
-  return renameEach(ctx, names, 'reset task', (name, i) => [claimed[i]!, ctx.paths.waitingFile(name)]);
+  return moveEach(ctx, names, 'reset task', names.map((name, i) => ({ op: 'rename', from: claimed[i]!, to: ctx.paths.waitingFile(name) })));
 }
 
-export async function finishTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
-  if (ctx.fs.runFileOps !== undefined) {
-    const paths = ctx.paths.claimedFiles(lockName, names);
-    const results = await ctx.fs.runFileOps(paths.map((path) => ({ op: 'unlink', path })));
-    return names.filter((_, i) => doneOrGone(results[i], 'finish task', paths[i]!));
-  }
-  const removed = await mapBounded(names, ctx.concurrency, (name) =>
-    unlinkTolerant(ctx, ctx.paths.claimedFile(lockName, name), 'finish task'),
-  );
-  return names.filter((_, i) => removed[i]);
-}
-
-/** True when the op was done, false when its file was already gone; any other error is thrown. */
-function doneOrGone(error: NodeJS.ErrnoException | undefined, operation: string, path: string): boolean {
-  if (error === undefined) return true;
-  if (isGone(error)) return false;
-  throw storeError(operation, path, error);
+export function finishTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
+  return moveEach(ctx, names, 'finish task', ctx.paths.claimedFiles(lockName, names).map((path) => ({ op: 'unlink', path })));
 }
 
 /** True when this call removed the file; false when it was already gone. */
@@ -53,26 +39,33 @@ export async function unlinkTolerant(ctx: StoreContext, path: string, operation:
   }
 }
 
-async function renameEach(
-  ctx: StoreContext,
-  names: readonly string[],
-  operation: string,
-  paths: (name: string, index: number) => [from: string, to: string],
-): Promise<string[]> {
+/**
+ * Runs `ops[i]` for `names[i]`, in one batch when the filesystem offers one (StoreFs.runFileOps),
+ * else one call each with bounded concurrency. Returns the names whose op was done; a file
+ * already gone is skipped, any other failure is a StoreError naming the op's path.
+ */
+async function moveEach(ctx: StoreContext, names: readonly string[], operation: string, ops: readonly FileOp[]): Promise<string[]> {
+  const pathOf = (op: FileOp): string => (op.op === 'rename' ? op.from : op.path);
+  let done: boolean[];
   if (ctx.fs.runFileOps !== undefined) {
-    const pairs = names.map(paths);
-    const results = await ctx.fs.runFileOps(pairs.map(([from, to]) => ({ op: 'rename', from, to })));
-    return names.filter((_, i) => doneOrGone(results[i], operation, pairs[i]![0]));
-  }
-  const moved = await mapBounded(names, ctx.concurrency, async (name, index) => {
-    const [from, to] = paths(name, index);
-    try {
-      await ctx.fs.rename(from, to);
-      return true;
-    } catch (error) {
+    const results = await ctx.fs.runFileOps(ops);
+    done = ops.map((op, i) => {
+      const error = results[i];
+      if (error === undefined) return true;
       if (isGone(error)) return false;
-      throw storeError(operation, from, error);
-    }
-  });
-  return names.filter((_, i) => moved[i]);
+      throw storeError(operation, pathOf(op), error);
+    });
+  } else {
+    done = await mapBounded(ops, ctx.concurrency, async (op) => {
+      try {
+        if (op.op === 'rename') await ctx.fs.rename(op.from, op.to);
+        else await ctx.fs.unlink(op.path);
+        return true;
+      } catch (error) {
+        if (isGone(error)) return false;
+        throw storeError(operation, pathOf(op), error);
+      }
+    });
+  }
+  return names.filter((_, i) => done[i]);
 }
