@@ -29,6 +29,13 @@ const WATCH_HINT_DEBOUNCE_MS = 50;
 /** Temp files older than this in building/ were left by a crash. */
 const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 5 * 60 * 1000;
+/**
+ * Finished claim folders (done/) are deleted when the node has no push in flight, so their
+ * unlinks do not compete with pushes for the CPU and the store; a node that is never idle sweeps
+ * once this many have piled up.
+ */
+const DONE_SWEEP_BACKLOG = 64;
+const DONE_SWEEP_QUIET_MS = 500;
 
 export interface DaemonOptions {
   readonly config: ReplicationConfig;
@@ -86,6 +93,9 @@ export class Daemon {
   private readonly ownLeases = new Set<string>();
   /** The lock names of ownLeases. */
   private readonly ownLocks = new Set<string>();
+  /** Claim folders moved to done/ since the last sweep of it; 1 at start for what a crash left. */
+  private retiredSinceSweep = 1;
+  private doneSweep: Promise<void> | undefined;
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
@@ -156,6 +166,14 @@ export class Daemon {
               this.ownLeases.delete(held.leaseId);
               this.ownLocks.delete(lockName);
             }
+          },
+          retire: async () => {
+            // A throw leaves the lock held: the job then finishes the files and calls release().
+            const retired = await held.retire(this.options.store.paths.doneFolder(lockName, held.leaseId));
+            this.ownLeases.delete(held.leaseId);
+            this.ownLocks.delete(lockName);
+            if (retired) this.retiredSinceSweep++;
+            return retired;
           },
         };
         return lease;
@@ -330,6 +348,9 @@ export class Daemon {
         if (!reuseListing) listedAt = now;
         const report = await this.distributor.tick({ reuseListing });
         fresh = !reuseListing;
+        // Idle: nothing pushing, nothing started, nothing due within DONE_SWEEP_QUIET_MS.
+        const idle = this.distributor.runningCount === 0 && report.started === 0 && (report.nextDueAt === undefined || report.nextDueAt - clock.now() >= DONE_SWEEP_QUIET_MS);
+        this.maybeSweepDone(idle);
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;
         this.lastPassAt = clock.monotonic();
@@ -392,6 +413,25 @@ export class Daemon {
     return { ok: reasons.length === 0, reasons };
   }
 
+  /** In the background: the loop's passes go on meanwhile. At most one sweep at a time. */
+  private maybeSweepDone(idle: boolean): void {
+    if (this.doneSweep !== undefined || this.retiredSinceSweep === 0) return;
+    if (!idle && this.retiredSinceSweep < DONE_SWEEP_BACKLOG) return;
+    this.retiredSinceSweep = 0;
+    this.doneSweep = this.options.store
+      .sweepDone()
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.retiredSinceSweep++;
+          this.options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not delete finished claim folders in done/');
+        },
+      )
+      .finally(() => {
+        this.doneSweep = undefined;
+      });
+  }
+
   private async shutdown(): Promise<void> {
     this.watcher?.close();
     await this.refWatcher?.stop();
@@ -409,6 +449,10 @@ export class Daemon {
         await this.distributor.whenIdle();
       }
     }
+    // What the last pushes retired goes now, so a stopped node leaves nothing behind.
+    await this.doneSweep;
+    this.maybeSweepDone(true);
+    await this.doneSweep;
     await this.beat(true);
   }
 

@@ -1,4 +1,4 @@
-import { readFile as readFileCallback } from 'node:fs';
+import { readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
@@ -9,13 +9,15 @@ import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.j
 export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir'>;
 
 /**
- * The owner record is read before every fenced write, several times per push: the callback
- * `readFile` costs a fraction of the FileHandle-based promise one in CPU, for the same calls.
+ * Owner records are read and written several times per push: the callback `readFile` and
+ * `writeFile` cost a fraction of the FileHandle-based promise ones in CPU, for the same calls.
  */
 const nodeLockFs: LockFs = {
   ...fsp,
   readFile: ((path: string, encoding: BufferEncoding) =>
     new Promise<string>((resolve, reject) => readFileCallback(path, encoding, (error, text) => (error ? reject(error) : resolve(text))))) as LockFs['readFile'],
+  writeFile: ((path: string, data: string, options: { flag: string }) =>
+    new Promise<void>((resolve, reject) => writeFileCallback(path, data, options, (error) => (error ? reject(error) : resolve())))) as LockFs['writeFile'],
 };
 
 export interface UriLocksOptions {
@@ -256,8 +258,11 @@ export class HeldLock {
 
   /** Advance the heartbeat counter; false (and nothing written) when the lock is no longer ours. */
   async heartbeat(extra: Partial<Pick<OwnerRecord, 'pushPid'>> = {}): Promise<boolean> {
-    // Always read: the heartbeat is what notices a lost lock and stops the push.
-    if (this.lost || !(await this.readStillMine())) return false;
+    // Always read: the heartbeat is what notices a lost lock and stops the push. A beat that
+    // records a new push's process right after the holder's own write (acquire) reads only after
+    // the trust window, as every other fenced write does: the periodic beats still read.
+    const mine = extra.pushPid === undefined ? this.readStillMine() : this.stillMine();
+    if (this.lost || !(await mine)) return false;
     const next: OwnerRecord = { ...this.record, ...extra, counter: this.record.counter + 1, heartbeatAt: this.clock.now() };
     try {
       await this.writeRecord(next);
@@ -291,6 +296,46 @@ export class HeldLock {
       if (!gone(error) && errno(error) !== 'ENOTEMPTY' && errno(error) !== 'EEXIST') throw error;
     }
     return true;
+  }
+
+  /**
+   * Release and finish in one step: the lease folder — owner record and the finished task files
+   * claimed into it — is renamed to `to` (outside running/, where nobody reads it as a lock or a
+   * claim; its files are deleted later), then the lock folder is removed. Fenced as every lease
+   * path is: after a takeover the lease folder no longer exists and nothing is moved (false).
+   * Any other failure leaves everything in place, the lock still held, and throws: the caller
+   * finishes the files one by one and releases as usual.
+   */
+  async retire(to: string): Promise<boolean> {
+    if (!(await this.stillMine())) return false;
+    try {
+      await this.fs.rename(this.leaseDir, to);
+    } catch (error) {
+      // ENOENT names either path: the lease folder gone (taken over) or the destination's folder
+      // missing. Only the first means the lock is lost.
+      if (gone(error) && !(await this.leaseDirExists())) {
+        this.lost = true;
+        return false;
+      }
+      throw error;
+    }
+    this.lost = true;
+    try {
+      await this.fs.rmdir(this.dir);
+    } catch (error) {
+      if (!gone(error) && errno(error) !== 'ENOTEMPTY' && errno(error) !== 'EEXIST') throw error;
+    }
+    return true;
+  }
+
+  private async leaseDirExists(): Promise<boolean> {
+    try {
+      await this.fs.readdir(this.leaseDir);
+      return true;
+    } catch (error) {
+      if (gone(error)) return false;
+      throw error;
+    }
   }
 
   /**

@@ -23,6 +23,13 @@ export interface Lease {
   /** Advance the counter (and record the running push's process group); false once lost. */
   heartbeat(extra?: { pushPid?: number }): Promise<boolean>;
   release(): Promise<boolean>;
+  /**
+   * Optional: release the lock and finish every task still claimed under it in one step (the
+   * claim folder moved aside, its files deleted later). Called only when every task left in the
+   * claim folder was pushed. False when the lock was no longer ours; throws when the store
+   * refused the move, with everything left in place for `finish` and `release`.
+   */
+  retire?(): Promise<boolean>;
 }
 
 export interface SchedulerLocks {

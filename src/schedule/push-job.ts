@@ -70,6 +70,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   if (signal.aborted) jobControl.abort();
   let pushPid: number | undefined;
   let finished = false;
+  const claims = new ClaimLedger(lock);
   // Heartbeats run one at a time and are awaited before the release, so a late beat can never
   // race the release and mistake our own clean-up for a takeover.
   let beating: Promise<void> = Promise.resolve();
@@ -97,6 +98,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
 
     const claimedNames = new Set(await store.claim(lock.claimName, group.tasks.map((item) => item.name)));
+    claims.claimed(claimedNames);
     const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
     if (claimed.length === 0) return { kind: 'nothing-claimed' };
     log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
@@ -104,17 +106,17 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     if (!(await slot.acquire(jobControl.signal))) {
       // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
       await fence(lock);
-      await store.reset(lock.claimName, claimed.map((item) => item.name));
+      claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
       return { kind: 'aborted' };
     }
     if (deps.hosts?.mayPush(group.uri, group.uriKey) === false) {
       // Claimed ahead, and the host's circuit opened meanwhile: back to waiting, retries unspent.
       slot.release();
       await fence(lock);
-      await store.reset(lock.claimName, claimed.map((item) => item.name));
+      claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
       return { kind: 'host-down' };
     }
-    return await pushClaimed(deps, group, lock, claimed, state, jobControl.signal, onPushSpawn, () => slot.release());
+    return await pushClaimed(deps, group, lock, claims, claimed, state, jobControl.signal, onPushSpawn, () => slot.release());
   } catch (error) {
     if (error instanceof LockLost) return { kind: 'lock-lost' };
     throw error;
@@ -124,7 +126,59 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     stopHeartbeat();
     await beating;
     signal.removeEventListener('abort', onOuterAbort);
-    await lock.release().catch((error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'could not release the URI lock'));
+    const uri = redactUrl(group.uri);
+    await claims.close(store, (error) => log.warn({ uri, err: String(error) }, 'could not move the finished claim folder aside; deleting its files one by one')).catch((error: unknown) => log.warn({ uri, err: String(error) }, 'could not release the URI lock'));
+  }
+}
+
+/**
+ * What became of the tasks claimed under one lease. Pushed tasks are not deleted one by one: when
+ * every claimed task was pushed or moved out (back to waiting/, to failed/), the lease retires its
+ * claim folder whole — one rename that also releases the lock (Lease.retire) — and the files are
+ * deleted later, off the push path. Otherwise (an error midway, a lease without retire) the
+ * pushed ones are deleted here and the lock released as usual; tasks still claimed then go back
+ * to waiting/ through the lock's recovery.
+ */
+class ClaimLedger {
+  private readonly open = new Set<string>();
+  private readonly pushed: string[] = [];
+
+  constructor(private readonly lock: Lease) {}
+
+  claimed(names: Iterable<string>): void {
+    for (const name of names) this.open.add(name);
+  }
+
+  movedOut(names: readonly string[]): void {
+    for (const name of names) this.open.delete(name);
+  }
+
+  /** Pushed: true when the lease will retire them; false when the caller must finish them now. */
+  pushedAll(names: readonly string[]): boolean {
+    if (this.lock.retire === undefined) return false;
+    for (const name of names) {
+      this.open.delete(name);
+      this.pushed.push(name);
+    }
+    return true;
+  }
+
+  /** Finish the pushed tasks and release the lock; `onRetireError` hears why the one-step way failed. */
+  async close(store: SchedulerDeps['store'], onRetireError: (error: unknown) => void): Promise<void> {
+    if (this.pushed.length > 0 && this.open.size === 0 && this.lock.retire !== undefined) {
+      try {
+        await this.lock.retire();
+        return;
+      } catch (error) {
+        // The store refused the move (its done/ folder missing, a permission): the slow path below.
+        onRetireError(error);
+      }
+    }
+    try {
+      if (this.pushed.length > 0 && (await this.lock.stillMine())) await store.finish(this.lock.claimName, this.pushed);
+    } finally {
+      await this.lock.release();
+    }
   }
 }
 
@@ -148,6 +202,7 @@ async function pushClaimed(
   deps: SchedulerDeps,
   group: UriGroup,
   lock: Lease,
+  claims: ClaimLedger,
   claimed: readonly WaitingTask[],
   state: UriState | undefined,
   signal: AbortSignal,
@@ -193,16 +248,16 @@ async function pushClaimed(
           { reason: `rejected by the destination: ${ref.detail ?? 'rejected'}`, refs: [ref.ref] },
         );
       }
-      await store.finish(lock.claimName, names);
+      if (!claims.pushedAll(names)) await store.finish(lock.claimName, names);
       continue;
     }
     if (failure === undefined) throw new Error('a failed push outcome carries its failure');
     if (failure.kind === 'aborted') {
       aborted = true;
-      await store.reset(lock.claimName, names);
+      claims.movedOut(await store.reset(lock.claimName, names));
     } else if (!failure.retryable) {
       failedTasks += names.length;
-      await store.fail(lock.claimName, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 });
+      claims.movedOut(await store.fail(lock.claimName, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 }));
       log.error({ uri: redactUrl(group.uri), project: unit.project, tasks: names.length, reason: failure.message }, 'task failed');
       deps.events?.({ type: 'task-failed', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: names.length, reason: failure.message });
     } else {
@@ -221,7 +276,7 @@ async function pushClaimed(
 
   if (retryable !== undefined && hostDown) {
     await fence(lock);
-    await store.reset(lock.claimName, toRetry);
+    claims.movedOut(await store.reset(lock.claimName, toRetry));
     const why = overloaded ? 'host overloaded: fewer pushes to it at once, spaced out' : 'host unreachable, its circuit is open';
     log.warn({ uri: redactUrl(group.uri), reason: retryable.message }, `${why}; the tasks wait without spending a retry`);
     return { kind: 'host-down', ...alsoFailed(failedTasks) };
@@ -233,7 +288,7 @@ async function pushClaimed(
     const limit = retryable.kind === 'auth' ? Math.min(remote.replicationMaxRetries || AUTH_GIVE_UP_AFTER, AUTH_GIVE_UP_AFTER) : remote.replicationMaxRetries;
     await fence(lock);
     if (limit > 0 && attempts > limit) {
-      await store.fail(lock.claimName, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts });
+      claims.movedOut(await store.fail(lock.claimName, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts }));
       await store.deleteUriState(group.uriKey);
       log.error({ uri: redactUrl(group.uri), attempts, reason: retryable.message }, 'task failed: retries exhausted');
       deps.events?.({ type: 'task-failed', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: toRetry.length, reason: `${retryable.message} (gave up after ${attempts} attempts)` });
@@ -243,7 +298,7 @@ async function pushClaimed(
     const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
     const next: UriState = { uri: group.uri, attempts, lastError: retryable.message, notBefore, updatedAt: now, nodeId: config.nodeId };
     await store.writeUriState(group.uriKey, next);
-    await store.reset(lock.claimName, toRetry);
+    claims.movedOut(await store.reset(lock.claimName, toRetry));
     log.warn({ uri: redactUrl(group.uri), attempts, retryInMs: notBefore - now, reason: retryable.message }, 'retry scheduled');
     deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, attempts, retryInMs: notBefore - now, reason: retryable.message });
     return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };

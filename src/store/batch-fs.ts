@@ -1,7 +1,10 @@
 import { Worker } from 'node:worker_threads';
 
 /** One step of a batch: each is a single atomic system call. */
-export type FileOp = { readonly op: 'rename'; readonly from: string; readonly to: string } | { readonly op: 'unlink'; readonly path: string };
+export type FileOp =
+  | { readonly op: 'rename'; readonly from: string; readonly to: string }
+  | { readonly op: 'unlink'; readonly path: string }
+  | { readonly op: 'rmdir'; readonly path: string };
 
 /** Per op: undefined when it was done, else the error the system call gave (with its `code`). */
 export type FileOpResults = Array<NodeJS.ErrnoException | undefined>;
@@ -25,6 +28,7 @@ parentPort.on('message', ({ id, ops }) => {
   const results = ops.map((item) => {
     try {
       if (item.op === 'rename') fs.renameSync(item.from, item.to);
+      else if (item.op === 'rmdir') fs.rmdirSync(item.path);
       else fs.unlinkSync(item.path);
       return null;
     } catch (error) {

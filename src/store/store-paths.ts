@@ -21,6 +21,8 @@ export class StorePaths {
   readonly running: string;
   readonly failed: string;
   readonly corrupt: string;
+  /** Claim folders of finished pushes, moved aside whole and deleted off the push path. */
+  readonly done: string;
   readonly uriState: string;
   readonly nodes: string;
 
@@ -31,12 +33,13 @@ export class StorePaths {
     this.running = join(this.refUpdates, 'running');
     this.failed = join(this.refUpdates, 'failed');
     this.corrupt = join(this.refUpdates, 'corrupt');
+    this.done = join(this.refUpdates, 'done');
     this.uriState = join(root, 'uri-state');
     this.nodes = join(root, 'nodes');
   }
 
   get folders(): readonly string[] {
-    return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.uriState, this.nodes];
+    return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.done, this.uriState, this.nodes];
   }
 
   waitingFile(name: string): string {
@@ -62,6 +65,11 @@ export class StorePaths {
   claimedFiles(lockName: string, names: readonly string[]): string[] {
     const folder = this.lockFolder(lockName);
     return names.map((name) => inFolder(folder, name));
+  }
+
+  /** Where the lease `leaseId` of lock `lockName` retires its claim folder: `done/<lockName>.<leaseId>`. */
+  doneFolder(lockName: string, leaseId: string): string {
+    return join(this.done, `${plainName(lockName, 'lock name')}.${plainName(leaseId, 'lease id')}`);
   }
 
   failedFolder(uriKey: string): string {

@@ -5,7 +5,8 @@ import { errnoOf, isGone, storeError, type StoreFileHandle, type StoreStats } fr
 import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
-import { resetTasks, unlinkTolerant } from './task-moves.js';
+import type { FileOp } from './batch-fs.js';
+import { pathOf, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
 import { readJsonTolerant } from './task-reader.js';
 
 /** Lock folders read side by side; each one reads its own files with bounded concurrency too. */
@@ -198,4 +199,38 @@ async function statTolerant(ctx: StoreContext, path: string, operation: string):
     if (isGone(error)) return undefined;
     throw storeError(operation, path, error);
   }
+}
+
+/** `done/<lockName>.<leaseId>`: the only names a sweep of done/ deletes. */
+const DONE_FOLDER_NAME = /^[0-9a-f]{40}\.[A-Za-z0-9_.-]+$/;
+
+/**
+ * Deletes retired claim folders in done/ — every task in them was pushed, whichever node retired
+ * them, so any node may sweep. Returns how many folders it removed. A folder another node is
+ * sweeping at the same time, or one that keeps a file (a network filesystem's `.nfs*` name for a
+ * file still open somewhere), is left for a later sweep.
+ */
+export async function sweepDone(ctx: StoreContext, maxFolders: number): Promise<number> {
+  const names = (await readdirStrict(ctx, ctx.paths.done, 'sweep done')).filter((name) => DONE_FOLDER_NAME.test(name)).slice(0, maxFolders);
+  const folders = (
+    await mapBounded(names, ctx.concurrency, async (name) => {
+      const dir = join(ctx.paths.done, name);
+      const files = await readdirTolerant(ctx, dir, 'sweep done');
+      return files === undefined ? undefined : { dir, files };
+    })
+  ).filter((folder) => folder !== undefined);
+  const unlinks: FileOp[] = folders.flatMap(({ dir, files }) => files.map((file) => ({ op: 'unlink' as const, path: join(dir, file) })));
+  failOnUnexpected(unlinks, await runFileOps(ctx, unlinks), ['EBUSY']);
+  const rmdirs: FileOp[] = folders.map(({ dir }) => ({ op: 'rmdir', path: dir }));
+  const results = await runFileOps(ctx, rmdirs);
+  failOnUnexpected(rmdirs, results, ['ENOTEMPTY', 'EEXIST', 'EBUSY']);
+  return results.filter((error) => error === undefined).length;
+}
+
+/** Gone (another sweeper) and the `tolerated` codes are not failures of a sweep. */
+function failOnUnexpected(ops: readonly FileOp[], results: readonly unknown[], tolerated: readonly string[]): void {
+  results.forEach((error, i) => {
+    if (error === undefined || isGone(error) || tolerated.includes(errnoOf(error) ?? '')) return;
+    throw storeError('sweep done', pathOf(ops[i]!), error);
+  });
 }

@@ -40,32 +40,38 @@ export async function unlinkTolerant(ctx: StoreContext, path: string, operation:
 }
 
 /**
- * Runs `ops[i]` for `names[i]`, in one batch when the filesystem offers one (StoreFs.runFileOps),
- * else one call each with bounded concurrency. Returns the names whose op was done; a file
- * already gone is skipped, any other failure is a StoreError naming the op's path.
+ * Runs `ops[i]` for `names[i]`. Returns the names whose op was done; a file already gone is
+ * skipped, any other failure is a StoreError naming the op's path.
  */
 async function moveEach(ctx: StoreContext, names: readonly string[], operation: string, ops: readonly FileOp[]): Promise<string[]> {
-  const pathOf = (op: FileOp): string => (op.op === 'rename' ? op.from : op.path);
-  let done: boolean[];
-  if (ctx.fs.runFileOps !== undefined) {
-    const results = await ctx.fs.runFileOps(ops);
-    done = ops.map((op, i) => {
-      const error = results[i];
-      if (error === undefined) return true;
-      if (isGone(error)) return false;
-      throw storeError(operation, pathOf(op), error);
-    });
-  } else {
-    done = await mapBounded(ops, ctx.concurrency, async (op) => {
-      try {
-        if (op.op === 'rename') await ctx.fs.rename(op.from, op.to);
-        else await ctx.fs.unlink(op.path);
-        return true;
-      } catch (error) {
-        if (isGone(error)) return false;
-        throw storeError(operation, pathOf(op), error);
-      }
-    });
-  }
+  const results = await runFileOps(ctx, ops);
+  const done = ops.map((op, i) => {
+    const error = results[i];
+    if (error === undefined) return true;
+    if (isGone(error)) return false;
+    throw storeError(operation, pathOf(op), error);
+  });
   return names.filter((_, i) => done[i]);
+}
+
+export function pathOf(op: FileOp): string {
+  return op.op === 'rename' ? op.from : op.path;
+}
+
+/**
+ * Each op's error, or undefined when it was done: in one batch when the filesystem offers one
+ * (StoreFs.runFileOps), else one call each with bounded concurrency.
+ */
+export async function runFileOps(ctx: StoreContext, ops: readonly FileOp[]): Promise<Array<unknown>> {
+  if (ctx.fs.runFileOps !== undefined) return ctx.fs.runFileOps(ops);
+  return mapBounded(ops, ctx.concurrency, async (op) => {
+    try {
+      if (op.op === 'rename') await ctx.fs.rename(op.from, op.to);
+      else if (op.op === 'rmdir') await ctx.fs.rmdir(op.path);
+      else await ctx.fs.unlink(op.path);
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  });
 }

@@ -16,6 +16,7 @@ import {
   readNodeRecordFiles,
   readNodeRecords,
   sweepBuilding,
+  sweepDone,
   recoverLockFolder,
 } from './store-records.js';
 import type {
@@ -227,6 +228,15 @@ export class TaskStore {
   async readNodeRecordFiles(): Promise<NodeRecordFile[]> {
     await this.ready();
     return readNodeRecordFiles(this.ctx);
+  }
+
+  /**
+   * Deletes up to `maxFolders` claim folders of finished pushes from done/ (see HeldLock.retire);
+   * returns how many went.
+   */
+  async sweepDone(maxFolders = Number.POSITIVE_INFINITY): Promise<number> {
+    await this.ready();
+    return sweepDone(this.ctx, maxFolders);
   }
 
   /** Removes temps a crash left in `building/` (older than `maxAgeMs`); returns how many. */

@@ -145,10 +145,29 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(env.list('ref-updates/building')).toEqual(['fresh.node-x.def.tmp']);
   });
 
+  it('sweeps finished claim folders out of done/, whoever retired them, and nothing else', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.listWaiting();
+    const retired = [`${'a'.repeat(40)}.node-a.1f2e3d`, `${'b'.repeat(40)}.node-b.4c5b6a`, `${'c'.repeat(40)}.node-a.778899`];
+    for (const name of retired) {
+      env.mkdir(`ref-updates/done/${name}`);
+      env.write(`ref-updates/done/${name}/owner.json`, '{}');
+      env.write(`ref-updates/done/${name}/${'d'.repeat(40)}.json`, '{}');
+    }
+    env.mkdir('ref-updates/done/not-a-claim-folder');
+
+    expect(await store.sweepDone(2)).toBe(2);
+    expect(env.list('ref-updates/done')).toHaveLength(2);
+    expect(await store.sweepDone()).toBe(1);
+    expect(env.list('ref-updates/done')).toEqual(['not-a-claim-folder']);
+    expect(await store.sweepDone()).toBe(0);
+  });
+
   it('creates the whole layout on first use', async () => {
     const env = makeEnv();
     await env.store('node-a').countCorrupt();
-    expect(env.list('ref-updates')).toEqual(['building', 'corrupt', 'failed', 'running', 'waiting']);
+    expect(env.list('ref-updates')).toEqual(['building', 'corrupt', 'done', 'failed', 'running', 'waiting']);
     expect(env.list('')).toEqual(['nodes', 'ref-updates', 'uri-state']);
   });
 });

@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { makeRecordingDestination, pushesReceived } from '../../support/destination.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
+import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
@@ -49,6 +50,10 @@ describe('consolidated pushes', () => {
       }
     }
     expect(await store.listWaitingNames()).toHaveLength(1000);
+    // A finished claim folder a crashed node left in done/: swept by whichever node starts.
+    const leftover = join(root, 'store', 'ref-updates', 'done', `${'a'.repeat(40)}.crashed-node.0a1b2c`);
+    mkdirSync(leftover, { recursive: true });
+    writeFileSync(join(leftover, `${'b'.repeat(40)}.json`), '{}');
 
     const node = RefrelayNode.start({ config, nodeId: 'node-1', drain: true });
     nodes.push(node);
@@ -66,5 +71,51 @@ describe('consolidated pushes', () => {
     const pushLines = node.logs().filter((line) => line.msg === 'pushed');
     expect(pushLines).toHaveLength(10);
     expect(pushLines.every((line) => line.refs === 100)).toBe(true);
+    // Each push retired its claim folder into done/ in one rename; the drained node leaves none.
+    for (const folder of ['waiting', 'running', 'done']) expect(namesIn(join(root, 'store', 'ref-updates', folder)), folder).toEqual([]);
+  });
+
+  it('a running node deletes the finished claim folders in done/ once it is idle, without stopping', async () => {
+    const root = tempDir('refrelay-done-sweep');
+    const base = join(root, 'base');
+    const source = initBare(join(base, 'p.git'));
+    const work = makeWorkTree(join(root, 'work'), 1);
+    for (let b = 0; b < 20; b++) git(work, ['branch', `b${b}`]);
+    git(work, ['push', '-q', source, '--all']);
+    const dests = ['one', 'two', 'three'].map((name) => makeRecordingDestination(join(root, name, 'p.git')));
+    const storePath = join(root, 'store');
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${storePath}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 100ms',
+      '  randomDelay = 0',
+      '[remote "mirrors"]',
+      ...['one', 'two', 'three'].map((name) => `  url = ${join(root, name)}/\${name}.git`),
+      '  replicationDelay = 500ms',
+    ]);
+    const node = RefrelayNode.start({ config, nodeId: 'node-1' });
+    nodes.push(node);
+    await node.waitForLog((line) => line.msg === 'refrelay node started' || line.msg === 'refrelay node starting');
+    const store = new TaskStore({ root: storePath, nodeId: 'hook' });
+    await store.listWaiting(); // makes the layout, done/ included
+    const retired = new Set<string>();
+    const watcher = watch(join(storePath, 'ref-updates', 'done'), (_event, name) => name && retired.add(name));
+    for (let b = 0; b < 20; b++) {
+      for (const name of ['one', 'two', 'three']) await store.create({ project: 'p', refs: [`refs/heads/b${b}`], uri: `${join(root, name)}/p.git`, remote: 'mirrors' });
+    }
+
+    await waitUntil('three pushes', () => node.logs().filter((line) => line.msg === 'pushed').length === 3);
+    await waitUntil('done/ swept', () => namesIn(join(storePath, 'ref-updates', 'done')).length === 0, 10_000);
+    watcher.close();
+
+    // Each push moved its claim folder (lease, owner record, 20 task files) there in one rename.
+    expect([...retired].filter((name) => /^[0-9a-f]{40}\.node-1\./.test(name))).toHaveLength(3);
+    expect(node.logs().filter((line) => line.level >= 40)).toEqual([]);
+    expect(node.child.exitCode).toBeNull();
+    expect(taskFilesIn(join(storePath, 'ref-updates', 'waiting'))).toEqual([]);
+    expect(namesIn(join(storePath, 'ref-updates', 'running'))).toEqual([]);
+    for (const dest of dests) expect([...refsOf(dest).keys()].sort()).toEqual(Array.from({ length: 20 }, (_, b) => `refs/heads/b${b}`).sort());
+    expect(node.problems()).toEqual([]);
   });
 });

@@ -58,12 +58,12 @@ describe('fencing with a trust window after the holder\'s own owner-record write
     expect(reads()).toBe(1);
   });
 
-  it('a heartbeat always reads, so a lock lost inside the window is found by the next beat and nothing is written', async () => {
+  it('a periodic heartbeat always reads, so a lock lost inside the window is found by the next beat and nothing is written', async () => {
     const { runningDir, clock, reads, locks } = setup();
     const held = await locks.acquire(LOCK, URI);
     await takeOver(runningDir, LOCK);
     clock.advance(10);
-    expect(await held!.heartbeat({ pushPid: 42 })).toBe(false);
+    expect(await held!.heartbeat()).toBe(false);
     expect(reads()).toBe(1);
     expect(await held!.stillMine()).toBe(false);
     // The tombstone holds the record as the holder left it: the late beat wrote nothing there.
@@ -71,6 +71,21 @@ describe('fencing with a trust window after the holder\'s own owner-record write
     const [lease] = readdirSync(tomb);
     const owner = JSON.parse(await fsp.readFile(join(tomb, lease!, 'owner.json'), 'utf8')) as { counter: number; pushPid?: number };
     expect(owner).toMatchObject({ counter: 0 });
+    expect(owner.pushPid).toBeUndefined();
+  });
+
+  it('the beat that records a new push process trusts the window, and after a takeover its write finds no lease folder', async () => {
+    const { runningDir, clock, reads, locks } = setup();
+    const held = await locks.acquire(LOCK, URI);
+    await takeOver(runningDir, LOCK);
+    clock.advance(10);
+    expect(await held!.heartbeat({ pushPid: 42 })).toBe(false);
+    expect(reads()).toBe(0);
+    expect(await held!.stillMine()).toBe(false);
+    const tomb = join(runningDir, `${LOCK}.tomb.thief.1`);
+    const [lease] = readdirSync(tomb);
+    expect(readdirSync(join(tomb, lease!))).toEqual(['owner.json']);
+    const owner = JSON.parse(await fsp.readFile(join(tomb, lease!, 'owner.json'), 'utf8')) as { counter: number; pushPid?: number };
     expect(owner.pushPid).toBeUndefined();
   });
 

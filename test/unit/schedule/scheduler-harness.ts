@@ -27,6 +27,10 @@ export function configOf(lines: string[]): ReplicationConfig {
 export class FakeLocks implements SchedulerLocks {
   readonly held = new Map<string, string>();
   readonly heldElsewhere = new Set<string>();
+  /** Leases offer `retire` (the real lock's one-rename finish) when set; `retireFails` makes it throw. */
+  retiring = false;
+  retireFails = false;
+  readonly calls = { release: 0, retire: 0 };
   private next = 0;
   constructor(private readonly fs: MemoryStoreFs) {}
   async acquire(lockName: string): Promise<Lease | undefined> {
@@ -41,11 +45,24 @@ export class FakeLocks implements SchedulerLocks {
       stillMine: async () => locks.held.get(lockName) === leaseId,
       heartbeat: async () => locks.held.get(lockName) === leaseId,
       release: async () => {
+        locks.calls.release++;
         if (locks.held.get(lockName) !== leaseId) return false;
         locks.held.delete(lockName);
         await locks.fs.rmdir(`${ROOT}/ref-updates/running/${lockName}`).catch(() => undefined);
         return true;
       },
+      ...(this.retiring
+        ? {
+            retire: async () => {
+              locks.calls.retire++;
+              if (locks.retireFails) throw Object.assign(new Error('EACCES: permission denied, rename'), { code: 'EACCES' });
+              if (locks.held.get(lockName) !== leaseId) return false;
+              locks.held.delete(lockName);
+              await locks.fs.rename(`${ROOT}/ref-updates/running/${lockName}`, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
+              return true;
+            },
+          }
+        : {}),
     };
   }
 }

@@ -10,7 +10,9 @@ describe('store paths', () => {
     expect(paths.claimedFile('lock', 'a.json')).toBe('/srv/store/ref-updates/running/lock/a.json');
     expect(paths.failedReasonFile('k', 'a.json')).toBe('/srv/store/ref-updates/failed/k/a.json.reason.json');
     expect(paths.uriStateFile('k')).toBe('/srv/store/uri-state/k.json');
-    expect(paths.folders).toHaveLength(7);
+    expect(paths.doneFolder('k', 'node-a.1f2e')).toBe('/srv/store/ref-updates/done/k.node-a.1f2e');
+    expect(() => paths.doneFolder('k', '../x')).toThrow(StoreError);
+    expect(paths.folders).toHaveLength(8);
   });
 
   it.each(['..', '.', '', 'a/b', 'a\\b', 'a\0b'])('refuses the name %j', (name) => {

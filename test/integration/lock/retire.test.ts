@@ -1,0 +1,71 @@
+import * as fsp from 'node:fs/promises';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { UriLocks } from '../../../src/lock/uri-lock.js';
+import { FakeClock, SeededRandom } from '../../support/fake-clock.js';
+import { useTempDirs } from '../../support/temp-dir.js';
+
+const tempDir = useTempDirs();
+const LOCK = 'd'.repeat(40);
+const URI = 'git://example.com/app.git';
+const TASK = `${'e'.repeat(40)}.json`;
+
+function setup(): { runningDir: string; doneDir: string; locks: UriLocks } {
+  const root = tempDir('refrelay-retire');
+  const runningDir = join(root, 'running');
+  const doneDir = join(root, 'done');
+  mkdirSync(runningDir);
+  mkdirSync(doneDir);
+  const locks = new UriLocks({ runningDir, nodeId: 'node-a', host: 'h', pid: 1, clock: new FakeClock(), random: new SeededRandom(5), trustMs: () => 1000 });
+  return { runningDir, doneDir, locks };
+}
+
+describe('retiring a lease: release and finish in one rename', () => {
+  it('moves the lease folder with its owner record and finished tasks to done/ and removes the lock folder', async () => {
+    const { runningDir, doneDir, locks } = setup();
+    const held = (await locks.acquire(LOCK, URI))!;
+    writeFileSync(join(runningDir, LOCK, held.leaseId, TASK), '{}');
+    const target = join(doneDir, `${LOCK}.${held.leaseId}`);
+
+    expect(await held.retire(target)).toBe(true);
+
+    expect(readdirSync(runningDir)).toEqual([]);
+    expect(readdirSync(target).sort()).toEqual([TASK, 'owner.json']);
+    expect(await held.stillMine()).toBe(false);
+    // The URI can be locked again at once.
+    expect(await locks.acquire(LOCK, URI)).toBeDefined();
+  });
+
+  it('after a takeover moves nothing: the tasks stay in the tombstone for the new owner to recover', async () => {
+    const { runningDir, doneDir, locks } = setup();
+    const held = (await locks.acquire(LOCK, URI))!;
+    writeFileSync(join(runningDir, LOCK, held.leaseId, TASK), '{}');
+    const tomb = join(runningDir, `${LOCK}.tomb.thief.1`);
+    await fsp.rename(join(runningDir, LOCK), tomb);
+    // A new holder took the URI meanwhile.
+    const thief = new UriLocks({ runningDir, nodeId: 'node-b', host: 'h', pid: 2, clock: new FakeClock(), random: new SeededRandom(9) });
+    const newLease = (await thief.acquire(LOCK, URI))!;
+
+    expect(await held.retire(join(doneDir, `${LOCK}.${held.leaseId}`))).toBe(false);
+
+    expect(readdirSync(doneDir)).toEqual([]);
+    expect(readdirSync(join(tomb, held.leaseId)).sort()).toEqual([TASK, 'owner.json']);
+    expect(readdirSync(join(runningDir, LOCK))).toEqual([newLease.leaseId]);
+    expect(await newLease.stillMine()).toBe(true);
+  });
+
+  it('when done/ is missing it throws and keeps the lock, so the caller can finish file by file and release', async () => {
+    const { runningDir, doneDir, locks } = setup();
+    await fsp.rmdir(doneDir);
+    const held = (await locks.acquire(LOCK, URI))!;
+    writeFileSync(join(runningDir, LOCK, held.leaseId, TASK), '{}');
+
+    await expect(held.retire(join(doneDir, `${LOCK}.${held.leaseId}`))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    expect(await held.stillMine()).toBe(true);
+    await fsp.unlink(join(runningDir, LOCK, held.leaseId, TASK));
+    expect(await held.release()).toBe(true);
+    expect(existsSync(join(runningDir, LOCK))).toBe(false);
+  });
+});

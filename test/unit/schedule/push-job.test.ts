@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import type { Log } from '../../../src/observe/log.js';
+import { runPushJob } from '../../../src/schedule/push-job.js';
+import type { UriGroup } from '../../../src/schedule/uri-groups.js';
+import { harness, uriKey, ROOT } from './scheduler-harness.js';
+
+const config = ['replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=0'];
+const SHARED_URI = '/dest/mirror/shared.git';
+
+/** A log that keeps its warnings. */
+function recordingLog(): Log & { warnings: string[] } {
+  const warnings: string[] = [];
+  return { warnings, debug: () => undefined, info: () => undefined, warn: (_fields, message) => warnings.push(message ?? ''), error: () => undefined };
+}
+
+/** Two projects queued for one URI: each is its own git push within one job. */
+async function twoUnits(h: ReturnType<typeof harness>): Promise<UriGroup> {
+  await h.enqueue('a', ['refs/heads/main'], 'mirror', SHARED_URI);
+  await h.enqueue('b', ['refs/heads/main'], 'mirror', SHARED_URI);
+  const tasks = await h.store.listWaiting();
+  return { uri: SHARED_URI, uriKey: uriKey(SHARED_URI), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)) } as UriGroup;
+}
+
+/** The store, counting `finish` calls. */
+function countingFinish(h: ReturnType<typeof harness>): { store: typeof h.store; finishes: () => number } {
+  let finishes = 0;
+  const store = Object.assign(Object.create(h.store) as typeof h.store, {
+    finish: async (lockName: string, names: readonly string[]) => {
+      finishes++;
+      return h.store.finish(lockName, names);
+    },
+  });
+  return { store, finishes: () => finishes };
+}
+
+describe('finishing a push job: one rename of the claim folder when the lease can retire it', () => {
+  it('moves every pushed task to done/ with the lock released, and deletes no file one by one', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    const group = await twoUnits(h);
+    const counting = countingFinish(h);
+
+    const result = await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 2 });
+    expect(h.pusher.requests).toHaveLength(2);
+    expect(counting.finishes()).toBe(0);
+    expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
+    expect(h.locks.held.size).toBe(0);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+    const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
+    expect(retired).toMatch(new RegExp(`^${uriKey(SHARED_URI)}\\.lease-`));
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`).sort()).toEqual(group.tasks.map((t) => t.name).sort());
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('retires the folder when the other tasks went to failed/, so none of them is lost or pushed twice', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    const group = await twoUnits(h);
+    h.pusher.respond = (request) =>
+      request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'local-missing', message: 'local repository /repos/b.git does not exist', stderrTail: '', retryable: false } } : {};
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result.kind).toBe('pushed');
+    expect(h.locks.calls.retire).toBe(1);
+    expect((await h.store.listFailed()).map((f) => f.task.project)).toEqual(['b']);
+    const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`)).toEqual([group.tasks.find((t) => t.task.project === 'a')!.name]);
+  });
+
+  it('retires the folder when the other task went back to waiting/ for a retry, which waits on', async () => {
+    const h = harness([...config, 'remote.mirror.replicationRetry=4s']);
+    h.locks.retiring = true;
+    const group = await twoUnits(h);
+    h.pusher.respond = (request) =>
+      request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection reset', stderrTail: '', retryable: true } } : {};
+    const counting = countingFinish(h);
+
+    const result = await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
+
+    expect(result.kind).toBe('retry');
+    expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
+    expect(counting.finishes()).toBe(0);
+    expect((await h.store.listWaiting()).map((t) => t.task.project)).toEqual(['b']);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+  });
+
+  it('falls back to deleting the pushed files and a plain release when the store refuses the move, with a warning', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    h.locks.retireFails = true;
+    const group = await twoUnits(h);
+    const log = recordingLog();
+    const counting = countingFinish(h);
+
+    const result = await runPushJob({ ...h.deps, store: counting.store, log }, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 2 });
+    expect(h.locks.calls).toEqual({ release: 1, retire: 1 });
+    expect(counting.finishes()).toBe(1);
+    expect(log.warnings).toEqual(['could not move the finished claim folder aside; deleting its files one by one']);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('with a lease that cannot retire, finishes each push unit as before', async () => {
+    const h = harness(config);
+    const group = await twoUnits(h);
+    const counting = countingFinish(h);
+
+    await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
+
+    expect(counting.finishes()).toBe(2);
+    expect(h.locks.calls).toEqual({ release: 1, retire: 0 });
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+  });
+});
