@@ -358,7 +358,13 @@ export class Daemon {
         // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
         log.error({ err: error instanceof Error ? error.message : String(error) }, 'distributor pass failed');
       }
-      if (this.options.drain && fresh && pendingUris === 0 && this.distributor.runningCount === 0) break;
+      if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0) {
+        if (fresh) break;
+        // A reused listing cannot end a drain, but it says the end is near: list afresh now
+        // instead of after a whole interval.
+        woke = 'other';
+        continue;
+      }
       let waitMs = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
       if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
       woke = await this.waker.wait(waitMs);

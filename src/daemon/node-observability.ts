@@ -13,6 +13,11 @@ import type { DaemonObservability, DaemonView } from './daemon.js';
 
 /** Scrapes, page refreshes and probes within this long share one read of the store. */
 const STATUS_CACHE_MS = 1000;
+/**
+ * The history file is rewritten whole: with a short distributionInterval, once per beat would
+ * rewrite it many times a second during a burst. `status` on other nodes can wait a second.
+ */
+const HISTORY_PERSIST_EVERY_MS = 1000;
 
 /**
  * Metrics, per-URI history and the HTTP endpoints of one node. Counters come from this node's
@@ -89,7 +94,12 @@ export class NodeObservability implements DaemonObservability {
     });
   }
 
+  private persistedAt = Number.NEGATIVE_INFINITY;
+
   async afterBeat(): Promise<void> {
+    const now = this.clock.monotonic();
+    if (now - this.persistedAt < HISTORY_PERSIST_EVERY_MS) return;
+    this.persistedAt = now;
     await this.history.persist(this.config.storePath);
   }
 

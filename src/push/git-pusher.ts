@@ -140,9 +140,6 @@ export class GitPusher implements Pusher {
 
   private async pushAll(run: Run): Promise<PushOutcome> {
     const { request } = run;
-    if (!(await isDirectory(request.localRepo))) {
-      return outcome(run, 'failed', [], failure('local-missing', `local repository ${request.localRepo} does not exist`, ''));
-    }
     const local = await this.readLocalRefs(run);
     if ('failure' in local) return outcome(run, 'failed', [], local.failure);
     let remoteRefs: Map<string, string> | undefined;
@@ -223,8 +220,12 @@ export class GitPusher implements Pusher {
     const claimed = run.request.refs;
     const patterns = claimed.includes(FULL_SYNC_REF) || claimed.length > MAX_REF_PATTERNS ? [] : claimed;
     if (patterns.length > 0) {
+      // Found there, the repository exists: no separate look at the folder for the common case.
       const fromFiles = readRefsFromFiles(run.request.localRepo, patterns);
       if (fromFiles !== undefined) return { ok: fromFiles };
+    }
+    if (!(await isDirectory(run.request.localRepo))) {
+      return { failure: failure('local-missing', `local repository ${run.request.localRepo} does not exist`, '') };
     }
     const result = await this.runGit(run, ['for-each-ref', '--format=%(objectname) %(refname)', '--', ...patterns]);
     if (result.exitCode !== 0) {

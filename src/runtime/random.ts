@@ -8,7 +8,19 @@ export interface Random {
 
 import { randomBytes } from 'node:crypto';
 
+/** Tokens are cut from a pool of random bytes: one `randomBytes` call serves 256 of them. */
+const TOKEN_BYTES = 6;
+let pool = Buffer.alloc(0);
+let used = 0;
+
 export const systemRandom: Random = {
   next: () => Math.random(),
-  token: () => randomBytes(6).toString('hex'),
+  token: () => {
+    if (used + TOKEN_BYTES > pool.length) {
+      pool = randomBytes(TOKEN_BYTES * 256);
+      used = 0;
+    }
+    used += TOKEN_BYTES;
+    return pool.toString('hex', used - TOKEN_BYTES, used);
+  },
 };
