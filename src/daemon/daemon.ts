@@ -35,7 +35,10 @@ const SWEEP_EVERY_MS = 5 * 60 * 1000;
  * once this many have piled up.
  */
 const DONE_SWEEP_BACKLOG = 64;
+/** A busy node's sweep takes this many folders at a time, so claims never queue long behind it. */
+const DONE_SWEEP_BUSY_FOLDERS = 16;
 const DONE_SWEEP_QUIET_MS = 500;
+const DONE_SWEEP_RETRY_MS = 60_000;
 
 export interface DaemonOptions {
   readonly config: ReplicationConfig;
@@ -96,6 +99,7 @@ export class Daemon {
   /** Claim folders moved to done/ since the last sweep of it; 1 at start for what a crash left. */
   private retiredSinceSweep = 1;
   private doneSweep: Promise<void> | undefined;
+  private doneSweepFailedAt = Number.NEGATIVE_INFINITY;
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
@@ -422,14 +426,20 @@ export class Daemon {
   /** In the background: the loop's passes go on meanwhile. At most one sweep at a time. */
   private maybeSweepDone(idle: boolean): void {
     if (this.doneSweep !== undefined || this.retiredSinceSweep === 0) return;
+    // After a failure (permissions, an outage), retry a minute later rather than on every pass.
+    if (this.options.clock.monotonic() - this.doneSweepFailedAt < DONE_SWEEP_RETRY_MS) return;
     if (!idle && this.retiredSinceSweep < DONE_SWEEP_BACKLOG) return;
+    const pending = this.retiredSinceSweep;
     this.retiredSinceSweep = 0;
     this.doneSweep = this.options.store
-      .sweepDone()
+      .sweepDone(idle ? Number.POSITIVE_INFINITY : DONE_SWEEP_BUSY_FOLDERS)
       .then(
-        () => undefined,
+        (swept) => {
+          if (!idle) this.retiredSinceSweep += Math.max(0, pending - swept);
+        },
         (error: unknown) => {
-          this.retiredSinceSweep++;
+          this.retiredSinceSweep += pending;
+          this.doneSweepFailedAt = this.options.clock.monotonic();
           this.options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not delete finished claim folders in done/');
         },
       )

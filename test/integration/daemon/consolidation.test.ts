@@ -1,4 +1,4 @@
-import { mkdirSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
@@ -73,6 +73,52 @@ describe('consolidated pushes', () => {
     expect(pushLines.every((line) => line.refs === 100)).toBe(true);
     // Each push retired its claim folder into done/ in one rename; the drained node leaves none.
     for (const folder of ['waiting', 'running', 'done']) expect(namesIn(join(root, 'store', 'ref-updates', folder)), folder).toEqual([]);
+  });
+
+  it('when done/ cannot take the claim folder (another filesystem) each push deletes its files one by one instead, with a warning, and nothing is lost', async (context) => {
+    const elsewhere = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/refrelay-done-') : undefined;
+    if (elsewhere === undefined || statSync(elsewhere).dev === statSync(tempDir('refrelay-probe')).dev) {
+      if (elsewhere !== undefined) rmSync(elsewhere, { recursive: true, force: true });
+      context.skip(); // needs a second filesystem to make the rename fail with EXDEV
+      return;
+    }
+    try {
+      const root = tempDir('refrelay-done-elsewhere');
+      const base = join(root, 'base');
+      const source = initBare(join(base, 'p.git'));
+      const work = makeWorkTree(join(root, 'work'), 1);
+      for (let b = 0; b < 5; b++) git(work, ['branch', `b${b}`]);
+      git(work, ['push', '-q', source, '--all']);
+      const dest = makeRecordingDestination(join(root, 'dest', 'p.git'));
+      const storePath = join(root, 'store');
+      mkdirSync(join(storePath, 'ref-updates'), { recursive: true });
+      symlinkSync(elsewhere, join(storePath, 'ref-updates', 'done'));
+      const config = writeConfig(join(root, 'replication.config'), [
+        '[replication]',
+        `  storePath = ${storePath}`,
+        `  basePath = ${base}`,
+        '  distributionInterval = 100ms',
+        '  randomDelay = 0',
+        '[remote "mirror"]',
+        `  url = ${join(root, 'dest')}/\${name}.git`,
+        '  replicationDelay = 0',
+      ]);
+      const store = new TaskStore({ root: storePath, nodeId: 'hook' });
+      for (let b = 0; b < 5; b++) await store.create({ project: 'p', refs: [`refs/heads/b${b}`], uri: `${join(root, 'dest')}/p.git`, remote: 'mirror' });
+
+      const node = RefrelayNode.start({ config, nodeId: 'node-1', drain: true });
+      nodes.push(node);
+      expect(await node.exited).toEqual({ code: 0, signal: null });
+
+      expect([...refsOf(dest).keys()].sort()).toEqual(['refs/heads/b0', 'refs/heads/b1', 'refs/heads/b2', 'refs/heads/b3', 'refs/heads/b4']);
+      const warning = node.logs().find((line) => line.msg === 'could not move the finished claim folder aside; deleting its files one by one');
+      expect(String(warning?.err)).toMatch(/EXDEV/);
+      for (const folder of ['waiting', 'running']) expect(namesIn(join(storePath, 'ref-updates', folder)), folder).toEqual([]);
+      expect(namesIn(elsewhere)).toEqual([]);
+      expect(node.problems()).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('a running node deletes the finished claim folders in done/ once it is idle, without stopping', async () => {
