@@ -83,28 +83,11 @@ describe('consolidated pushes', () => {
       return;
     }
     try {
-      const root = tempDir('refrelay-done-elsewhere');
-      const base = join(root, 'base');
-      const source = initBare(join(base, 'p.git'));
-      const work = makeWorkTree(join(root, 'work'), 1);
-      for (let b = 0; b < 5; b++) git(work, ['branch', `b${b}`]);
-      git(work, ['push', '-q', source, '--all']);
-      const dest = makeRecordingDestination(join(root, 'dest', 'p.git'));
-      const storePath = join(root, 'store');
+      const { root, storePath, config } = oneProject(tempDir('refrelay-done-elsewhere'), 5, ['dest'], '0');
+      const dest = join(root, 'dest', 'p.git');
       mkdirSync(join(storePath, 'ref-updates'), { recursive: true });
       symlinkSync(elsewhere, join(storePath, 'ref-updates', 'done'));
-      const config = writeConfig(join(root, 'replication.config'), [
-        '[replication]',
-        `  storePath = ${storePath}`,
-        `  basePath = ${base}`,
-        '  distributionInterval = 100ms',
-        '  randomDelay = 0',
-        '[remote "mirror"]',
-        `  url = ${join(root, 'dest')}/\${name}.git`,
-        '  replicationDelay = 0',
-      ]);
-      const store = new TaskStore({ root: storePath, nodeId: 'hook' });
-      for (let b = 0; b < 5; b++) await store.create({ project: 'p', refs: [`refs/heads/b${b}`], uri: `${join(root, 'dest')}/p.git`, remote: 'mirror' });
+      await queueBranches(storePath, root, 5, ['dest']);
 
       const node = RefrelayNode.start({ config, nodeId: 'node-1', drain: true });
       nodes.push(node);
@@ -122,24 +105,9 @@ describe('consolidated pushes', () => {
   });
 
   it('a running node deletes the finished claim folders in done/ once it is idle, without stopping', async () => {
-    const root = tempDir('refrelay-done-sweep');
-    const base = join(root, 'base');
-    const source = initBare(join(base, 'p.git'));
-    const work = makeWorkTree(join(root, 'work'), 1);
-    for (let b = 0; b < 20; b++) git(work, ['branch', `b${b}`]);
-    git(work, ['push', '-q', source, '--all']);
-    const dests = ['one', 'two', 'three'].map((name) => makeRecordingDestination(join(root, name, 'p.git')));
-    const storePath = join(root, 'store');
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${storePath}`,
-      `  basePath = ${base}`,
-      '  distributionInterval = 100ms',
-      '  randomDelay = 0',
-      '[remote "mirrors"]',
-      ...['one', 'two', 'three'].map((name) => `  url = ${join(root, name)}/\${name}.git`),
-      '  replicationDelay = 500ms',
-    ]);
+    const names = ['one', 'two', 'three'];
+    const { root, storePath, config } = oneProject(tempDir('refrelay-done-sweep'), 20, names, '500ms');
+    const dests = names.map((name) => join(root, name, 'p.git'));
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(node);
     await node.waitForLog((line) => line.msg === 'refrelay node started' || line.msg === 'refrelay node starting');
@@ -147,9 +115,7 @@ describe('consolidated pushes', () => {
     await store.listWaiting(); // makes the layout, done/ included
     const retired = new Set<string>();
     const watcher = watch(join(storePath, 'ref-updates', 'done'), (_event, name) => name && retired.add(name));
-    for (let b = 0; b < 20; b++) {
-      for (const name of ['one', 'two', 'three']) await store.create({ project: 'p', refs: [`refs/heads/b${b}`], uri: `${join(root, name)}/p.git`, remote: 'mirrors' });
-    }
+    await queueBranches(storePath, root, 20, names);
 
     await waitUntil('three pushes', () => node.logs().filter((line) => line.msg === 'pushed').length === 3);
     await waitUntil('done/ swept', () => namesIn(join(storePath, 'ref-updates', 'done')).length === 0, 10_000);
@@ -165,3 +131,33 @@ describe('consolidated pushes', () => {
     expect(node.problems()).toEqual([]);
   });
 });
+
+/** Project `p` with `branches` branches b0…, one recording destination per name, one remote `mirrors` with a URL for each. */
+function oneProject(root: string, branches: number, destinations: string[], replicationDelay: string): { root: string; storePath: string; config: string } {
+  const base = join(root, 'base');
+  const source = initBare(join(base, 'p.git'));
+  const work = makeWorkTree(join(root, 'work'), 1);
+  for (let b = 0; b < branches; b++) git(work, ['branch', `b${b}`]);
+  git(work, ['push', '-q', source, '--all']);
+  for (const name of destinations) makeRecordingDestination(join(root, name, 'p.git'));
+  const storePath = join(root, 'store');
+  const config = writeConfig(join(root, 'replication.config'), [
+    '[replication]',
+    `  storePath = ${storePath}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 100ms',
+    '  randomDelay = 0',
+    '[remote "mirrors"]',
+    ...destinations.map((name) => `  url = ${join(root, name)}/\${name}.git`),
+    `  replicationDelay = ${replicationDelay}`,
+  ]);
+  return { root, storePath, config };
+}
+
+/** One task per branch and destination, as the hook would queue them. */
+async function queueBranches(storePath: string, root: string, branches: number, destinations: string[]): Promise<void> {
+  const store = new TaskStore({ root: storePath, nodeId: 'hook' });
+  for (let b = 0; b < branches; b++) {
+    for (const name of destinations) await store.create({ project: 'p', refs: [`refs/heads/b${b}`], uri: `${join(root, name)}/p.git`, remote: 'mirrors' });
+  }
+}
