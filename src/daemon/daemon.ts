@@ -18,6 +18,8 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import { Waker, type WakeReason } from '../runtime/waker.js';
+import { OWNER_FILE } from '../lock/owner-record.js';
+import { errnoName } from '../runtime/errno.js';
 import { Distributor } from '../schedule/distributor.js';
 import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -39,6 +41,8 @@ const DONE_SWEEP_BACKLOG = 64;
 const DONE_SWEEP_BUSY_FOLDERS = 16;
 const DONE_SWEEP_QUIET_MS = 500;
 const DONE_SWEEP_RETRY_MS = 60_000;
+/** After the store refused to take a claim folder into done/, pushes finish file by file this long. */
+const RETIRE_OFF_AFTER_ERROR_MS = 10 * 60_000;
 
 export interface DaemonOptions {
   readonly config: ReplicationConfig;
@@ -100,6 +104,7 @@ export class Daemon {
   private retiredSinceSweep = 1;
   private doneSweep: Promise<void> | undefined;
   private doneSweepFailedAt = Number.NEGATIVE_INFINITY;
+  private retireOffUntil = Number.NEGATIVE_INFINITY;
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
@@ -171,14 +176,28 @@ export class Daemon {
               this.ownLocks.delete(lockName);
             }
           },
-          retire: async () => {
-            // A throw leaves the lock held: the job then finishes the files and calls release().
-            const retired = await held.retire(this.options.store.paths.doneFolder(lockName, held.leaseId));
-            this.ownLeases.delete(held.leaseId);
-            this.ownLocks.delete(lockName);
-            if (retired) this.retiredSinceSweep++;
-            return retired;
-          },
+          ...(this.options.clock.monotonic() < this.retireOffUntil
+            ? {}
+            : {
+                retire: async (pushed: ReadonlySet<string>) => {
+                  // Only the owner record, dot files (temps, `.nfs*`) and what this push finished.
+                  const onlyFinished = (entries: readonly string[]): boolean => entries.every((name) => name === OWNER_FILE || name.startsWith('.') || pushed.has(name));
+                  let retired: boolean;
+                  try {
+                    retired = await held.retire(this.options.store.paths.doneFolder(lockName, held.leaseId), onlyFinished);
+                  } catch (error) {
+                    // The store refused the move (done/ on another filesystem, missing, not
+                    // writable): finish file by file for a while instead of failing every push.
+                    // A throw leaves the lock held: the job finishes the files and calls release().
+                    if (errnoName(error) !== undefined) this.retireOffUntil = this.options.clock.monotonic() + RETIRE_OFF_AFTER_ERROR_MS;
+                    throw error;
+                  }
+                  this.ownLeases.delete(held.leaseId);
+                  this.ownLocks.delete(lockName);
+                  if (retired) this.retiredSinceSweep++;
+                  return retired;
+                },
+              }),
         };
         return lease;
       },
@@ -431,11 +450,16 @@ export class Daemon {
     if (!idle && this.retiredSinceSweep < DONE_SWEEP_BACKLOG) return;
     const pending = this.retiredSinceSweep;
     this.retiredSinceSweep = 0;
+    // Bounded even when idle: a burst may arrive meanwhile, and its claims share the file workers.
+    const limit = idle ? DONE_SWEEP_BACKLOG : DONE_SWEEP_BUSY_FOLDERS;
     this.doneSweep = this.options.store
-      .sweepDone(idle ? Number.POSITIVE_INFINITY : DONE_SWEEP_BUSY_FOLDERS)
+      .sweepDone(limit)
       .then(
         (swept) => {
-          if (!idle) this.retiredSinceSweep += Math.max(0, pending - swept);
+          // Counted as handled even when a folder could not go yet (a `.nfs*` file in it): the
+          // next idle sweep tries again, and a stuck folder cannot keep the node sweeping.
+          this.retiredSinceSweep += Math.max(0, pending - limit);
+          if (swept >= limit && this.retiredSinceSweep === 0) this.retiredSinceSweep = 1; // more may be left
         },
         (error: unknown) => {
           this.retiredSinceSweep += pending;
@@ -467,8 +491,7 @@ export class Daemon {
     }
     // What the last pushes retired goes now, so a stopped node leaves nothing behind.
     await this.doneSweep;
-    this.maybeSweepDone(true);
-    await this.doneSweep;
+    if (this.retiredSinceSweep > 0) await this.options.store.sweepDone().catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'could not delete finished claim folders in done/'));
     await this.beat(true);
   }
 

@@ -258,10 +258,11 @@ export class HeldLock {
 
   /** Advance the heartbeat counter; false (and nothing written) when the lock is no longer ours. */
   async heartbeat(extra: Partial<Pick<OwnerRecord, 'pushPid'>> = {}): Promise<boolean> {
-    // Always read: the heartbeat is what notices a lost lock and stops the push. A beat that
-    // records a new push's process right after the holder's own write (acquire) reads only after
-    // the trust window, as every other fenced write does: the periodic beats still read.
-    const mine = extra.pushPid === undefined ? this.readStillMine() : this.stillMine();
+    // Always read: the heartbeat is what notices a lost lock and stops the push. Only the beat
+    // that records a new push process (right after the holder's own write at acquire) trusts the
+    // window, as every other fenced write does; its write is fenced by path like every lease
+    // write. The periodic beats, the same pid again, read.
+    const mine = extra.pushPid === undefined || extra.pushPid === this.record.pushPid ? this.readStillMine() : this.stillMine();
     if (this.lost || !(await mine)) return false;
     const next: OwnerRecord = { ...this.record, ...extra, counter: this.record.counter + 1, heartbeatAt: this.clock.now() };
     try {
@@ -303,11 +304,24 @@ export class HeldLock {
    * claimed into it — is renamed to `to` (outside running/, where nobody reads it as a lock or a
    * claim; its files are deleted later), then the lock folder is removed. Fenced as every lease
    * path is: after a takeover the lease folder no longer exists and nothing is moved (false).
-   * Any other failure leaves everything in place, the lock still held, and throws: the caller
-   * finishes the files one by one and releases as usual.
+   * `onlyFinished` sees the folder's entries first and must accept them: a file the caller does
+   * not know was pushed (a claim whose rename reply a network filesystem lost) must never be
+   * moved where it would be deleted. Refused, or any failure of the rename, leaves everything in
+   * place with the lock still held, and throws: the caller finishes file by file and releases.
    */
-  async retire(to: string): Promise<boolean> {
+  async retire(to: string, onlyFinished: (entries: readonly string[]) => boolean): Promise<boolean> {
     if (!(await this.stillMine())) return false;
+    let entries: string[];
+    try {
+      entries = await this.fs.readdir(this.leaseDir);
+    } catch (error) {
+      if (gone(error)) {
+        this.lost = true;
+        return false;
+      }
+      throw error;
+    }
+    if (!onlyFinished(entries)) throw new Error(`the claim folder ${this.leaseDir} holds files this push did not finish`);
     try {
       await this.fs.rename(this.leaseDir, to);
     } catch (error) {
@@ -322,8 +336,10 @@ export class HeldLock {
     this.lost = true;
     try {
       await this.fs.rmdir(this.dir);
-    } catch (error) {
-      if (!gone(error) && errno(error) !== 'ENOTEMPTY' && errno(error) !== 'EEXIST') throw error;
+    } catch {
+      // The lease and its tasks are retired whatever happens here. A lock folder left behind
+      // (ENOTEMPTY: already someone else's; or an I/O error) holds no owner record: observers
+      // take such a lock over after lockStale, as after a crash between these two steps.
     }
     return true;
   }

@@ -25,11 +25,12 @@ export interface Lease {
   release(): Promise<boolean>;
   /**
    * Optional: release the lock and finish every task still claimed under it in one step (the
-   * claim folder moved aside, its files deleted later). Called only when every task left in the
-   * claim folder was pushed. False when the lock was no longer ours; throws when the store
-   * refused the move, with everything left in place for `finish` and `release`.
+   * claim folder moved aside, its files deleted later). Called only when every task this job
+   * claimed was pushed (`pushed`) or moved out; the lease checks the folder holds nothing else.
+   * False when the lock was no longer ours; throws when the folder holds anything else or the
+   * store refused the move, with everything left in place for `finish` and `release`.
    */
-  retire?(): Promise<boolean>;
+  retire?(pushed: ReadonlySet<string>): Promise<boolean>;
 }
 
 export interface SchedulerLocks {

@@ -167,7 +167,7 @@ class ClaimLedger {
   async close(store: SchedulerDeps['store'], onRetireError: (error: unknown) => void): Promise<void> {
     if (this.pushed.length > 0 && this.open.size === 0 && this.lock.retire !== undefined) {
       try {
-        await this.lock.retire();
+        await this.lock.retire(new Set(this.pushed));
         return;
       } catch (error) {
         // The store refused the move (its done/ folder missing, a permission): the slow path below.

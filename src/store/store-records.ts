@@ -211,7 +211,11 @@ const DONE_FOLDER_NAME = /^[0-9a-f]{40}\.[A-Za-z0-9_.-]+$/;
  * file still open somewhere), is left for a later sweep.
  */
 export async function sweepDone(ctx: StoreContext, maxFolders: number): Promise<number> {
-  const names = (await readdirStrict(ctx, ctx.paths.done, 'sweep done')).filter((name) => DONE_FOLDER_NAME.test(name)).slice(0, maxFolders);
+  const all = (await readdirStrict(ctx, ctx.paths.done, 'sweep done')).filter((name) => DONE_FOLDER_NAME.test(name));
+  // A part of the folder, from a random place: nodes sweeping side by side, or a folder that
+  // cannot go yet, do not make every sweep start with the same names.
+  const start = all.length > maxFolders ? Math.floor(ctx.random.next() * all.length) : 0;
+  const names = [...all.slice(start), ...all.slice(0, start)].slice(0, maxFolders);
   const folders = (
     await mapBounded(names, ctx.concurrency, async (name) => {
       const dir = join(ctx.paths.done, name);

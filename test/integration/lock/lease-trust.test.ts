@@ -89,6 +89,16 @@ describe('fencing with a trust window after the holder\'s own owner-record write
     expect(owner.pushPid).toBeUndefined();
   });
 
+  it('the periodic beats of a running push, the same pid again, read the record', async () => {
+    const { clock, reads, locks } = setup();
+    const held = await locks.acquire(LOCK, URI);
+    expect(await held!.heartbeat({ pushPid: 42 })).toBe(true);
+    expect(reads()).toBe(0);
+    clock.advance(10);
+    expect(await held!.heartbeat({ pushPid: 42 })).toBe(true);
+    expect(reads()).toBe(1);
+  });
+
   it('a successful heartbeat starts a new window', async () => {
     const { clock, reads, locks } = setup();
     const held = await locks.acquire(LOCK, URI);

@@ -10,6 +10,9 @@ const tempDir = useTempDirs();
 const LOCK = 'd'.repeat(40);
 const URI = 'git://example.com/app.git';
 const TASK = `${'e'.repeat(40)}.json`;
+const OTHER_TASK = `${'f'.repeat(40)}.json`;
+/** What the push job passes: the owner record, dot files and the tasks it pushed. */
+const onlyPushed = (pushed: string[]) => (entries: readonly string[]): boolean => entries.every((name) => name === 'owner.json' || name.startsWith('.') || pushed.includes(name));
 
 function setup(): { runningDir: string; doneDir: string; locks: UriLocks } {
   const root = tempDir('refrelay-retire');
@@ -28,7 +31,7 @@ describe('retiring a lease: release and finish in one rename', () => {
     writeFileSync(join(runningDir, LOCK, held.leaseId, TASK), '{}');
     const target = join(doneDir, `${LOCK}.${held.leaseId}`);
 
-    expect(await held.retire(target)).toBe(true);
+    expect(await held.retire(target, onlyPushed([TASK]))).toBe(true);
 
     expect(readdirSync(runningDir)).toEqual([]);
     expect(readdirSync(target).sort()).toEqual([TASK, 'owner.json']);
@@ -47,12 +50,27 @@ describe('retiring a lease: release and finish in one rename', () => {
     const thief = new UriLocks({ runningDir, nodeId: 'node-b', host: 'h', pid: 2, clock: new FakeClock(), random: new SeededRandom(9) });
     const newLease = (await thief.acquire(LOCK, URI))!;
 
-    expect(await held.retire(join(doneDir, `${LOCK}.${held.leaseId}`))).toBe(false);
+    expect(await held.retire(join(doneDir, `${LOCK}.${held.leaseId}`), onlyPushed([TASK]))).toBe(false);
 
     expect(readdirSync(doneDir)).toEqual([]);
     expect(readdirSync(join(tomb, held.leaseId)).sort()).toEqual([TASK, 'owner.json']);
     expect(readdirSync(join(runningDir, LOCK))).toEqual([newLease.leaseId]);
     expect(await newLease.stillMine()).toBe(true);
+  });
+
+  it('refuses, moving nothing and keeping the lock, when the folder holds a task the push did not finish', async () => {
+    const { runningDir, doneDir, locks } = setup();
+    const held = (await locks.acquire(LOCK, URI))!;
+    const lease = join(runningDir, LOCK, held.leaseId);
+    writeFileSync(join(lease, TASK), '{}');
+    // Claimed, but the claim's answer was lost (a network filesystem's retried rename said ENOENT).
+    writeFileSync(join(lease, OTHER_TASK), '{}');
+
+    await expect(held.retire(join(doneDir, `${LOCK}.${held.leaseId}`), onlyPushed([TASK]))).rejects.toThrow(/holds files this push did not finish/);
+
+    expect(readdirSync(doneDir)).toEqual([]);
+    expect(readdirSync(lease).sort()).toEqual([TASK, OTHER_TASK, 'owner.json'].sort());
+    expect(await held.stillMine()).toBe(true);
   });
 
   it('when done/ is missing it throws and keeps the lock, so the caller can finish file by file and release', async () => {
@@ -61,7 +79,7 @@ describe('retiring a lease: release and finish in one rename', () => {
     const held = (await locks.acquire(LOCK, URI))!;
     writeFileSync(join(runningDir, LOCK, held.leaseId, TASK), '{}');
 
-    await expect(held.retire(join(doneDir, `${LOCK}.${held.leaseId}`))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(held.retire(join(doneDir, `${LOCK}.${held.leaseId}`), onlyPushed([TASK]))).rejects.toMatchObject({ code: 'ENOENT' });
 
     expect(await held.stillMine()).toBe(true);
     await fsp.unlink(join(runningDir, LOCK, held.leaseId, TASK));

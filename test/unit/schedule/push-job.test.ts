@@ -46,6 +46,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(h.pusher.requests).toHaveLength(2);
     expect(counting.finishes()).toBe(0);
     expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
+    expect(h.locks.retiredNames).toEqual([group.tasks.map((t) => t.name).sort()]);
     expect(h.locks.held.size).toBe(0);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
     const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
@@ -104,6 +105,41 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
     expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('does not retire when the lock is lost after the first push: both tasks stay claimed for the new holder to recover', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    const group = await twoUnits(h);
+    h.pusher.respond = (request) => {
+      if (request.localRepo.endsWith('/b.git')) h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
+      return {};
+    };
+    const counting = countingFinish(h);
+
+    const result = await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
+
+    expect(result.kind).toBe('lock-lost');
+    expect(h.locks.calls.retire).toBe(0);
+    expect(counting.finishes()).toBe(0);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}`).sort()).toEqual(group.tasks.map((t) => t.name).sort());
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
+  });
+
+  it('does not retire when a task it meant to put back in waiting/ did not move: the pushed one is deleted, the other stays claimed', async () => {
+    const h = harness([...config, 'remote.mirror.replicationRetry=4s']);
+    h.locks.retiring = true;
+    const group = await twoUnits(h);
+    h.pusher.respond = (request) =>
+      request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection reset', stderrTail: '', retryable: true } } : {};
+    const store = Object.assign(Object.create(h.store) as typeof h.store, { reset: async () => [] as string[] });
+
+    await runPushJob({ ...h.deps, store }, group, new AbortController().signal);
+
+    expect(h.locks.calls).toEqual({ release: 1, retire: 0 });
+    const left = h.fs.readdirSync(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}`);
+    expect(left).toEqual([group.tasks.find((t) => t.task.project === 'b')!.name]);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
   });
 
   it('with a lease that cannot retire, finishes each push unit as before', async () => {

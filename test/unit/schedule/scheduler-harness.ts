@@ -31,6 +31,8 @@ export class FakeLocks implements SchedulerLocks {
   retiring = false;
   retireFails = false;
   readonly calls = { release: 0, retire: 0 };
+  /** The task names each retire call was given. */
+  readonly retiredNames: string[][] = [];
   private next = 0;
   constructor(private readonly fs: MemoryStoreFs) {}
   async acquire(lockName: string): Promise<Lease | undefined> {
@@ -53,8 +55,9 @@ export class FakeLocks implements SchedulerLocks {
       },
       ...(this.retiring
         ? {
-            retire: async () => {
+            retire: async (pushed: ReadonlySet<string>) => {
               locks.calls.retire++;
+              locks.retiredNames.push([...pushed].sort());
               if (locks.retireFails) throw Object.assign(new Error('EACCES: permission denied, rename'), { code: 'EACCES' });
               if (locks.held.get(lockName) !== leaseId) return false;
               locks.held.delete(lockName);
