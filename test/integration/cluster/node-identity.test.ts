@@ -79,6 +79,7 @@ describe('one node id, one running daemon', () => {
     c.setPushSleep(0);
     await c.waitDelivered();
     expect(first.child.exitCode).toBeNull();
+    await waitUntil('the push logged', () => first.logs().some((line) => line.msg === 'pushed'));
     expect(first.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
     expect(first.problems()).toEqual([]);
   });
@@ -99,6 +100,7 @@ describe('one node id, one running daemon', () => {
     // Watching a record that might still be alive would take 2 × distributionInterval + 500 ms = 900 ms.
     expect(tookMs).toBeLessThan(600);
     await c.waitDelivered();
+    await waitUntil('the push logged', () => again.logs().some((line) => line.msg === 'pushed'));
     expect(again.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
     expect(overlapsSeen(c.dest())).toBe(0);
     expect(again.problems()).toEqual([]);

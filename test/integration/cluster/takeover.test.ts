@@ -92,6 +92,8 @@ describe('stale URI lock takeover between running nodes', () => {
     expect(pushesReceived(c.dest())).toBe(1);
     expect(hookPids(c.dest())).toHaveLength(2);
     expect(overlapsSeen(c.dest())).toBe(0);
+    // The store shows the push finished a moment before the node's log line reaches us.
+    await waitUntil('the peer to log its push', () => peer.logs().some((line) => line.msg === 'pushed'));
     expect(peer.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
     expectCleanStore(c);
     expect(peer.problems()).toEqual([]);
@@ -229,6 +231,7 @@ describe('stale URI lock takeover between running nodes', () => {
 
     await c.waitDelivered();
     expectCleanStore(c);
+    await waitUntil('the live node to log its push', () => live.logs().some((line) => line.msg === 'pushed'));
     expect(live.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
     expect(messages(live)).not.toContain('took over a stale URI lock');
     expect(messages(again)).not.toContain('took over a stale URI lock');
