@@ -2,13 +2,13 @@
 // Targets: pushes ≤ 1.1× the URIs touched; wall time ≤ 1.25× a raw `git push` loop doing the
 // same consolidated pushes at the same concurrency. Also reported: a naive hook that pushes
 // every update to every destination as it happens.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskStore } from '../../dist/store/task-store.js';
 import { spawn } from 'node:child_process';
 import { bareRepo, gitEnv, makeSource, pool, pushAsync, startNode } from './cluster-util.mjs';
 import { machineSampler, startCpuSampler } from './cpu-sampler.mjs';
-import { fmt, median, withTempDir } from './util.mjs';
+import { fmt, median, withTempDir, destinationsParent } from './util.mjs';
 
 const DESTS = ['dr', 'mirror', 'ci'];
 const THREADS = 2;
@@ -29,122 +29,117 @@ function rawLoop(jobsFile, parallel) {
 export async function run({ quick }) {
   const projects = quick ? 5 : 20;
   const perProject = quick ? 20 : 50;
-  // The destinations stand for other hosts: they get a filesystem of their own (tmpfs where there
-  // is one), for refrelay and the raw loop alike. On one ext4 filesystem the store's thousands of
-  // unlinked task files would slow the destinations' inode allocation (ext4 skips recently freed
-  // inodes), a cost no real deployment has: its store is a network share, its mirrors remote.
-  const destParent = existsSync('/dev/shm') ? '/dev/shm' : undefined;
-  return withTempDir('fanout', (root) => withTempDir('fanout-dests', (dests) => fanOut(root, dests, projects, perProject), destParent));
+  // The destinations get a filesystem of their own (see destinationsParent), for refrelay and the
+  // raw loop alike.
+  return withTempDir('fanout', (root) => withTempDir('fanout-dests', (dests) => fanOut(root, dests, projects, perProject), destinationsParent));
 }
 
 async function fanOut(root, dests, projects, perProject) {
-  {
-    const sources = [];
-    for (let p = 0; p < projects; p++) sources.push({ project: `p${p}`, ...makeSource(root, `p${p}`, perProject) });
-    const updates = sources.reduce((n, s) => n + s.refs.length, 0);
-    const uris = projects * DESTS.length;
-    const fresh = (label) => {
-      for (const dest of DESTS) {
-        rmSync(join(dests, label, dest), { recursive: true, force: true });
-        for (const s of sources) bareRepo(join(dests, label, dest, `${s.project}.git`));
-      }
-    };
-
-    // refrelay: one node runs throughout, as in production, and drains one burst per round into
-    // emptied destinations. A first, unmeasured round warms it up (JIT, the store's file worker),
-    // as any node that has been running for a while is. Interleaved with the raw loop, medians
-    // compared: this machine's disk is noisy.
-    const storePath = join(root, 'store');
-    const jobsFile = join(root, 'raw-jobs.txt');
-    const config = join(root, 'relay.config');
-    writeFileSync(config, [
-      '[replication]', `  storePath = ${storePath}`, `  basePath = ${join(root, 'base')}`,
-      '  distributionInterval = 100ms', '  randomDelay = 0', '  httpListen = off', `  maxPushes = ${THREADS * DESTS.length}`,
-      ...DESTS.flatMap((dest) => [`[remote "${dest}"]`, `  url = file://${join(dests, 'relay', dest)}/\${name}.git`, '  replicationDelay = 2s', `  threads = ${THREADS}`]),
-    ].join('\n'));
-    const node = startNode(config, 'bench-1');
-    const cpu = startCpuSampler(node.pid);
-    const store = new TaskStore({ root: storePath, nodeId: 'hook' });
-    const relayRuns = [];
-    const relayCpu = [];
-    const rawRuns = [];
-    const rawCpu = [];
-    const nodeLoopRuns = [];
-    let pushes = 0;
-    try {
-      await sleep(500);
-      for (let round = 0; round <= ROUNDS; round++) {
-        fresh('relay');
-        const logsBefore = node.logs().length;
-        // As in production, the node runs while the hooks queue the updates. The 1,000 updates are
-        // one burst: every task file carries the burst's time as its mtime (published with it), so
-        // the whole batch becomes due at once, replicationDelay later — the same 60 pushes the raw
-        // loop starts at once. Writing 3,000 files takes about a second here; without the common
-        // mtime the batch would trickle in over that second and the figure would measure the hooks.
-        const burstAt = new Date();
-        for (const s of sources) {
-          await store.createMany(s.refs.flatMap((ref) => DESTS.map((dest) => ({ project: s.project, refs: [ref], uri: `file://${join(dests, 'relay', dest)}/${s.project}.git`, remote: dest }))), { mtimeOf: () => burstAt });
-        }
-        const roundLogs = () => node.logs().slice(logsBefore);
-        let pushed = [];
-        for (const deadline = Date.now() + 120_000; pushed.length < uris; pushed = roundLogs().filter((line) => line.msg === 'pushed')) {
-          if (Date.now() > deadline) throw new Error(`only ${pushed.length} of ${uris} pushes within 120 s`);
-          await sleep(100);
-        }
-        await sleep(500); // a late extra push would show here
-        pushed = roundLogs().filter((line) => line.msg === 'pushed');
-        pushes = Math.max(pushes, pushed.length);
-        if (round === 0) continue; // warm-up
-        const firstClaimAt = Date.parse(roundLogs().find((line) => line.msg === 'claimed').time);
-        const lastPushAt = Date.parse(pushed.at(-1).time);
-        relayRuns.push(lastPushAt - firstClaimAt);
-        relayCpu.push(cpu.between(firstClaimAt, lastPushAt));
-
-        // Raw loop: the same consolidated pushes (one per URI), same concurrency, no refrelay, and
-        // no Node either: `xargs -P` starting git from a shell, the cheapest way to run them.
-        fresh('raw');
-        const jobs = DESTS.flatMap((dest) => sources.map((s) => ['-C', s.repo, 'push', '-q', '--porcelain', '--', `file://${join(dests, 'raw', dest)}/${s.project}.git`, ...s.refs.map((ref) => `${ref}:${ref}`)].join(' ')));
-        writeFileSync(jobsFile, `${jobs.join('\n')}\n`);
-        const started = performance.now();
-        const machineBusy = machineSampler();
-        await rawLoop(jobsFile, THREADS * DESTS.length);
-        rawRuns.push(performance.now() - started);
-        rawCpu.push(machineBusy());
-
-        // The same loop written in Node (a pool of spawn calls), as a Node tool would push.
-        fresh('raw');
-        const nodeStarted = performance.now();
-        await pool(sources.flatMap((s) => DESTS.map((dest) => ({ s, url: `file://${join(dests, 'raw', dest)}/${s.project}.git` }))), THREADS * DESTS.length, ({ s, url }) =>
-          pushAsync(s.repo, ['--porcelain', '--', url, ...s.refs.map((ref) => `${ref}:${ref}`)]),
-        );
-        nodeLoopRuns.push(performance.now() - nodeStarted);
-      }
-    } finally {
-      cpu.stop();
-      await node.stop();
+  const sources = [];
+  for (let p = 0; p < projects; p++) sources.push({ project: `p${p}`, ...makeSource(root, `p${p}`, perProject) });
+  const updates = sources.reduce((n, s) => n + s.refs.length, 0);
+  const uris = projects * DESTS.length;
+  const fresh = (label) => {
+    for (const dest of DESTS) {
+      rmSync(join(dests, label, dest), { recursive: true, force: true });
+      for (const s of sources) bareRepo(join(dests, label, dest, `${s.project}.git`));
     }
-    const relayMs = median(relayRuns);
-    const rawMs = median(rawRuns);
-    const nodeLoopMs = median(nodeLoopRuns);
+  };
 
-    // Naive hook: one push per update per destination, as each update happens.
-    fresh('naive');
-    const naiveStarted = performance.now();
-    for (const s of sources) for (const ref of s.refs) for (const dest of DESTS) await pushAsync(s.repo, ['--', `file://${join(dests, 'naive', dest)}/${s.project}.git`, `${ref}:${ref}`]);
-    const naiveMs = performance.now() - naiveStarted;
+  // refrelay: one node runs throughout, as in production, and drains one burst per round into
+  // emptied destinations. A first, unmeasured round warms it up (JIT, the store's file worker),
+  // as any node that has been running for a while is. Interleaved with the raw loop, medians
+  // compared: this machine's disk is noisy.
+  const storePath = join(root, 'store');
+  const jobsFile = join(root, 'raw-jobs.txt');
+  const config = join(root, 'relay.config');
+  writeFileSync(config, [
+    '[replication]', `  storePath = ${storePath}`, `  basePath = ${join(root, 'base')}`,
+    '  distributionInterval = 100ms', '  randomDelay = 0', '  httpListen = off', `  maxPushes = ${THREADS * DESTS.length}`,
+    ...DESTS.flatMap((dest) => [`[remote "${dest}"]`, `  url = file://${join(dests, 'relay', dest)}/\${name}.git`, '  replicationDelay = 2s', `  threads = ${THREADS}`]),
+  ].join('\n'));
+  const node = startNode(config, 'bench-1');
+  const cpu = startCpuSampler(node.pid);
+  const store = new TaskStore({ root: storePath, nodeId: 'hook' });
+  const relayRuns = [];
+  const relayCpu = [];
+  const rawRuns = [];
+  const rawCpu = [];
+  const nodeLoopRuns = [];
+  let pushes = 0;
+  try {
+    await sleep(500);
+    for (let round = 0; round <= ROUNDS; round++) {
+      fresh('relay');
+      const logsBefore = node.logs().length;
+      // As in production, the node runs while the hooks queue the updates. The 1,000 updates are
+      // one burst: every task file carries the burst's time as its mtime (published with it), so
+      // the whole batch becomes due at once, replicationDelay later — the same 60 pushes the raw
+      // loop starts at once. Writing 3,000 files takes about a second here; without the common
+      // mtime the batch would trickle in over that second and the figure would measure the hooks.
+      const burstAt = new Date();
+      for (const s of sources) {
+        await store.createMany(s.refs.flatMap((ref) => DESTS.map((dest) => ({ project: s.project, refs: [ref], uri: `file://${join(dests, 'relay', dest)}/${s.project}.git`, remote: dest }))), { mtimeOf: () => burstAt });
+      }
+      const roundLogs = () => node.logs().slice(logsBefore);
+      let pushed = [];
+      for (const deadline = Date.now() + 120_000; pushed.length < uris; pushed = roundLogs().filter((line) => line.msg === 'pushed')) {
+        if (Date.now() > deadline) throw new Error(`only ${pushed.length} of ${uris} pushes within 120 s`);
+        await sleep(100);
+      }
+      await sleep(500); // a late extra push would show here
+      pushed = roundLogs().filter((line) => line.msg === 'pushed');
+      pushes = Math.max(pushes, pushed.length);
+      if (round === 0) continue; // warm-up
+      const firstClaimAt = Date.parse(roundLogs().find((line) => line.msg === 'claimed').time);
+      const lastPushAt = Date.parse(pushed.at(-1).time);
+      relayRuns.push(lastPushAt - firstClaimAt);
+      relayCpu.push(cpu.between(firstClaimAt, lastPushAt));
 
-    const pushRatio = pushes / uris;
-    const wallRatio = relayMs / rawMs;
-    return {
-      pass: pushRatio <= 1.1 && wallRatio <= 1.25,
-      summary: `${updates} updates → ${pushes} pushes for ${uris} URIs (${pushRatio.toFixed(2)}×, target ≤ 1.1×); wall time ${wallRatio.toFixed(2)}× the raw consolidated push loop (target ≤ 1.25×)`,
-      details: [
-        `medians of ${ROUNDS}: refrelay ${fmt(relayMs)} from its first claim of the burst (the batch due) to its last push, on a running node after one warm-up burst; raw loop (\`xargs -P ${THREADS * DESTS.length} git push\`) ${fmt(rawMs)}`,
-        `runs: refrelay ${relayRuns.map((ms) => ms.toFixed(0)).join(', ')} ms; raw ${rawRuns.map((ms) => ms.toFixed(0)).join(', ')} ms`,
-        `the same pushes from a Node loop (spawn, ${THREADS * DESTS.length} at a time): median ${fmt(nodeLoopMs)} (${nodeLoopRuns.map((ms) => ms.toFixed(0)).join(', ')}); refrelay ${(relayMs / nodeLoopMs).toFixed(2)}× that`,
-        `CPU time in those windows (both cores): refrelay's node ${relayCpu.map((c) => c?.nodeMs ?? '?').join(', ')} ms, whole machine ${relayCpu.map((c) => c?.machineMs ?? '?').join(', ')} ms; raw loop, whole machine ${rawCpu.join(', ')} ms`,
-        `naive per-update hook: ${updates * DESTS.length} pushes in ${fmt(naiveMs)} = ${(naiveMs / relayMs).toFixed(1)}× refrelay's wall time`,
-      ],
-    };
+      // Raw loop: the same consolidated pushes (one per URI), same concurrency, no refrelay, and
+      // no Node either: `xargs -P` starting git from a shell, the cheapest way to run them.
+      fresh('raw');
+      const jobs = DESTS.flatMap((dest) => sources.map((s) => ['-C', s.repo, 'push', '-q', '--porcelain', '--', `file://${join(dests, 'raw', dest)}/${s.project}.git`, ...s.refs.map((ref) => `${ref}:${ref}`)].join(' ')));
+      writeFileSync(jobsFile, `${jobs.join('\n')}\n`);
+      const started = performance.now();
+      const machineBusy = machineSampler();
+      await rawLoop(jobsFile, THREADS * DESTS.length);
+      rawRuns.push(performance.now() - started);
+      rawCpu.push(machineBusy());
+
+      // The same loop written in Node (a pool of spawn calls), as a Node tool would push.
+      fresh('raw');
+      const nodeStarted = performance.now();
+      await pool(sources.flatMap((s) => DESTS.map((dest) => ({ s, url: `file://${join(dests, 'raw', dest)}/${s.project}.git` }))), THREADS * DESTS.length, ({ s, url }) =>
+        pushAsync(s.repo, ['--porcelain', '--', url, ...s.refs.map((ref) => `${ref}:${ref}`)]),
+      );
+      nodeLoopRuns.push(performance.now() - nodeStarted);
+    }
+  } finally {
+    cpu.stop();
+    await node.stop();
   }
+  const relayMs = median(relayRuns);
+  const rawMs = median(rawRuns);
+  const nodeLoopMs = median(nodeLoopRuns);
+
+  // Naive hook: one push per update per destination, as each update happens.
+  fresh('naive');
+  const naiveStarted = performance.now();
+  for (const s of sources) for (const ref of s.refs) for (const dest of DESTS) await pushAsync(s.repo, ['--', `file://${join(dests, 'naive', dest)}/${s.project}.git`, `${ref}:${ref}`]);
+  const naiveMs = performance.now() - naiveStarted;
+
+  const pushRatio = pushes / uris;
+  const wallRatio = relayMs / rawMs;
+  return {
+    pass: pushRatio <= 1.1 && wallRatio <= 1.25,
+    summary: `${updates} updates → ${pushes} pushes for ${uris} URIs (${pushRatio.toFixed(2)}×, target ≤ 1.1×); wall time ${wallRatio.toFixed(2)}× the raw consolidated push loop (target ≤ 1.25×)`,
+    details: [
+      `medians of ${ROUNDS}: refrelay ${fmt(relayMs)} from its first claim of the burst (the batch due) to its last push, on a running node after one warm-up burst; raw loop (\`xargs -P ${THREADS * DESTS.length} git push\`) ${fmt(rawMs)}`,
+      `runs: refrelay ${relayRuns.map((ms) => ms.toFixed(0)).join(', ')} ms; raw ${rawRuns.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+      `the same pushes from a Node loop (spawn, ${THREADS * DESTS.length} at a time): median ${fmt(nodeLoopMs)} (${nodeLoopRuns.map((ms) => ms.toFixed(0)).join(', ')}); refrelay ${(relayMs / nodeLoopMs).toFixed(2)}× that`,
+      `CPU time in those windows (both cores): refrelay's node ${relayCpu.map((c) => c?.nodeMs ?? '?').join(', ')} ms, whole machine ${relayCpu.map((c) => c?.machineMs ?? '?').join(', ')} ms; raw loop, whole machine ${rawCpu.join(', ')} ms`,
+      `naive per-update hook: ${updates * DESTS.length} pushes in ${fmt(naiveMs)} = ${(naiveMs / relayMs).toFixed(1)}× refrelay's wall time`,
+    ],
+  };
 }

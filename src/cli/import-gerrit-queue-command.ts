@@ -1,13 +1,16 @@
 import { readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
-import { open, readdir, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
-import { TaskFormatError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
+import { errnoName } from '../runtime/errno.js';
 import { untrustedReason } from '../schedule/uri-groups.js';
 import { mapBounded } from '../store/bounded.js';
+import { isGone, nodeStoreFs } from '../store/store-fs.js';
 import { StorePaths } from '../store/store-paths.js';
+import { readTaskFile, type ReadOutcome } from '../store/task-reader.js';
 import { TaskStore } from '../store/task-store.js';
-import { decodeTask, taskKey, type Task } from '../task/task.js';
+import { taskKey, type Task } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
 import { loadCliConfig } from './load-cli-config.js';
 
@@ -50,7 +53,7 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
   }
 
   const entries = await readdir(waitingDir, { withFileTypes: true }).catch((error: unknown) => {
-    throw new UsageError(`import-gerrit-queue: cannot list ${waitingDir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
+    throw new UsageError(`import-gerrit-queue: cannot list ${waitingDir}: ${errnoName(error) ?? String(error)}`, { cause: error });
   });
   const names = entries
     // Gerrit names its files after a sha1; dot files (`.nfs*`, editor droppings) are not tasks.
@@ -80,8 +83,7 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
 
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
   const unique = [...oldest.values()];
-  const mtimes = new Map(unique.map((item) => [item.key, item.mtime]));
-  const results = await store.createMany(unique.map((item) => item.task), { mtimeOf: (task) => mtimes.get(taskKey(task)) });
+  const results = await store.createMany(unique.map((item) => item.task), { mtimeOf: (task) => oldest.get(taskKey(task))?.mtime });
   const created = results.filter((result) => result.created).length;
   // "Already queued": the task was in our waiting/ before, or another Gerrit file carried it too.
   let summary = `imported ${noun(importable.length)} (${importable.length - created} already queued), skipped ${skipped.length}`;
@@ -117,30 +119,18 @@ function gerritWaitingDir(dir: string): string {
 
 /** Reads and checks one Gerrit task file; every refusal says why. */
 async function readGerritTask(config: ReplicationConfig, path: string): Promise<Importable | Skipped> {
-  let text: string;
-  let mtime: Date;
+  let read: ReadOutcome;
   try {
-    const handle = await open(path, 'r');
-    try {
-      mtime = (await handle.stat()).mtime;
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    // The reader the daemon uses for its own task files: same formats, same refusals.
+    read = await readTaskFile(nodeStoreFs, path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { path, reason: code === 'ENOENT' ? 'vanished while reading (is Gerrit still running?)' : `cannot read: ${code ?? String(error)}` };
+    return { path, reason: `cannot read: ${errnoName(error) ?? String(error)}` };
   }
-  let task: Task;
-  try {
-    task = decodeTask(text);
-  } catch (error) {
-    if (error instanceof TaskFormatError) return { path, reason: error.message };
-    throw error;
-  }
+  if (read.kind === 'gone') return { path, reason: 'vanished while reading (is Gerrit still running?)' };
+  if (read.kind === 'corrupt') return { path, reason: read.reason };
   // The same rules the daemon applies to every task file it finds (see untrustedReason).
-  const reason = untrustedReason(config, task);
-  return reason === undefined ? { path, task, key: taskKey(task), mtime } : { path, reason };
+  const reason = untrustedReason(config, read.task);
+  return reason === undefined ? { path, task: read.task, key: taskKey(read.task), mtime: new Date(read.mtimeMs) } : { path, reason };
 }
 
 /** Tasks Gerrit was pushing when it stopped stay in running/; they are not taken silently. */
@@ -164,9 +154,8 @@ async function removeGerritFile(path: string): Promise<boolean> {
     await unlink(path);
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return true;
-    process.stderr.write(`could not remove ${path}: ${code ?? String(error)} (its task is imported)\n`);
+    if (isGone(error)) return true;
+    process.stderr.write(`could not remove ${path}: ${errnoName(error) ?? String(error)} (its task is imported)\n`);
     return false;
   }
 }

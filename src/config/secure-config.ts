@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { ConfigError, type ConfigProblem } from '../errors.js';
+import { errnoName } from '../runtime/errno.js';
 import { readGitConfig } from './git-config-reader.js';
 import type { ReplicationConfig } from './types.js';
 
@@ -64,7 +65,7 @@ export function loadCredentials(config: Pick<ReplicationConfig, 'secureConfig' |
     mode = stats.mode & 0o777;
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const code = errnoName(error) ?? 'error';
     throw problem('replication.secureConfig', code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`);
   }
   if ((mode & 0o077) !== 0 && !config.allowInsecureSecrets) {

@@ -163,6 +163,10 @@ export class Daemon {
         if (held === undefined) return undefined;
         this.ownLeases.add(held.leaseId);
         this.ownLocks.add(lockName);
+        const forget = (): void => {
+          this.ownLeases.delete(held.leaseId);
+          this.ownLocks.delete(lockName);
+        };
         const lease: Lease = {
           leaseId: held.leaseId,
           claimName: held.claimName,
@@ -172,8 +176,7 @@ export class Daemon {
             try {
               return await held.release();
             } finally {
-              this.ownLeases.delete(held.leaseId);
-              this.ownLocks.delete(lockName);
+              forget();
             }
           },
           ...(this.options.clock.monotonic() < this.retireOffUntil
@@ -192,8 +195,7 @@ export class Daemon {
                     if (errnoName(error) !== undefined) this.retireOffUntil = this.options.clock.monotonic() + RETIRE_OFF_AFTER_ERROR_MS;
                     throw error;
                   }
-                  this.ownLeases.delete(held.leaseId);
-                  this.ownLocks.delete(lockName);
+                  forget();
                   if (retired) this.retiredSinceSweep++;
                   return retired;
                 },
@@ -464,12 +466,16 @@ export class Daemon {
         (error: unknown) => {
           this.retiredSinceSweep += pending;
           this.doneSweepFailedAt = this.options.clock.monotonic();
-          this.options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not delete finished claim folders in done/');
+          this.warnSweepFailed(error);
         },
       )
       .finally(() => {
         this.doneSweep = undefined;
       });
+  }
+
+  private warnSweepFailed(error: unknown): void {
+    this.options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not delete finished claim folders in done/');
   }
 
   private async shutdown(): Promise<void> {
@@ -491,7 +497,7 @@ export class Daemon {
     }
     // What the last pushes retired goes now, so a stopped node leaves nothing behind.
     await this.doneSweep;
-    if (this.retiredSinceSweep > 0) await this.options.store.sweepDone().catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'could not delete finished claim folders in done/'));
+    if (this.retiredSinceSweep > 0) await this.options.store.sweepDone().catch((error: unknown) => this.warnSweepFailed(error));
     await this.beat(true);
   }
 

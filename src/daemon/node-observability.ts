@@ -29,6 +29,10 @@ export class NodeObservability implements DaemonObservability {
   private view: DaemonView | undefined;
   private server: RunningHttpServer | undefined;
   private statusCache: { at: number; value: Promise<ClusterStatus> } | undefined;
+  /** The last failure to read httpTokenFile, logged once until it changes or the file reads again. */
+  private tokenFileError: string | undefined;
+  /** Monotonic time of the last history write (HISTORY_PERSIST_EVERY_MS). */
+  private persistedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly config: ReplicationConfig,
@@ -94,8 +98,6 @@ export class NodeObservability implements DaemonObservability {
     });
   }
 
-  private persistedAt = Number.NEGATIVE_INFINITY;
-
   async afterBeat(): Promise<void> {
     const now = this.clock.monotonic();
     if (now - this.persistedAt < HISTORY_PERSIST_EVERY_MS) return;
@@ -128,9 +130,13 @@ export class NodeObservability implements DaemonObservability {
     if (config.httpTokenFile === undefined) return undefined;
     try {
       const token = (await readFile(config.httpTokenFile, 'utf8')).split('\n')[0]!.trim();
+      this.tokenFileError = undefined;
       return token === '' ? undefined : token;
     } catch (error) {
-      this.log.error({ file: config.httpTokenFile, err: error instanceof Error ? error.message : String(error) }, 'cannot read httpTokenFile: retry over the network is refused');
+      // The page asks on every refresh (every few seconds per open tab): say it once per cause.
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== this.tokenFileError) this.log.error({ file: config.httpTokenFile, err: message }, 'cannot read httpTokenFile: retry over the network is refused');
+      this.tokenFileError = message;
       return undefined;
     }
   }

@@ -90,7 +90,7 @@ export class PeriodicVerify {
     const startedAt = this.clock.now();
     const destinations = destinationsOf(config, await discoverProjects(config.basePath), []);
     const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
-    const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env, ...(this.credentials === undefined ? {} : { credentials: this.credentials }) });
+    const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env, credentials: this.credentials });
     const byRemote: VerifySummary['byRemote'] = {};
     for (const report of reports) {
       const entry = (byRemote[report.remote] ??= { destinations: 0, drifted: 0, unreachable: 0 });

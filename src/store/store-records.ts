@@ -6,7 +6,7 @@ import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
 import type { FileOp } from './batch-fs.js';
-import { pathOf, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
+import { doneOrGone, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
 import { readJsonTolerant } from './task-reader.js';
 
 /** Lock folders read side by side; each one reads its own files with bounded concurrency too. */
@@ -223,18 +223,9 @@ export async function sweepDone(ctx: StoreContext, maxFolders: number): Promise<
       return files === undefined ? undefined : { dir, files };
     })
   ).filter((folder) => folder !== undefined);
+  // Gone: another node swept it first. EBUSY / ENOTEMPTY: a file still open somewhere; later.
   const unlinks: FileOp[] = folders.flatMap(({ dir, files }) => files.map((file) => ({ op: 'unlink' as const, path: join(dir, file) })));
-  failOnUnexpected(unlinks, await runFileOps(ctx, unlinks), ['EBUSY']);
+  doneOrGone('sweep done', unlinks, await runFileOps(ctx, unlinks), ['EBUSY']);
   const rmdirs: FileOp[] = folders.map(({ dir }) => ({ op: 'rmdir', path: dir }));
-  const results = await runFileOps(ctx, rmdirs);
-  failOnUnexpected(rmdirs, results, ['ENOTEMPTY', 'EEXIST', 'EBUSY']);
-  return results.filter((error) => error === undefined).length;
-}
-
-/** Gone (another sweeper) and the `tolerated` codes are not failures of a sweep. */
-function failOnUnexpected(ops: readonly FileOp[], results: readonly unknown[], tolerated: readonly string[]): void {
-  results.forEach((error, i) => {
-    if (error === undefined || isGone(error) || tolerated.includes(errnoOf(error) ?? '')) return;
-    throw storeError('sweep done', pathOf(ops[i]!), error);
-  });
+  return doneOrGone('sweep done', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY']).filter(Boolean).length;
 }

@@ -1,7 +1,7 @@
 import { mapBounded } from './bounded.js';
 import type { FileOp } from './batch-fs.js';
 import type { StoreContext } from './store-context.js';
-import { isGone, storeError } from './store-fs.js';
+import { errnoOf, isGone, storeError } from './store-fs.js';
 
 /**
  * The lifecycle moves. Each is one atomic `rename` or `unlink` per file; a file that is not
@@ -44,18 +44,22 @@ export async function unlinkTolerant(ctx: StoreContext, path: string, operation:
  * skipped, any other failure is a StoreError naming the op's path.
  */
 async function moveEach(ctx: StoreContext, names: readonly string[], operation: string, ops: readonly FileOp[]): Promise<string[]> {
-  const results = await runFileOps(ctx, ops);
-  const done = ops.map((op, i) => {
-    const error = results[i];
-    if (error === undefined) return true;
-    if (isGone(error)) return false;
-    throw storeError(operation, pathOf(op), error);
-  });
+  const done = doneOrGone(operation, ops, await runFileOps(ctx, ops));
   return names.filter((_, i) => done[i]);
 }
 
-export function pathOf(op: FileOp): string {
-  return op.op === 'rename' ? op.from : op.path;
+/**
+ * Per op, whether it was done. An op whose path was already gone (another node's move), or that
+ * failed with one of the `tolerated` codes, counts as not done; any other failure is a
+ * StoreError naming the op's path.
+ */
+export function doneOrGone(operation: string, ops: readonly FileOp[], results: readonly unknown[], tolerated: readonly string[] = []): boolean[] {
+  return ops.map((op, i) => {
+    const error = results[i];
+    if (error === undefined) return true;
+    if (isGone(error) || tolerated.includes(errnoOf(error) ?? '')) return false;
+    throw storeError(operation, op.op === 'rename' ? op.from : op.path, error);
+  });
 }
 
 /**
