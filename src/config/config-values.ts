@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { parseDuration, type BareDurationUnit } from './duration.js';
 
@@ -59,6 +60,14 @@ export function parseHttpListen(text: string): Parsed<string> {
 export function parsePath(text: string): Parsed<string> {
   if (text.trim() === '') return bad('expected a path, got ""');
   return ok(text);
+}
+
+/** A path setting; relative paths follow `dir` (the config file's folder), not the cwd of whoever started the node or hook. */
+export function pathRelativeTo(dir: string): (text: string) => Parsed<string> {
+  return (text) => {
+    const parsed = parsePath(text);
+    return parsed.ok ? ok(resolve(dir, parsed.value)) : parsed;
+  };
 }
 
 /**

@@ -1,13 +1,12 @@
 import { allValues, type Reporter, type SectionValues } from './collect-sections.js';
 import { REMOTE_RESERVED_KEYS } from './config-keys.js';
 import {
-  optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, readSetting, reservedValues, type Parsed,
+  optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, pathRelativeTo, readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
 import { REMOTE_NAME_STYLES, urlHasNameVariable } from './remote-url.js';
 import type { ProjectPattern, RemoteConfig, RemoteNameStyle } from './types.js';
-import { resolve } from 'node:path';
 
 /** Settings of `[replication]` / `[gerrit]` that remotes inherit. */
 export interface RemoteDefaults {
@@ -58,10 +57,10 @@ export function buildRemote(
     excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
     remoteNameStyle: setting('remoteNameStyle', parseRemoteNameStyle, 'slash'),
     shares: setting('shares', parseShares, DEFAULT_SHARES),
-    ...optional('sshIdentity', setting<string | undefined>('sshIdentity', (t) => (t.trim() === '' ? { ok: false, message: 'expected a key file, got ""' } : { ok: true, value: resolve(defaults.configDir, t.trim()) }), undefined)),
+    ...optional('sshIdentity', setting<string | undefined>('sshIdentity', pathRelativeTo(defaults.configDir), undefined)),
     ...optional('sshCommand', setting<string | undefined>('sshCommand', parseSshCommand, undefined)),
     sshStrictHostKeyChecking: setting('sshStrictHostKeyChecking', parseStrictHostKeyChecking, 'yes'),
-    extra: checkReserved(values, prefix, report),
+    extra: reservedValues(values, REMOTE_RESERVED_KEYS, ''),
   };
 }
 
@@ -100,9 +99,6 @@ function checkUrls(
   }
 }
 
-function checkReserved(values: SectionValues, prefix: string, report: Reporter): Record<string, string> {
-  return reservedValues(values, REMOTE_RESERVED_KEYS, '');
-}
 
 function parseEach<T>(
   values: SectionValues,

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
 import {
-  optional, parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parsePath, parseShares, parseWholeNumber,
+  optional, parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parseShares, parseWholeNumber, pathRelativeTo,
   readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import type { ReplicationConfig } from './types.js';
@@ -35,11 +35,7 @@ export function buildNodeSettings(
   const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
     readSetting(replication, key, `replication.${key}`, parse, fallback, report);
   const absoluteFile = resolve(file);
-  // Relative paths follow the config file, not the cwd of whoever started the node or hook.
-  const relativeToFile = (text: string): Parsed<string> => {
-    const parsed = parsePath(text);
-    return parsed.ok ? { ok: true, value: resolve(dirname(absoluteFile), parsed.value) } : parsed;
-  };
+  const relativeToFile = pathRelativeTo(dirname(absoluteFile));
 
   // storePath wins over Gerrit's name for it, whatever their order in the file.
   const storeKey = lastValue(replication, 'storePath') !== undefined ? 'storePath' : 'eventsDirectory';
