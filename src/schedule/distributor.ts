@@ -38,6 +38,18 @@ interface InFlight {
   readonly phase: { active: boolean; granted: boolean; waiting: boolean; readonly ahead: boolean };
 }
 
+/** A URI due in this pass, with its due time and (while a circuit is open or a host paced) its host. */
+interface Due {
+  readonly group: UriGroup;
+  readonly at: number;
+  readonly host: string;
+}
+
+interface Bucket {
+  readonly entries: Due[];
+  readonly taken: Set<Due>;
+}
+
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
 
@@ -186,10 +198,33 @@ export class Distributor {
 
     const offset = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();
-    const due: Array<{ group: UriGroup; at: number; host: string }> = [];
-    let nextDueAt: number | undefined;
     const circuitsOpen = this.circuits.anyOpen();
     const paced = this.pacing.any();
+    const { due, nextDueAt } = this.dueOf(groups, config, offset, now, circuitsOpen, paced);
+    const buckets = this.bucketsOf(due);
+    const started = this.startDue(buckets, due, config, now, circuitsOpen, paced);
+    // What could not start now, one per group, for the fair share's choice when a slot frees.
+    this.dueHeads = [];
+    for (const bucket of buckets) {
+      const oldest = oldestLeft(bucket, () => true);
+      if (oldest !== undefined) this.dueHeads.push({ fair: this.fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
+    }
+    this.pushSlots.reconsider();
+    const refusing = this.parkUntrusted(untrusted, config, offset, now);
+    let pushingUnlisted = 0;
+    for (const key of this.inFlight.keys()) if (!groups.has(key)) pushingUnlisted++;
+    return { pendingUris: groups.size + refusing + pushingUnlisted, started, nextDueAt };
+  }
+
+  /**
+   * The URIs due now (their host's circuit permitting) and when the next one is. The pass's parts
+   * are methods of their own, and build their arrays with loops: V8 recompiles a function that
+   * deoptimizes, and one pass-sized function cost 100 ms of compile each time.
+   */
+  private dueOf(groups: ReadonlyMap<string, UriGroup>, config: ReplicationConfig, offset: number, now: number, circuitsOpen: boolean, paced: boolean): { due: Due[]; nextDueAt: number | undefined } {
+    const { deps } = this;
+    const due: Due[] = [];
+    let nextDueAt: number | undefined;
     const lastPass: Array<{ group: UriGroup; at: number }> = [];
     for (const group of groups.values()) {
       let schedule = this.schedules.get(group.uriKey);
@@ -211,12 +246,15 @@ export class Distributor {
       due.push({ group, at, host });
     }
     this.lastPass = lastPass;
+    return { due, nextDueAt };
+  }
 
-    // Due URIs by fair-share group (lane and remote): the fair share picks a group, and the group
-    // offers its oldest startable URI. Only one candidate per group reaches the fair share, so a
-    // pass over 10,000 due URIs costs a scan per start, not a sort.
-    type Due = (typeof due)[number];
-    type Bucket = { entries: Due[]; taken: Set<Due> };
+  /**
+   * Due URIs by fair-share group (lane and remote): the fair share picks a group, and the group
+   * offers its oldest startable URI. Only one candidate per group reaches the fair share, so a
+   * pass over 10,000 due URIs costs a scan per start, not a sort.
+   */
+  private bucketsOf(due: readonly Due[]): Bucket[] {
     const buckets: Bucket[] = [];
     const bucketsByRemote = new Map<RemoteConfig, { live?: Bucket; bulk?: Bucket }>();
     for (const entry of due) {
@@ -226,17 +264,22 @@ export class Distributor {
       if (bucket === undefined) buckets.push((bucket = lanes[entry.group.lane] = { entries: [], taken: new Set() }));
       bucket.entries.push(entry);
     }
-    this.fairShare.observe([
-      ...buckets.map((bucket) => this.fairCandidate(bucket.entries[0]!.group, bucket.entries[0]!.at)),
-      ...[...this.inFlight.values()].map((job) => job.fair),
-    ]);
+    const candidates: FairCandidate[] = [];
+    for (const bucket of buckets) candidates.push(this.fairCandidate(bucket.entries[0]!.group, bucket.entries[0]!.at));
+    for (const job of this.inFlight.values()) candidates.push(job.fair);
+    this.fairShare.observe(candidates);
 
     // With one group alone at work, fairness has nothing to choose: it may take ahead as many as
     // its threads, to keep the slots busy; with several, one each, so the waiters are a choice.
-    const groupsAtWork = new Set(buckets.map((bucket) => `${bucket.entries[0]!.group.lane}\u0000${bucket.entries[0]!.group.remote.name}`));
+    const groupsAtWork = new Set<string>();
+    for (const bucket of buckets) groupsAtWork.add(`${bucket.entries[0]!.group.lane}\u0000${bucket.entries[0]!.group.remote.name}`);
     for (const job of this.inFlight.values()) groupsAtWork.add(`${job.group.lane}\u0000${job.group.remote.name}`);
     this.soleGroupAtWork = groupsAtWork.size <= 1;
+    return buckets;
+  }
 
+  /** Starts what the fair share picks among the due URIs, while there is room; returns how many. */
+  private startDue(buckets: readonly Bucket[], due: readonly Due[], config: ReplicationConfig, now: number, circuitsOpen: boolean, paced: boolean): number {
     let started = 0;
     const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
     const dueLeft = new Map<string, number>();
@@ -278,15 +321,7 @@ export class Distributor {
       this.start(entry.group, chosen.fair, probe, ahead);
       started++;
     }
-    // What could not start now, one per group, for the fair share's choice when a slot frees.
-    this.dueHeads = [];
-    for (const bucket of buckets) {
-      const oldest = oldestLeft(bucket, () => true);
-      if (oldest !== undefined) this.dueHeads.push({ fair: this.fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
-    }
-    this.pushSlots.reconsider();
-    const refusing = this.parkUntrusted(untrusted, config, offset, now);
-    return { pendingUris: groups.size + refusing + [...this.inFlight.keys()].filter((key) => !groups.has(key)).length, started, nextDueAt };
+    return started;
   }
 
   /**
