@@ -48,6 +48,18 @@ describe('reading ref values from the repository files', () => {
     expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
   });
 
+  it('reads a loose ref under a folder path, sees the folder itself as no ref, and takes a git dir with a trailing slash', async () => {
+    const { repo } = repoWithRefs(); // nothing packed: every ref is a loose file
+    const truth = refsOf(repo);
+    expect(readRefsFromFiles(`${repo}/`, ['refs/heads/nested/deep', 'refs/heads/nested'])).toEqual(new Map([['refs/heads/nested/deep', truth.get('refs/heads/nested/deep')!]]));
+  });
+
+  it('leaves a loose ref file longer than any object id to git', async () => {
+    const { repo } = repoWithRefs();
+    writeFileSync(join(repo, 'refs', 'heads', 'main'), `${'a'.repeat(40)}\n${' '.repeat(200)}\n`);
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+  });
+
   it('leaves a folder that is not a repository to git', async () => {
     const dir = tempDir('refrelay-notrepo');
     writeFileSync(join(dir, 'file'), 'x');
