@@ -101,3 +101,48 @@ export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingT
   }
   return groups;
 }
+
+/** A listing grouped by URI, with what it takes to drop claimed tasks from it later. */
+export interface Grouping {
+  readonly groups: ReadonlyMap<string, UriGroup>;
+  readonly untrusted: readonly UntrustedTask[];
+  /** The URI key of every grouped task, by file name. */
+  readonly keyOf: ReadonlyMap<string, string>;
+}
+
+/** groupByUri, remembering each task's URI key for withoutTasks. */
+export function groupWaiting(config: ReplicationConfig, waiting: readonly WaitingTask[], cache: ResolutionCache): Grouping {
+  const untrusted: UntrustedTask[] = [];
+  const groups = groupByUri(config, waiting, cache, untrusted);
+  const keyOf = new Map<string, string>();
+  for (const group of groups.values()) for (const item of group.tasks) keyOf.set(item.name, group.uriKey);
+  return { groups, untrusted, keyOf };
+}
+
+/**
+ * The grouping of the same listing without the tasks named in `gone` (claimed since): only the
+ * groups that held one are regrouped, the others are kept as they are and in their order. A pass
+ * a freed push slot triggers thus costs the claims since the last one, not the whole backlog.
+ */
+export function withoutTasks(config: ReplicationConfig, grouping: Grouping, gone: readonly string[], cache: ResolutionCache): Grouping {
+  if (gone.length === 0) return grouping;
+  const goneNames = new Set(gone);
+  const touched = new Set<string>();
+  for (const name of gone) {
+    const key = grouping.keyOf.get(name);
+    if (key !== undefined) touched.add(key);
+  }
+  const untrusted = grouping.untrusted.some((entry) => goneNames.has(entry.item.name)) ? grouping.untrusted.filter((entry) => !goneNames.has(entry.item.name)) : grouping.untrusted;
+  if (touched.size === 0) return { ...grouping, untrusted };
+  const groups = new Map<string, UriGroup>();
+  for (const [key, group] of grouping.groups) {
+    if (!touched.has(key)) {
+      groups.set(key, group);
+      continue;
+    }
+    const left = group.tasks.filter((item) => !goneNames.has(item.name));
+    const regrouped = left.length === 0 ? undefined : groupByUri(config, left, cache).get(key);
+    if (regrouped !== undefined) groups.set(key, regrouped);
+  }
+  return { groups, untrusted, keyOf: grouping.keyOf };
+}

@@ -48,6 +48,12 @@ export async function loadTasks(ctx: StoreContext, dir: string, names: readonly 
   return loaded.filter((entry): entry is WaitingTask => entry !== undefined);
 }
 
+/** See WaitingListing.changes(). */
+export interface WaitingChanges {
+  readonly listing: number;
+  readonly forgotten: readonly string[];
+}
+
 /**
  * `waiting/` with a cache by file name. A published task file never changes, so a name
  * seen before needs no read: the warm pass is one `readdir` plus a map lookup per entry,
@@ -58,12 +64,22 @@ export async function loadTasks(ctx: StoreContext, dir: string, names: readonly 
  */
 export class WaitingListing {
   private readonly cache = new Map<string, WaitingTask>();
+  private listings = 0;
+  private forgotten: string[] = [];
 
   constructor(private readonly ctx: StoreContext) {}
 
   /** This node moved the file away; a later file with that name may have a new mtime. */
   forget(name: string): void {
-    this.cache.delete(name);
+    if (this.cache.delete(name)) this.forgotten.push(name);
+  }
+
+  /**
+   * Which listing `cached()` derives from (a count of `list()` calls) and the names forgotten since
+   * it, in order: a caller that grouped that listing can drop just those instead of regrouping.
+   */
+  changes(): WaitingChanges {
+    return { listing: this.listings, forgotten: this.forgotten };
   }
 
   /**
@@ -82,6 +98,8 @@ export class WaitingListing {
   /** Entries in no particular order. */
   async list(): Promise<WaitingTask[]> {
     const names = await this.readWaiting();
+    this.listings++;
+    this.forgotten = [];
     const cache = this.cache;
     const listed: WaitingTask[] = [];
     let misses: string[] | undefined;

@@ -84,6 +84,35 @@ describe('Distributor consolidation and concurrency', () => {
     expect(h.pusher.requests.map((request) => request.localRepo).sort()).toEqual(['/repos/a.git', '/repos/b.git', '/repos/c.git']);
   });
 
+  it('passes that reuse the listing drop what this node claimed without listing again, and push every URI once', async () => {
+    const h = harness([...base, 'remote.mirror.threads=2'], { random: 0 });
+    for (const project of ['a', 'b', 'c', 'd', 'e']) {
+      await h.enqueue(project, ['refs/heads/main']);
+      await h.enqueue(project, ['refs/heads/dev']);
+    }
+    h.clock.advance(10_000);
+    const distributor = new Distributor(h.deps);
+    expect((await distributor.tick()).started).toBe(2);
+    await distributor.whenIdle();
+    let listings = 0;
+    const listWaiting = h.store.listWaiting.bind(h.store);
+    h.store.listWaiting = (options) => {
+      listings++;
+      return listWaiting(options);
+    };
+    const pending: number[] = [];
+    for (let pass = 0; pass < 3; pass++) {
+      pending.push((await distributor.tick({ reuseListing: true })).pendingUris);
+      await distributor.whenIdle();
+    }
+    expect(pending).toEqual([3, 1, 0]); // c d e; then e; then nothing: a and b are not offered again
+    expect(listings).toBe(0);
+    expect(h.pusher.requests.map((request) => [request.localRepo, [...request.refs].sort()])).toEqual(
+      ['a', 'b', 'c', 'd', 'e'].map((project) => [`/repos/${project}.git`, ['refs/heads/dev', 'refs/heads/main']]),
+    );
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
   it('leaves tasks waiting when another node holds the URI lock, and looks again after distributionInterval', async () => {
     const h = harness(base, { random: 0 });
     await h.enqueue('p', ['refs/heads/main']);

@@ -94,3 +94,24 @@ describe('waiting listing cache', () => {
   });
 });
 
+
+describe('waiting listing changes', () => {
+  it('names the listing the cache derives from and what this node claimed out of it since, in order', async () => {
+    const memory = new MemoryStoreFs();
+    const store = new TaskStore({ root: '/s', nodeId: 'n', fs: memory });
+    const created = await store.createMany([task(1), task(2), task(3)]);
+    const names = created.map((entry) => `${entry.key}.json`);
+    await store.listWaiting();
+    const first = store.waitingChanges();
+    expect(first.forgotten).toEqual([]);
+    memory.mkdirSync('/s/ref-updates/running/l');
+    await store.claim('l', [names[2]!]);
+    await store.claim('l', [names[0]!, 'gone.json']);
+
+    expect(store.waitingChanges()).toEqual({ listing: first.listing, forgotten: [names[2], names[0]] });
+    expect((await store.listWaiting({ cached: true })).map((entry) => entry.name)).toEqual([names[1]]);
+
+    await store.listWaiting();
+    expect(store.waitingChanges()).toEqual({ listing: first.listing + 1, forgotten: [] });
+  });
+});
