@@ -30,14 +30,21 @@ function readLooseRef(path: string): string | typeof NOT_LOOSE | undefined {
     const code = errno(error);
     return code === 'ENOENT' || code === 'ENOTDIR' ? NOT_LOOSE : undefined;
   }
+  let text: string | typeof NOT_LOOSE | undefined;
   try {
     const length = readSync(fd, refBuffer, 0, refBuffer.length, 0);
-    return length === refBuffer.length ? undefined : refBuffer.toString('latin1', 0, length).trim();
+    // Only the whitespace git itself allows after the id: latin1 would turn a stray 0xA0 into a
+    // space that trim() removes.
+    text = length === refBuffer.length ? undefined : refBuffer.toString('latin1', 0, length).replace(/[ \t\r\n]+$/, '');
   } catch (error) {
-    return errno(error) === 'EISDIR' ? NOT_LOOSE : undefined;
-  } finally {
-    closeSync(fd);
+    text = errno(error) === 'EISDIR' ? NOT_LOOSE : undefined;
   }
+  try {
+    closeSync(fd);
+  } catch {
+    return undefined; // an I/O error on close (NFS): ask git
+  }
+  return text;
 }
 
 /**
@@ -67,8 +74,9 @@ export function readRefsFromFiles(gitDir: string, refs: readonly string[]): Map<
   }
   const values = new Map<string, string>();
   const notLoose: string[] = [];
-  // Ref names were checked above (refs/…, no "..", no "//"): plain concatenation is the join.
-  const prefix = gitDir.endsWith('/') ? gitDir : `${gitDir}/`;
+  // Ref names were checked above (refs/…, no "..", no "//"): after the git dir, normalized once as
+  // join does for the checks above, plain concatenation is the join.
+  const prefix = join(gitDir, '/');
   for (const ref of refs) {
     const text = readLooseRef(prefix + ref);
     if (text === NOT_LOOSE) {

@@ -340,15 +340,17 @@ export class Distributor {
       this.grouped = { grouping, listing: before.listing, applied: before.forgotten.length };
       return grouping;
     }
+    const forgottenBefore = before?.forgotten.length ?? 0;
     const waiting = await store.listWaiting({ cached: reuse });
     const grouping = groupWaiting(config, waiting, this.resolutions);
     const after = store.waitingChanges?.();
     // What the grouping already lacks may be dropped again (nothing happens): it starts from the
     // names forgotten before the cached listing was read, or from none after a fresh one. Another
-    // listing started meanwhile (the status page) leaves no base: the next pass groups afresh.
+    // listing under way or started meanwhile (the status page) moves the counter and leaves no
+    // base: the next pass groups afresh. A fresh listing of new files moves it twice.
     if (before === undefined || after === undefined) this.grouped = undefined;
-    else if (reuse) this.grouped = after.listing === before.listing ? { grouping, listing: before.listing, applied: before.forgotten.length } : undefined;
-    else this.grouped = after.listing === before.listing + 1 ? { grouping, listing: after.listing, applied: 0 } : undefined;
+    else if (reuse) this.grouped = after.listing === before.listing ? { grouping, listing: before.listing, applied: forgottenBefore } : undefined;
+    else this.grouped = after.listing === before.listing + 1 || after.listing === before.listing + 2 ? { grouping, listing: after.listing, applied: 0 } : undefined;
     return grouping;
   }
 

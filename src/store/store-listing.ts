@@ -75,8 +75,10 @@ export class WaitingListing {
   }
 
   /**
-   * Which listing `cached()` derives from (a count of `list()` calls) and the names forgotten since
-   * it, in order: a caller that grouped that listing can drop just those instead of regrouping.
+   * Which listing `cached()` derives from (a counter that moves when a `list()` starts and again
+   * when it has added new files) and the names forgotten since it started, in order: a caller that
+   * grouped that listing can drop just those instead of regrouping. `forgotten` is the live log:
+   * read its length at once.
    */
   changes(): WaitingChanges {
     return { listing: this.listings, forgotten: this.forgotten };
@@ -122,6 +124,9 @@ export class WaitingListing {
         cache.set(entry.name, entry);
         listed.push(entry);
       }
+      // The cache changed again after the start of this listing: a grouping of the cache taken
+      // while the new files were loading lacks them and must not count as this listing's.
+      this.listings++;
     }
     return listed;
   }

@@ -54,10 +54,17 @@ describe('reading ref values from the repository files', () => {
     expect(readRefsFromFiles(`${repo}/`, ['refs/heads/nested/deep', 'refs/heads/nested'])).toEqual(new Map([['refs/heads/nested/deep', truth.get('refs/heads/nested/deep')!]]));
   });
 
-  it('leaves a loose ref file longer than any object id to git', async () => {
+  it('leaves a loose ref file longer than any object id, or with bytes git would not accept around it, to git', async () => {
     const { repo } = repoWithRefs();
-    writeFileSync(join(repo, 'refs', 'heads', 'main'), `${'a'.repeat(40)}\n${' '.repeat(200)}\n`);
+    const main = join(repo, 'refs', 'heads', 'main');
+    writeFileSync(main, `${'a'.repeat(40)}\n${' '.repeat(200)}\n`);
     expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    writeFileSync(main, Buffer.concat([Buffer.from('a'.repeat(40)), Buffer.from([0xa0, 0x0a])]));
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    writeFileSync(main, ` ${'a'.repeat(40)}\n`);
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    writeFileSync(main, `${'a'.repeat(40)} \r\n`);
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toEqual(new Map([['refs/heads/main', 'a'.repeat(40)]]));
   });
 
   it('leaves a folder that is not a repository to git', async () => {

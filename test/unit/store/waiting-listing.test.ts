@@ -114,4 +114,30 @@ describe('waiting listing changes', () => {
     await store.listWaiting();
     expect(store.waitingChanges()).toEqual({ listing: first.listing + 1, forgotten: [] });
   });
+
+  it('moves the listing counter again once a listing has loaded new files, so a grouping of the cache taken meanwhile is not mistaken for it', async () => {
+    const memory = new MemoryStoreFs();
+    let loading: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => (loading = resolve));
+    const fs = faultyFs(memory, {
+      open: async (path, flags) => {
+        if (flags === 'r' && path.endsWith('.json')) await gate;
+        return memory.open(path, flags);
+      },
+    });
+    const store = new TaskStore({ root: '/s', nodeId: 'n', fs });
+    await store.listWaiting();
+    const start = store.waitingChanges().listing;
+    await new TaskStore({ root: '/s', nodeId: 'peer', fs: memory }).create(task(1));
+
+    const listing = store.listWaiting();
+    for (let turn = 0; turn < 100 && store.waitingChanges().listing === start; turn++) await Promise.resolve();
+    const midLoad = store.waitingChanges().listing;
+    expect(await store.listWaiting({ cached: true })).toEqual([]); // the new file is not loaded yet
+    loading!();
+    expect(await listing).toHaveLength(1);
+
+    expect(midLoad).toBe(start + 1);
+    expect(store.waitingChanges().listing).toBe(start + 2);
+  });
 });
