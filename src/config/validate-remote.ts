@@ -99,7 +99,6 @@ function checkUrls(
   }
 }
 
-
 function parseEach<T>(
   values: SectionValues,
   key: string,

@@ -282,7 +282,7 @@ export class GitPusher implements Pusher {
 
   /** A git command other than push, in the local repository, under the same deadline. */
   private runGit(run: Run, args: string[]): Promise<RunResult> {
-    return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: run.stop.signal, killGraceMs: this.killGraceMs, onStderrLine: undefined, onSpawn: undefined }));
+    return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: run.stop.signal, killGraceMs: this.killGraceMs }));
   }
 
   private failureOf(run: Run, result: RunResult, prefix = ''): PushFailure {

@@ -335,7 +335,7 @@ export class Distributor {
     const { store } = this.deps;
     const before = store.waitingChanges?.();
     const last = this.grouped;
-    if (reuse && before !== undefined && last !== undefined && last.listing === before.listing && last.applied <= before.forgotten.length) {
+    if (reuse && before !== undefined && last !== undefined && last.listing === before.listing) {
       const grouping = withoutTasks(config, last.grouping, before.forgotten.slice(last.applied), this.resolutions);
       this.grouped = { grouping, listing: before.listing, applied: before.forgotten.length };
       return grouping;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Log } from '../../../src/observe/log.js';
 import { runPushJob } from '../../../src/schedule/push-job.js';
 import type { UriGroup } from '../../../src/schedule/uri-groups.js';
-import { harness, uriKey, ROOT } from './scheduler-harness.js';
+import { harness, uriKey, ROOT, type FakePusher } from './scheduler-harness.js';
 
 const config = ['replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=0'];
 const SHARED_URI = '/dest/mirror/shared.git';
@@ -32,6 +32,11 @@ function countingFinish(h: ReturnType<typeof harness>): { store: typeof h.store;
   });
   return { store, finishes: () => finishes };
 }
+
+
+/** Project b's push fails with a retryable error; a's lands. */
+const bFailsTransiently: FakePusher['respond'] = (request) =>
+  request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection reset', stderrTail: '', retryable: true } } : {};
 
 describe('finishing a push job: one rename of the claim folder when the lease can retire it', () => {
   it('moves every pushed task to done/ with the lock released, and deletes no file one by one', async () => {
@@ -75,8 +80,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const h = harness([...config, 'remote.mirror.replicationRetry=4s']);
     h.locks.retiring = true;
     const group = await twoUnits(h);
-    h.pusher.respond = (request) =>
-      request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection reset', stderrTail: '', retryable: true } } : {};
+    h.pusher.respond = bFailsTransiently;
     const counting = countingFinish(h);
 
     const result = await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
@@ -130,8 +134,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const h = harness([...config, 'remote.mirror.replicationRetry=4s']);
     h.locks.retiring = true;
     const group = await twoUnits(h);
-    h.pusher.respond = (request) =>
-      request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection reset', stderrTail: '', retryable: true } } : {};
+    h.pusher.respond = bFailsTransiently;
     const store = Object.assign(Object.create(h.store) as typeof h.store, { reset: async () => [] as string[] });
 
     await runPushJob({ ...h.deps, store }, group, new AbortController().signal);
