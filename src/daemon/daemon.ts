@@ -26,7 +26,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 
-/** A burst of local writes to waiting/ becomes one early distributor pass. */
+/** A burst of local task writes becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
 /** Temp files older than this in building/ were left by a crash. */
 const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
@@ -331,7 +331,7 @@ export class Daemon {
     await this.beat();
     await this.recovery.recoverOwn(config.nodeId);
     if (config.replicateOnStartup) await this.replicateIfFirstOfCluster();
-    this.watchWaiting();
+    this.watchLocalWrites();
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
       this.refWatcher = new RefWatcher({ config: () => this.config, store: this.options.store, log });
@@ -501,12 +501,17 @@ export class Daemon {
     await this.beat(true);
   }
 
-  /** A local hint only: other nodes' writes arrive through the periodic listing. */
-  private watchWaiting(): void {
-    const dir = join(this.config.storePath, 'ref-updates', 'waiting');
+  /**
+   * A local hint only: other nodes' writes arrive through the periodic listing. The watch is on
+   * building/, where every task written on this machine starts (temp, then link into waiting/),
+   * not on waiting/: there every claim and reset is an event too, and during a backlog each of
+   * them woke a pass that listed the whole folder again (100,000 tasks: ~100 ms each, back to
+   * back). The last event of a write, the temp's removal, comes after the task is in waiting/.
+   */
+  private watchLocalWrites(): void {
+    const dir = join(this.config.storePath, 'ref-updates', 'building');
     try {
       mkdirSync(dir, { recursive: true });
-      // Claims and finishes fire events too: coalesce a burst into one early pass.
       let hinted = false;
       this.watcher = watch(dir, { persistent: false }, () => {
         if (hinted) return;

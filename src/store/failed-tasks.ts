@@ -1,6 +1,6 @@
 import { encodeTask, taskKey, uriKey, type Task } from '../task/task.js';
 import { mapBounded } from './bounded.js';
-import { replaceAtomic } from './publish.js';
+import { replaceAtomic, wakeLocalNodes } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, exists, isGone, storeError } from './store-fs.js';
 import { loadTask, readdirStrict, readdirTolerant } from './store-listing.js';
@@ -99,7 +99,9 @@ export async function retryFailed(ctx: StoreContext, filter: (task: FailedTask) 
     // Only succeeds once the folder is empty; a non-empty or vanished folder is fine as it is.
     await ctx.fs.rmdir(ctx.paths.failedFolder(key)).catch(() => undefined);
   }
-  return back.filter(Boolean).length;
+  const moved = back.filter(Boolean).length;
+  if (moved > 0) await wakeLocalNodes(ctx);
+  return moved;
 }
 
 async function writeReason(ctx: StoreContext, key: string, name: string, reason: FailureReason): Promise<void> {

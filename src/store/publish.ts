@@ -8,6 +8,21 @@ export function tempPath(ctx: StoreContext, stem: string): string {
 }
 
 /**
+ * Wakes the nodes on this machine for tasks that reached waiting/ without a temp of their own
+ * (`refrelay retry` links failed tasks back): a temp made and removed in building/, the folder
+ * their watch follows. Best effort: the periodic listing finds the tasks anyway.
+ */
+export async function wakeLocalNodes(ctx: StoreContext): Promise<void> {
+  const temp = tempPath(ctx, 'wake');
+  try {
+    await (await ctx.fs.open(temp, 'wx')).close();
+  } catch {
+    return;
+  }
+  await removeQuietly(ctx.fs, temp);
+}
+
+/**
  * Creates `path` (never an existing one), writes `text` and fsyncs it. `close` is checked
  * too, because NFS reports deferred write errors (ENOSPC, EDQUOT) there. On failure the
  * partial file is removed, so no half-written temp is left behind.

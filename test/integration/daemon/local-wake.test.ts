@@ -1,0 +1,56 @@
+import { utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../../../src/store/task-store.js';
+import { runCli } from '../../support/cli.js';
+import { appSource, initBare, refsOf } from '../../support/git.js';
+import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
+import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { useTempDirs } from '../../support/temp-dir.js';
+
+const tempDir = useTempDirs();
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+describe('the local wake-up of a running node', () => {
+  it('tasks `refrelay retry` puts back are pushed at once, not at the next listing minutes later', async () => {
+    const root = tempDir('refrelay-local-wake');
+    const { store, base, source } = appSource(root);
+    const dest = initBare(join(root, 'dest', 'app.git'));
+    const uri = `file://${dest}`;
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${store}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 600',
+      // The pass loop also wakes every lockStale / 6: 100 s here.
+      '  lockStale = 600',
+      '  randomDelay = 0',
+      '[remote "dr"]',
+      `  url = file://${join(root, 'dest')}/\${name}.git`,
+      '  replicationDelay = 0',
+    ]);
+    // Both tasks are an hour old, so due as soon as a pass sees them: main waiting, feature failed.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const tasks = new TaskStore({ root: store, nodeId: 'test' });
+    await tasks.createMany([{ project: 'app', refs: ['refs/heads/main'], uri, remote: 'dr' }], { mtimeOf: () => hourAgo });
+    const parked = await tasks.parkFailed({ project: 'app', refs: ['refs/heads/feature'], uri, remote: 'dr' }, { reason: 'refused by the test' });
+    utimesSync(storeDir(store, 'failed', parked.uriKey, parked.name), hourAgo, hourAgo);
+
+    const node = RefrelayNode.start({ config, nodeId: 'node-1' });
+    stops.push(() => node.stop());
+    // The start-up pass pushed main; the next listing is minutes away.
+    await node.waitForLog((line) => line.msg === 'pushed');
+    expect([...refsOf(dest).keys()]).toEqual(['refs/heads/main']);
+
+    const retried = runCli(['retry', '--config', config, '--all']);
+    expect(retried).toMatchObject({ status: 0, stdout: 'moved 1 failed task back to waiting\n', stderr: '' });
+    await waitUntil('feature on the destination', () => refsOf(dest).has('refs/heads/feature'), 10_000);
+    expect(refsOf(dest)).toEqual(refsOf(source));
+    await waitUntil('waiting/ empty', () => taskFilesIn(storeDir(store, 'waiting')).length === 0);
+    expect(namesIn(storeDir(store, 'building'))).toEqual([]);
+    expect(node.problems()).toEqual([]);
+  });
+});
