@@ -504,9 +504,10 @@ export class Daemon {
   /**
    * A local hint only: other nodes' writes arrive through the periodic listing. The watch is on
    * building/, where every task written on this machine starts (temp, then link into waiting/),
-   * not on waiting/: there every claim and reset is an event too, and during a backlog each of
-   * them woke a pass that listed the whole folder again (100,000 tasks: ~100 ms each, back to
-   * back). The last event of a write, the temp's removal, comes after the task is in waiting/.
+   * not on waiting/: there every claim and reset is an event too, and while this node pushed
+   * each of them woke a pass that listed the whole folder again (a listing of 100,000 waiting
+   * tasks costs ~100 ms) instead of one per interval. The last event of a write, the temp's
+   * removal, comes after the task is in waiting/.
    */
   private watchLocalWrites(): void {
     const dir = join(this.config.storePath, 'ref-updates', 'building');
