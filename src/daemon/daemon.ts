@@ -26,7 +26,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 
-/** A burst of local task writes becomes one early distributor pass. */
+/** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
 /** Temp files older than this in building/ were left by a crash. */
 const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
@@ -503,8 +503,9 @@ export class Daemon {
 
   /**
    * A local hint only: other nodes' writes arrive through the periodic listing. The watch is on
-   * building/, where every task written on this machine starts (temp, then link into waiting/),
-   * not on waiting/: there every claim and reset is an event too, and while this node pushed
+   * building/, where every task written on this machine starts (temp, then link into waiting/) —
+   * as do the store's other atomic writes (retry state, failure reasons), rare enough to wake a
+   * pass too — not on waiting/: there every claim and reset is an event, and while this node pushed
    * each of them woke a pass that listed the whole folder again (a listing of 100,000 waiting
    * tasks costs ~100 ms) instead of one per interval. The last event of a write, the temp's
    * removal, comes after the task is in waiting/.

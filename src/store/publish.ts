@@ -14,11 +14,13 @@ export function tempPath(ctx: StoreContext, stem: string): string {
  */
 export async function wakeLocalNodes(ctx: StoreContext): Promise<void> {
   const temp = tempPath(ctx, 'wake');
+  let handle: StoreFileHandle;
   try {
-    await (await ctx.fs.open(temp, 'wx')).close();
+    handle = await ctx.fs.open(temp, 'wx');
   } catch {
     return;
   }
+  await handle.close().catch(() => undefined);
   await removeQuietly(ctx.fs, temp);
 }
 
