@@ -74,7 +74,8 @@ export async function listFailed(ctx: StoreContext): Promise<FailedTask[]> {
  * Puts matching failed tasks back in `waiting/` by `link` (never overwriting a task queued
  * meanwhile: then the failed copy is simply dropped), then removes the failed copy and its
  * reason. A crash in between leaves a harmless duplicate, never a loss. Returns how many
- * tasks are back in the queue.
+ * tasks are back in the queue; when some are, the nodes on this machine are woken to push them
+ * (a link into waiting/ is not the write their watch follows).
  */
 export async function retryFailed(ctx: StoreContext, filter: (task: FailedTask) => boolean): Promise<number> {
   const matching = (await listFailed(ctx)).filter(filter);
