@@ -3,10 +3,14 @@ import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import { errnoName } from '../runtime/errno.js';
+import { sharedBatchFileOps } from '../store/batch-fs.js';
 import type { Random } from '../runtime/random.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
-export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir'>;
+export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir'> & {
+  /** Write a new file `temp`, then rename it over `path`, in one step; without it, writeFile and rename. */
+  readonly replaceFile?: (temp: string, path: string, data: string) => Promise<void>;
+};
 
 /**
  * Owner records are read and written several times per push: the callback `readFile` and
@@ -18,6 +22,7 @@ const nodeLockFs: LockFs = {
     new Promise<string>((resolve, reject) => readFileCallback(path, encoding, (error, text) => (error ? reject(error) : resolve(text))))) as LockFs['readFile'],
   writeFile: ((path: string, data: string, options: { flag: string }) =>
     new Promise<void>((resolve, reject) => writeFileCallback(path, data, options, (error) => (error ? reject(error) : resolve())))) as LockFs['writeFile'],
+  replaceFile: (temp, path, data) => sharedBatchFileOps.replaceFile(temp, path, data),
 };
 
 export interface UriLocksOptions {
@@ -232,8 +237,13 @@ export class HeldLock {
     const temp = join(this.leaseDir, `.owner.${this.random.token()}.tmp`);
     const startedAt = this.clock.monotonic();
     try {
-      await this.fs.writeFile(temp, `${JSON.stringify(record)}\n`, { flag: 'wx' });
-      await this.fs.rename(temp, join(this.leaseDir, OWNER_FILE));
+      const text = `${JSON.stringify(record)}\n`;
+      if (this.fs.replaceFile !== undefined) {
+        await this.fs.replaceFile(temp, join(this.leaseDir, OWNER_FILE), text);
+      } else {
+        await this.fs.writeFile(temp, text, { flag: 'wx' });
+        await this.fs.rename(temp, join(this.leaseDir, OWNER_FILE));
+      }
       this.wroteAt = startedAt;
     } catch (error) {
       // A write that failed (ENOSPC) leaves an empty temp behind; in a new lock folder it would

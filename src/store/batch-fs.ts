@@ -6,6 +6,14 @@ export type FileOp =
   | { readonly op: 'unlink'; readonly path: string }
   | { readonly op: 'rmdir'; readonly path: string };
 
+/** Write `data` to a new file `temp` (it must not exist), then rename it over `path`. */
+interface ReplaceOp {
+  readonly op: 'replace';
+  readonly temp: string;
+  readonly path: string;
+  readonly data: string;
+}
+
 /** Per op: undefined when it was done, else the error the system call gave (with its `code`). */
 export type FileOpResults = Array<NodeJS.ErrnoException | undefined>;
 
@@ -24,11 +32,27 @@ interface WireError {
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
+function replace(item) {
+  const fd = fs.openSync(item.temp, 'wx');
+  try {
+    try {
+      fs.writeFileSync(fd, item.data);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(item.temp, item.path);
+  } catch (error) {
+    // Ours since the exclusive open: a failed write (ENOSPC) or rename leaves nothing behind.
+    try { fs.unlinkSync(item.temp); } catch {}
+    throw error;
+  }
+}
 parentPort.on('message', ({ id, ops }) => {
   const results = ops.map((item) => {
     try {
       if (item.op === 'rename') fs.renameSync(item.from, item.to);
       else if (item.op === 'rmdir') fs.rmdirSync(item.path);
+      else if (item.op === 'replace') replace(item);
       else fs.unlinkSync(item.path);
       return null;
     } catch (error) {
@@ -78,7 +102,7 @@ class BatchWorker {
     return this.pending.size;
   }
 
-  run(ops: readonly FileOp[]): Promise<Array<WireError | null>> {
+  run(ops: ReadonlyArray<FileOp | ReplaceOp>): Promise<Array<WireError | null>> {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { resolve, reject });
@@ -112,6 +136,16 @@ export class BatchFileOps {
     return answers.flat().map((wire) => (wire === null ? undefined : toError(wire)));
   }
 
+  /**
+   * An atomic small-file write (temp, then rename) as one message instead of four thread-pool
+   * round trips (open, write, close, rename): lock owner records are written this way twice per
+   * push. Throws the failing call's error; the temp is gone either way.
+   */
+  async replaceFile(temp: string, path: string, data: string): Promise<void> {
+    const [wire] = await this.pick().run([{ op: 'replace', temp, path, data }]);
+    if (wire) throw toError(wire);
+  }
+
   /** Stops the worker threads; a later batch starts new ones. */
   close(): void {
     for (const worker of this.workers.splice(0)) worker.terminate();
@@ -139,3 +173,6 @@ function toError(wire: WireError): NodeJS.ErrnoException {
     ...(wire.path === undefined ? {} : { path: wire.path }),
   });
 }
+
+/** One set of worker threads for the whole process: the store's batches and the locks' records. */
+export const sharedBatchFileOps = new BatchFileOps();

@@ -2,7 +2,7 @@ import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
 import { errnoName } from '../runtime/errno.js';
-import { BatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
+import { sharedBatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
 
 /** The part of a `FileHandle` the store uses. */
 export interface StoreFileHandle {
@@ -69,20 +69,20 @@ function readWithMtime(path: string): Promise<{ text: string; mtimeMs: number }>
   });
 }
 
-const batchFileOps = new BatchFileOps();
-
 export const nodeStoreFs: StoreFs = {
   open: (path, flags) => fsp.open(path, flags),
   link: (existingPath, newPath) => fsp.link(existingPath, newPath),
   unlink: (path) => fsp.unlink(path),
   rename: (oldPath, newPath) => fsp.rename(oldPath, newPath),
   readdir: (path) => fsp.readdir(path),
-  readFile: (path, encoding) => fsp.readFile(path, encoding),
+  // The callback form: the FileHandle-based promise one costs several times the CPU for the same
+  // calls, and every push reads its URI's retry state.
+  readFile: (path, encoding) => new Promise((resolve, reject) => fsCallback.readFile(path, encoding, (error, text) => (error ? reject(error) : resolve(text)))),
   stat: (path) => fsp.stat(path),
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
   readWithMtime,
-  runFileOps: (ops) => batchFileOps.run(ops),
+  runFileOps: (ops) => sharedBatchFileOps.run(ops),
 };
 
 export function errnoOf(error: unknown): string | undefined {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchFileOps } from '../../../src/store/batch-fs.js';
@@ -65,5 +65,31 @@ describe('BatchFileOps', () => {
     batch.close();
     expect(await batch.run([{ op: 'unlink', path: two! }])).toEqual([undefined]);
     expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('replaces a file through a new temp in one step, and leaves no temp when a step fails', async () => {
+    const root = tempDir();
+    const batch = new BatchFileOps();
+    batches.push(batch);
+    const target = join(root, 'owner.json');
+    writeFileSync(target, 'old\n');
+    await batch.replaceFile(join(root, '.owner.1.tmp'), target, 'new\n');
+    expect(readFileSync(target, 'utf8')).toBe('new\n');
+    expect(readdirSync(root)).toEqual(['owner.json']);
+
+    // Another writer's temp by that name: refused, and left alone.
+    writeFileSync(join(root, '.owner.2.tmp'), 'theirs\n');
+    await expect(batch.replaceFile(join(root, '.owner.2.tmp'), target, 'lost\n')).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(readFileSync(join(root, '.owner.2.tmp'), 'utf8')).toBe('theirs\n');
+
+    // The rename fails (a folder with files in it is in the way): our temp goes.
+    mkdirSync(join(root, 'busy'));
+    writeFileSync(join(root, 'busy', 'x'), '');
+    await expect(batch.replaceFile(join(root, '.owner.3.tmp'), join(root, 'busy'), 'x\n')).rejects.toMatchObject({ syscall: 'rename' });
+    expect(existsSync(join(root, '.owner.3.tmp'))).toBe(false);
+
+    // The folder is gone (a lock taken over): ENOENT, nothing written.
+    await expect(batch.replaceFile(join(root, 'gone', '.owner.4.tmp'), join(root, 'gone', 'owner.json'), 'x\n')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(readFileSync(target, 'utf8')).toBe('new\n');
   });
 });
