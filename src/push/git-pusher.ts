@@ -9,7 +9,7 @@ import { destinationEnv } from './destination-env.js';
 import { classifyPushFailure, isOverload, oneLine, stderrTail } from './failure-class.js';
 import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
-import { existingRefsFromFiles, readRefsFromFiles } from './ref-files.js';
+import { readRefsFromFiles } from './ref-files.js';
 import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { refOutcomes, resultOf } from './ref-outcomes.js';
@@ -140,14 +140,6 @@ export class GitPusher implements Pusher {
 
   private async pushAll(run: Run): Promise<PushOutcome> {
     const { request } = run;
-    const existing = this.existingClaimedRefs(run);
-    if (existing !== undefined) {
-      // Sources named, not resolved: git reads the refs itself. A name it cannot resolve (a ref
-      // deleted since the look, a folder, a broken symbolic ref) refuses the whole push before
-      // anything is sent; then the values are read and the push goes again, as below.
-      const named = await this.pushPlanned(run, new Map([...existing].map((ref) => [ref, ref])), undefined);
-      if (!named.sourceMissing) return named.outcome;
-    }
     const local = await this.readLocalRefs(run);
     if ('failure' in local) return outcome(run, 'failed', [], local.failure);
     let remoteRefs: Map<string, string> | undefined;
@@ -156,42 +148,27 @@ export class GitPusher implements Pusher {
       if ('failure' in listed) return outcome(run, 'failed', [], listed.failure);
       remoteRefs = listed.ok;
     }
-    return (await this.pushPlanned(run, local.ok, remoteRefs)).outcome;
-  }
-
-  /** `sourceMissing`: git found no local ref for a source named in the first chunk; nothing was pushed. */
-  private async pushPlanned(run: Run, localRefs: ReadonlyMap<string, string>, remoteRefs: ReadonlyMap<string, string> | undefined): Promise<{ outcome: PushOutcome; sourceMissing: boolean }> {
-    const plan = planPush({ remote: run.request.remote, localRefs, claimedRefs: run.request.refs, remoteRefs });
+    const plan = planPush({ remote: request.remote, localRefs: local.ok, claimedRefs: request.refs, remoteRefs });
     const refs: RefOutcome[] = [...plan.settled];
     for (let start = 0; start < plan.pushes.length; start += this.chunkSize) {
       const chunk = await this.pushChunk(run, plan.pushes.slice(start, start + this.chunkSize));
       refs.push(...chunk.refs);
-      if (chunk.failure !== undefined) return { outcome: outcome(run, 'failed', refs, chunk.failure), sourceMissing: start === 0 && chunk.sourceMissing === true };
+      if (chunk.failure !== undefined) return outcome(run, 'failed', refs, chunk.failure);
     }
-    return { outcome: outcome(run, resultOf(refs), refs), sourceMissing: false };
+    return outcome(run, resultOf(refs), refs);
   }
 
-  /**
-   * Which claimed refs exist locally, when the ref files can answer that (see
-   * existingRefsFromFiles); undefined for a full sync, very many refs, or anything unusual.
-   */
-  private existingClaimedRefs(run: Run): Set<string> | undefined {
-    const claimed = run.request.refs;
-    if (claimed.length === 0 || claimed.length > MAX_REF_PATTERNS || claimed.includes(FULL_SYNC_REF)) return undefined;
-    return existingRefsFromFiles(run.request.localRepo, claimed);
-  }
-
-  private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure; sourceMissing?: boolean }> {
+  private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure }> {
     let result = await this.gitPush(run, chunk);
     if (!completed(result)) {
       const failed = this.failureOf(run, result);
       if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) {
-        return notPushed(failed, result);
+        return { refs: [], failure: failed };
       }
       const created = await this.createRepository(run);
       if (created !== undefined) return { refs: [], failure: created };
       result = await this.gitPush(run, chunk);
-      if (!completed(result)) return notPushed(this.failureOf(run, result), result);
+      if (!completed(result)) return { refs: [], failure: this.failureOf(run, result) };
     }
     const { refs, transientRejections } = refOutcomes(chunk, parsePushPorcelain(result.stdout));
     const tail = stderrTail(result.stderr);
@@ -322,13 +299,6 @@ export class GitPusher implements Pusher {
     if (!isOverload(result.stderr)) return found;
     return { ...found, overload: run.retryAfterMs === undefined ? {} : { retryAfterMs: run.retryAfterMs } };
   }
-}
-
-/** git could not resolve a source of a refspec: it pushed nothing. */
-const SOURCE_MISSING = /^error: src refspec .+ does not match any/m;
-
-function notPushed(failed: PushFailure, result: RunResult): { refs: RefOutcome[]; failure: PushFailure; sourceMissing: boolean } {
-  return { refs: [], failure: failed, sourceMissing: failed.kind === 'permanent' && SOURCE_MISSING.test(result.stderr) };
 }
 
 /** A line of GIT_TRACE_CURL: `12:34:56.789012 http.c:664 <= Recv header: …`. */

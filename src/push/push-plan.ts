@@ -5,10 +5,7 @@ import type { RefOutcome } from './push-types.js';
 
 export interface PlanInput {
   readonly remote: Pick<RemoteConfig, 'push' | 'mirror' | 'excludedRefsPatterns'>;
-  /**
-   * Local refs that exist → the source the push names for each: its object id as read just
-   * before the push, or the ref's own name when only its existence was checked (git resolves it).
-   */
+  /** `git for-each-ref`: ref → object id, as read just before the push. */
   readonly localRefs: ReadonlyMap<string, string>;
   /** Claimed refs; FULL_SYNC_REF means every local ref. */
   readonly claimedRefs: readonly string[];
@@ -20,7 +17,7 @@ export interface PlanInput {
 export interface PlannedRef {
   readonly ref: string;
   readonly dst: string;
-  /** `[+]<source>:<dst>` (an object id or the local ref's name) or `:<dst>`. */
+  /** `[+]<oid>:<dst>` or `:<dst>`. */
   readonly refspec: string;
   readonly action: 'update' | 'delete';
 }
@@ -37,9 +34,9 @@ export interface PushPlan {
 export const DROPPED_NOT_DELETED = 'deleted locally; not deleted on the destination (refspec not forced and mirror off)';
 
 /**
- * Turns claimed refs into an exact push. A source named by its ref name that
- * vanishes before git runs aborts the whole push ("src refspec does not match
- * any"); the pusher then plans again from object ids read from the repository.
+ * Turns claimed refs into an exact push. Updates name the object id resolved
+ * now, never the ref name: a ref that moves or vanishes before git runs would
+ * otherwise abort the whole push ("src refspec does not match any").
  */
 export function planPush(input: PlanInput): PushPlan {
   const { remote, localRefs, remoteRefs } = input;

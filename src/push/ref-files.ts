@@ -1,4 +1,4 @@
-import { accessSync, closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -62,7 +62,16 @@ function readLooseRef(path: string): string | typeof NOT_LOOSE | undefined {
  * 50 refs take longer than the push itself.
  */
 export function readRefsFromFiles(gitDir: string, refs: readonly string[]): Map<string, string> | undefined {
-  if (!refs.every(plainRefName) || !isFilesBackendRepository(gitDir)) return undefined;
+  if (!refs.every(plainRefName)) return undefined;
+  try {
+    if (!statSync(join(gitDir, 'HEAD')).isFile() || !statSync(join(gitDir, 'refs')).isDirectory()) return undefined;
+    for (const marker of ['reftable', 'commondir']) {
+      // throwIfNoEntry: false answers undefined for ENOENT; any other error throws and means "ask git".
+      if (statSync(join(gitDir, marker), { throwIfNoEntry: false }) !== undefined) return undefined;
+    }
+  } catch {
+    return undefined;
+  }
   const values = new Map<string, string>();
   const notLoose: string[] = [];
   // Ref names were checked above (refs/…, no "..", no "//"): after the git dir, normalized once as
@@ -97,59 +106,4 @@ export function readRefsFromFiles(gitDir: string, refs: readonly string[]): Map<
     }
   }
   return values;
-}
-
-/** A bare repository with the files ref backend and no worktree indirection: its ref files can be read directly. */
-function isFilesBackendRepository(gitDir: string): boolean {
-  try {
-    if (!statSync(join(gitDir, 'HEAD')).isFile() || !statSync(join(gitDir, 'refs')).isDirectory()) return false;
-    for (const marker of ['reftable', 'commondir']) {
-      // throwIfNoEntry: false answers undefined for ENOENT; any other error throws and means "ask git".
-      if (statSync(join(gitDir, marker), { throwIfNoEntry: false }) !== undefined) return false;
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Which of `refs` exist, without reading their values: one access check per ref (a loose ref
- * file), then packed-refs for the rest. A push names such refs as its sources and git resolves
- * them itself, as it must anyway; reading every value first cost three system calls per ref,
- * a push of 50 refs 150. A name that exists here but is not a ref git can resolve (a folder, a
- * broken or dangling symbolic ref) makes git refuse the push ("src refspec … does not match
- * any"); the caller then reads the values (readRefsFromFiles, `git for-each-ref`) and pushes
- * again. Undefined where readRefsFromFiles would be, and for an unreadable packed-refs.
- */
-export function existingRefsFromFiles(gitDir: string, refs: readonly string[]): Set<string> | undefined {
-  if (!refs.every(plainRefName) || !isFilesBackendRepository(gitDir)) return undefined;
-  const existing = new Set<string>();
-  const notLoose = new Set<string>();
-  const prefix = join(gitDir, '/');
-  for (const ref of refs) {
-    try {
-      accessSync(prefix + ref);
-      existing.add(ref);
-    } catch (error) {
-      const code = errno(error);
-      // Anything but "no such file" (EACCES, EIO) is no answer: a ref taken for absent may be deleted.
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
-      notLoose.add(ref);
-    }
-  }
-  if (notLoose.size === 0) return existing;
-  let packed: string;
-  try {
-    packed = readFileSync(join(gitDir, 'packed-refs'), 'utf8');
-  } catch (error) {
-    if (errno(error) === 'ENOENT') return existing;
-    return undefined;
-  }
-  for (const line of packed.split('\n')) {
-    if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
-    const ref = line.slice(line.indexOf(' ') + 1);
-    if (notLoose.has(ref)) existing.add(ref);
-  }
-  return existing;
 }

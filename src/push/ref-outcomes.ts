@@ -19,7 +19,7 @@ export interface ChunkRefs {
 
 /**
  * Joins git's per-ref report to what we asked for, by destination name
- * (unique within a plan; the source column may hold an object id, not our ref).
+ * (unique within a plan; the source column holds an object id, not our ref).
  */
 export function refOutcomes(planned: readonly PlannedRef[], reported: readonly PorcelainRef[]): ChunkRefs {
   const byDst = new Map(reported.map((line) => [line.dst, line]));

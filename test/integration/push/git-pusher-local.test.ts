@@ -69,29 +69,6 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect(refsOf(dst)).toEqual(source.refs());
   });
 
-  it('names the claimed refs as sources, and reads their values and pushes again when git cannot resolve one', async () => {
-    const { source, dst } = setup();
-    const remote = remoteConfig({ push: ['refs/heads/*:refs/heads/*'] });
-    const named = await pusher.push({ remote, uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1'] });
-    expect(named.result).toBe('ok');
-    expect(named.argv.slice(6)).toEqual(['refs/heads/b1:refs/heads/b1', 'refs/heads/main:refs/heads/main']);
-
-    commitFile(source.work, 'more.txt', 'more\n');
-    source.publish();
-    // A dangling symbolic ref is a file under refs/ that resolves to nothing: git refuses a push naming it.
-    git(source.bare, ['symbolic-ref', 'refs/heads/dangling', 'refs/heads/nothing']);
-    const main = source.refs().get('refs/heads/main')!;
-    const fallback = await pusher.push({ remote, uri: dst, localRepo: source.bare, refs: ['refs/heads/dangling', 'refs/heads/main'] });
-    expect(fallback.result).toBe('partial');
-    expect(fallback.refs).toEqual([
-      { ref: 'refs/heads/dangling', dst: 'refs/heads/dangling', status: 'dropped', detail: DROPPED_NOT_DELETED },
-      { ref: 'refs/heads/main', dst: 'refs/heads/main', status: 'updated', detail: expect.any(String) },
-    ]);
-    expect(fallback.argv.slice(6)).toEqual([`${main}:refs/heads/main`]);
-    expect(refsOf(dst).get('refs/heads/main')).toBe(main);
-    expect(refsOf(dst).has('refs/heads/dangling')).toBe(false);
-  });
-
   it('lands the other refs when one is rejected as non-fast-forward (partial)', async () => {
     const { source, dst } = setup();
     const remote = remoteConfig({ push: ['refs/heads/*:refs/heads/*'] });

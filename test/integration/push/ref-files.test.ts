@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { existingRefsFromFiles, readRefsFromFiles } from '../../../src/push/ref-files.js';
+import { readRefsFromFiles } from '../../../src/push/ref-files.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
@@ -71,27 +71,5 @@ describe('reading ref values from the repository files', () => {
     const dir = tempDir('refrelay-notrepo');
     writeFileSync(join(dir, 'file'), 'x');
     expect(readRefsFromFiles(dir, ['refs/heads/main'])).toBeUndefined();
-  });
-});
-
-describe('checking which refs exist from the repository files', () => {
-  it('agrees with git for loose refs, packed refs, deleted packed refs and refs that do not exist', async () => {
-    const { repo, work } = repoWithRefs();
-    git(repo, ['pack-refs', '--all']);
-    git(work, ['commit', '-q', '--allow-empty', '-m', 'loose again']);
-    git(work, ['push', '-q', repo, 'main']);
-    git(repo, ['update-ref', '-d', 'refs/tags/v1']); // packed only, now deleted
-    const wanted = ['refs/heads/main', 'refs/heads/packed-one', 'refs/heads/nested/deep', 'refs/tags/v1', 'refs/heads/gone', 'refs/heads/main/below'];
-    const truth = refsOf(repo);
-    expect(existingRefsFromFiles(repo, wanted)).toEqual(new Set(wanted.filter((ref) => truth.has(ref))));
-    expect(existingRefsFromFiles(repo, ['refs/heads/gone'])).toEqual(new Set());
-  });
-
-  it('leaves odd names, reftable repositories and folders that are no repository to the caller', async () => {
-    const { repo } = repoWithRefs();
-    expect(existingRefsFromFiles(repo, ['refs/heads/../../config'])).toBeUndefined();
-    expect(existingRefsFromFiles(join(repo, 'refs'), ['refs/heads/main'])).toBeUndefined();
-    mkdirSync(join(repo, 'reftable'));
-    expect(existingRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
   });
 });
