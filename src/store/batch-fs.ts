@@ -174,5 +174,5 @@ function toError(wire: WireError): NodeJS.ErrnoException {
   });
 }
 
-/** One set of worker threads for the whole process: the store's batches and the locks' records. */
+/** The store's worker threads, one set for the whole process. */
 export const sharedBatchFileOps = new BatchFileOps();
