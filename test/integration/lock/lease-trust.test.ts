@@ -89,6 +89,22 @@ describe('fencing with a trust window after the holder\'s own owner-record write
     expect(owner.pushPid).toBeUndefined();
   });
 
+  it('with the node adapter (records written on its worker thread) the beat after a takeover writes nothing and leaves no temp', async () => {
+    const runningDir = join(tempDir('refrelay-trust'), 'running');
+    mkdirSync(runningDir);
+    const locks = new UriLocks({ runningDir, nodeId: 'node-a', host: 'h', pid: 1, clock: new FakeClock(), random: new SeededRandom(3), trustMs: () => TRUST_MS });
+    const held = await locks.acquire(LOCK, URI);
+    expect(await held!.heartbeat({ pushPid: 41 })).toBe(true);
+    expect((await locks.readOwner(LOCK))?.pushPid).toBe(41);
+    await takeOver(runningDir, LOCK);
+    expect(await held!.heartbeat({ pushPid: 42 })).toBe(false);
+    const tomb = join(runningDir, `${LOCK}.tomb.thief.1`);
+    const [lease] = readdirSync(tomb);
+    expect(readdirSync(join(tomb, lease!))).toEqual(['owner.json']);
+    const owner = JSON.parse(await fsp.readFile(join(tomb, lease!, 'owner.json'), 'utf8')) as { counter: number; pushPid?: number };
+    expect(owner).toMatchObject({ counter: 1, pushPid: 41 });
+  });
+
   it('the periodic beats of a running push, the same pid again, read the record', async () => {
     const { clock, reads, locks } = setup();
     const held = await locks.acquire(LOCK, URI);
