@@ -1,10 +1,10 @@
-import { readFile as readFileCallback, writeFile as writeFileCallback } from 'node:fs';
+import { readFile as readFileCallback } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import { errnoName } from '../runtime/errno.js';
-import { BatchFileOps } from '../store/batch-fs.js';
 import type { Random } from '../runtime/random.js';
+import { BatchFileOps } from '../store/batch-fs.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
 export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir'> & {
@@ -13,22 +13,21 @@ export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFi
 };
 
 /**
- * Owner records are read and written several times per push: the callback `readFile` and
- * `writeFile` cost a fraction of the FileHandle-based promise ones in CPU, for the same calls.
- */
-/**
- * A worker thread of their own: on the store's workers a record write would wait behind claim
- * and sweep batches of up to 64 operations, seconds on a slow network filesystem, while the new
- * lock has no owner record or its counter stands still.
+ * Owner records are written on a worker thread of their own: on the store's workers a write
+ * would wait behind claim and sweep batches of up to 64 operations, seconds on a slow network
+ * filesystem, while the new lock has no owner record or its counter stands still.
  */
 const recordWriter = new BatchFileOps(1);
 
+/**
+ * Owner records are read and written several times per push: the callback `readFile` costs a
+ * fraction of the FileHandle-based promise one in CPU, and a record write is one message to the
+ * worker instead of four thread-pool round trips.
+ */
 const nodeLockFs: LockFs = {
   ...fsp,
   readFile: ((path: string, encoding: BufferEncoding) =>
     new Promise<string>((resolve, reject) => readFileCallback(path, encoding, (error, text) => (error ? reject(error) : resolve(text))))) as LockFs['readFile'],
-  writeFile: ((path: string, data: string, options: { flag: string }) =>
-    new Promise<void>((resolve, reject) => writeFileCallback(path, data, options, (error) => (error ? reject(error) : resolve())))) as LockFs['writeFile'],
   replaceFile: (temp, path, data) => recordWriter.replaceFile(temp, path, data),
 };
 

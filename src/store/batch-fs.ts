@@ -173,6 +173,3 @@ function toError(wire: WireError): NodeJS.ErrnoException {
     ...(wire.path === undefined ? {} : { path: wire.path }),
   });
 }
-
-/** The store's worker threads, one set for the whole process. */
-export const sharedBatchFileOps = new BatchFileOps();

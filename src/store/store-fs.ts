@@ -2,7 +2,7 @@ import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
 import { errnoName } from '../runtime/errno.js';
-import { sharedBatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
+import { BatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
 
 /** The part of a `FileHandle` the store uses. */
 export interface StoreFileHandle {
@@ -69,6 +69,8 @@ function readWithMtime(path: string): Promise<{ text: string; mtimeMs: number }>
   });
 }
 
+const batchFileOps = new BatchFileOps();
+
 export const nodeStoreFs: StoreFs = {
   open: (path, flags) => fsp.open(path, flags),
   link: (existingPath, newPath) => fsp.link(existingPath, newPath),
@@ -82,7 +84,7 @@ export const nodeStoreFs: StoreFs = {
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
   readWithMtime,
-  runFileOps: (ops) => sharedBatchFileOps.run(ops),
+  runFileOps: (ops) => batchFileOps.run(ops),
 };
 
 export function errnoOf(error: unknown): string | undefined {
