@@ -1,13 +1,16 @@
 // Fan-out of 1,000 ref updates over 20 projects to 3 file:// destinations.
 // Targets: pushes ≤ 1.1× the URIs touched; wall time ≤ 1.25× a raw `git push` loop doing the
-// same consolidated pushes at the same concurrency. Also reported: a naive hook that pushes
-// every update to every destination as it happens.
+// same consolidated pushes at the same concurrency. Also reported: the same pushes from a Node
+// loop, the store protocol's floor (those pushes with only DESIGN.md's file operations around
+// them, see protocol-floor.mjs), and a naive hook that pushes every update to every destination
+// as it happens.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskStore } from '../../dist/store/task-store.js';
 import { spawn } from 'node:child_process';
 import { bareRepo, gitEnv, makeSource, pool, pushAsync, startNode } from './cluster-util.mjs';
 import { machineSampler, startCpuSampler } from './cpu-sampler.mjs';
+import { prepareProtocolFloor, runProtocolFloor, startProtocolFloorWorker } from './protocol-floor.mjs';
 import { fmt, median, withTempDir, destinationsParent } from './util.mjs';
 
 const DESTS = ['dr', 'mirror', 'ci'];
@@ -69,6 +72,9 @@ async function fanOut(root, dests, projects, perProject) {
   const rawRuns = [];
   const rawCpu = [];
   const nodeLoopRuns = [];
+  const floorRuns = [];
+  const floorCpu = [];
+  const floorWorker = startProtocolFloorWorker();
   let pushes = 0;
   try {
     await sleep(500);
@@ -117,14 +123,27 @@ async function fanOut(root, dests, projects, perProject) {
         pushAsync(s.repo, ['--porcelain', '--', url, ...s.refs.map((ref) => `${ref}:${ref}`)]),
       );
       nodeLoopRuns.push(performance.now() - nodeStarted);
+
+      // The store protocol's floor: the same pushes with the protocol's file operations around
+      // each and nothing else (protocol-floor.mjs), its store beside refrelay's.
+      fresh('floor');
+      const floorJobs = prepareProtocolFloor(join(root, 'floor-store'), DESTS.flatMap((dest) => sources.map((s) => ({ repo: s.repo, url: `file://${join(dests, 'floor', dest)}/${s.project}.git`, refs: s.refs }))));
+      const floorStarted = performance.now();
+      const floorCpuBefore = process.cpuUsage();
+      await runProtocolFloor(floorWorker, join(root, 'floor-store'), floorJobs, THREADS * DESTS.length);
+      floorRuns.push(performance.now() - floorStarted);
+      const floorCpuUsed = process.cpuUsage(floorCpuBefore);
+      floorCpu.push((floorCpuUsed.user + floorCpuUsed.system) / 1000);
     }
   } finally {
+    await floorWorker.close();
     cpu.stop();
     await node.stop();
   }
   const relayMs = median(relayRuns);
   const rawMs = median(rawRuns);
   const nodeLoopMs = median(nodeLoopRuns);
+  const floorMs = median(floorRuns);
 
   // Naive hook: one push per update per destination, as each update happens.
   fresh('naive');
@@ -141,7 +160,8 @@ async function fanOut(root, dests, projects, perProject) {
       `medians of ${ROUNDS}: refrelay ${fmt(relayMs)} from its first claim of the burst (the batch due) to its last push, on a running node after ${WARM_UP_BURSTS} warm-up bursts; raw loop (\`xargs -P ${THREADS * DESTS.length} git push\`) ${fmt(rawMs)}`,
       `runs: refrelay ${relayRuns.map((ms) => ms.toFixed(0)).join(', ')} ms; raw ${rawRuns.map((ms) => ms.toFixed(0)).join(', ')} ms`,
       `the same pushes from a Node loop (spawn, ${THREADS * DESTS.length} at a time): median ${fmt(nodeLoopMs)} (${nodeLoopRuns.map((ms) => ms.toFixed(0)).join(', ')}); refrelay ${(relayMs / nodeLoopMs).toFixed(2)}× that`,
-      `CPU time in those windows (both cores): refrelay's node ${relayCpu.map((c) => c?.nodeMs ?? '?').join(', ')} ms, whole machine ${relayCpu.map((c) => c?.machineMs ?? '?').join(', ')} ms; raw loop, whole machine ${rawCpu.join(', ')} ms`,
+      `the store protocol's floor (the same pushes from a Node loop with only the protocol's file operations around each, on a worker thread: lock and lease mkdir, owner record twice, a rename per task, retire; no scheduling, logs or retry state): median ${fmt(floorMs)} (${floorRuns.map((ms) => ms.toFixed(0)).join(', ')}) = ${(floorMs / rawMs).toFixed(2)}× the raw loop, its process's CPU ${floorCpu.map((ms) => ms.toFixed(0)).join(', ')} ms; refrelay ${(relayMs / floorMs).toFixed(2)}× the floor`,
+      `CPU time in those windows (both cores): refrelay's node ${relayCpu.map((c) => (c === undefined ? '?' : c.nodeMs.toFixed(0))).join(', ')} ms, whole machine ${relayCpu.map((c) => c?.machineMs ?? '?').join(', ')} ms; raw loop, whole machine ${rawCpu.join(', ')} ms`,
       `naive per-update hook: ${updates * DESTS.length} pushes in ${fmt(naiveMs)} = ${(naiveMs / relayMs).toFixed(1)}× refrelay's wall time`,
     ],
   };

@@ -1,0 +1,123 @@
+// The store protocol's floor: what a Node program pays to replicate through DESIGN.md's store on
+// this machine, with none of refrelay's decisions. Per URI it does only the file operations the
+// protocol prescribes — lock folder and lease folder (mkdir), owner record (temp, rename), one
+// rename per claimed task, the owner record again with the push's pid, then the lease folder
+// renamed out of running/ and the lock folder removed — around the same consolidated `git push`
+// (object ids read from the loose refs, output collected). No scheduling, fair share, retry state,
+// logs or metrics. The file operations run on a worker thread, each step's in one message, as
+// cheaply as Node can have them without stalling its event loop on a slow network filesystem.
+import { closeSync, mkdirSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { gitEnv, pool } from './cluster-util.mjs';
+
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const fs = require('node:fs');
+const { join } = require('node:path');
+const writeRecord = (lease, record) => {
+  fs.writeFileSync(join(lease, 'owner.json.tmp'), record, { flag: 'wx' });
+  fs.renameSync(join(lease, 'owner.json.tmp'), join(lease, 'owner.json'));
+};
+const steps = {
+  lockAndClaim: ({ lock, lease, record, waiting, tasks }) => {
+    fs.mkdirSync(lock);
+    fs.mkdirSync(lease);
+    writeRecord(lease, record);
+    for (const name of tasks) fs.renameSync(join(waiting, name), join(lease, name));
+  },
+  record: ({ lease, record }) => writeRecord(lease, record),
+  retire: ({ lock, lease, to }) => {
+    fs.readdirSync(lease);
+    fs.renameSync(lease, to);
+    fs.rmdirSync(lock);
+  },
+};
+parentPort.on('message', ({ id, step, args }) => {
+  try {
+    steps[step](args);
+    parentPort.postMessage({ id });
+  } catch (error) {
+    parentPort.postMessage({ id, error: String(error) });
+  }
+});
+`;
+
+/** Lays out `storeRoot` with one task file per ref update; returns the jobs for `runProtocolFloor`. */
+export function prepareProtocolFloor(storeRoot, pushes) {
+  rmSync(storeRoot, { recursive: true, force: true });
+  for (const dir of ['waiting', 'running', 'done']) mkdirSync(join(storeRoot, dir), { recursive: true });
+  let next = 0;
+  return pushes.map(({ repo, url, refs }, index) => ({
+    repo,
+    url,
+    refs,
+    key: `uri-${index}`,
+    tasks: refs.map((ref) => {
+      const name = `task-${next++}.json`;
+      writeFileSync(join(storeRoot, 'waiting', name), JSON.stringify({ ref, url }));
+      return name;
+    }),
+  }));
+}
+
+/** A worker for the floor's file operations; `close()` ends it. */
+export function startProtocolFloorWorker() {
+  const worker = new Worker(WORKER_SOURCE, { eval: true });
+  const pending = new Map();
+  let nextId = 0;
+  worker.on('message', ({ id, error }) => {
+    const { resolve, reject } = pending.get(id);
+    pending.delete(id);
+    if (error === undefined) resolve();
+    else reject(new Error(error));
+  });
+  return {
+    run: (step, args) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ id, step, args });
+      }),
+    close: () => worker.terminate(),
+  };
+}
+
+export function runProtocolFloor(worker, storeRoot, jobs, parallel) {
+  const waiting = join(storeRoot, 'waiting');
+  return pool(jobs, parallel, async ({ repo, url, refs, key, tasks }) => {
+    const lock = join(storeRoot, 'running', key);
+    const lease = join(lock, 'lease');
+    await worker.run('lockAndClaim', { lock, lease, record: JSON.stringify({ node: 'floor', at: Date.now() }), waiting, tasks });
+    const refspecs = refs.map((ref) => `${readLooseRef(repo, ref)}:${ref}`);
+    const pushed = push(repo, ['--porcelain', '--', url, ...refspecs]);
+    await worker.run('record', { lease, record: JSON.stringify({ node: 'floor', at: Date.now(), pushPid: pushed.pid }) });
+    await pushed.done;
+    await worker.run('retire', { lock, lease, to: join(storeRoot, 'done', key) });
+  });
+}
+
+const refBuffer = Buffer.alloc(128);
+
+function readLooseRef(repo, ref) {
+  const fd = openSync(join(repo, ref), 'r');
+  try {
+    return refBuffer.toString('latin1', 0, readSync(fd, refBuffer, 0, refBuffer.length, 0)).trim();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function push(cwd, args) {
+  const child = spawn('git', ['push', ...args], { cwd, env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`git push ${args.join(' ')}: ${stderr}`))));
+  });
+  return { pid: child.pid, done };
+}
