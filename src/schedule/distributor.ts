@@ -50,6 +50,18 @@ interface Bucket {
   readonly taken: Set<Due>;
 }
 
+/** What one `startDue` knows while it starts jobs: due URIs left per remote, and room per kind. */
+interface StartPass {
+  readonly config: ReplicationConfig;
+  readonly now: number;
+  readonly circuitsOpen: boolean;
+  readonly paced: boolean;
+  readonly takeAheadAfterMs: number;
+  readonly dueLeft: Map<string, number>;
+  /** Per remote, lane and take-ahead, within one choice. */
+  room: Map<string, boolean>;
+}
+
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
 
@@ -207,7 +219,7 @@ export class Distributor {
     // What could not start now, one per group, for the fair share's choice when a slot frees.
     this.dueHeads = [];
     for (const bucket of buckets) {
-      const oldest = oldestLeft(bucket, () => true);
+      const oldest = this.oldestLeft(bucket);
       if (oldest !== undefined) this.dueHeads.push({ fair: this.fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
     }
     this.pushSlots.reconsider();
@@ -282,39 +294,23 @@ export class Distributor {
   /** Starts what the fair share picks among the due URIs, while there is room; returns how many. */
   private startDue(buckets: readonly Bucket[], due: readonly Due[], config: ReplicationConfig, now: number, circuitsOpen: boolean, paced: boolean): number {
     let started = 0;
-    const takeAheadAfterMs = config.distributionIntervalMs + config.randomDelayMs;
-    const dueLeft = new Map<string, number>();
-    for (const { group } of due) dueLeft.set(group.remote.name, (dueLeft.get(group.remote.name) ?? 0) + 1);
-    let room = new Map<string, boolean>(); // per remote and take-ahead, within one choice
-    const startable = ({ group, at, host }: Due): boolean => {
-      const left = dueLeft.get(group.remote.name) ?? 0;
-      // Taken ahead (locked and claimed while the slots are busy) only when peers had a pass to
-      // take it: a backlog, but not its tail (2 × threads URIs), which idle peers share out. A URI
-      // not taken ahead still gets its turn: a freed slot is held for it when the fair share
-      // prefers it to every waiter (see slotHeldFor).
-      const takeAhead = now - at >= takeAheadAfterMs && left > 2 * group.remote.threads;
-      const roomKey = `${takeAhead}\u0000${group.lane}\u0000${group.remote.name}`;
-      let hasRoom = room.get(roomKey);
-      if (hasRoom === undefined) room.set(roomKey, (hasRoom = this.hasRoom(group.remote, takeAhead, group.lane) && this.nodeHasRoom(config, takeAhead)));
-      if (!hasRoom || (circuitsOpen && this.circuits.gate(host) === 'blocked')) return false;
-      // An overloaded host: fewer pushes at once, and their starts spaced out.
-      return !paced || this.pacing.allows(host, this.jobsTo(host, true));
-    };
+    const pass: StartPass = { config, now, circuitsOpen, paced, takeAheadAfterMs: config.distributionIntervalMs + config.randomDelayMs, dueLeft: new Map(), room: new Map() };
+    for (const { group } of due) pass.dueLeft.set(group.remote.name, (pass.dueLeft.get(group.remote.name) ?? 0) + 1);
     while (this.accepting) {
-      room = new Map();
+      pass.room = new Map();
       const heads: Array<{ entry: Due; fair: FairCandidate; bucket: { taken: Set<Due> } }> = [];
       for (const bucket of buckets) {
         const { group: first } = bucket.entries[0]!;
         // No room even for a URI taken ahead: nothing of this remote and lane can start now.
         if (!(this.hasRoom(first.remote, true, first.lane) && this.nodeHasRoom(config, true))) continue;
-        const oldest = oldestLeft(bucket, startable);
+        const oldest = this.oldestLeft(bucket, pass);
         if (oldest !== undefined) heads.push({ entry: oldest, fair: this.fairCandidate(oldest.group, oldest.at), bucket });
       }
       const chosen = this.fairShare.choose(heads, (head) => head.fair);
       if (chosen === undefined) break;
       const { entry } = chosen;
       chosen.bucket.taken.add(entry);
-      dueLeft.set(entry.group.remote.name, (dueLeft.get(entry.group.remote.name) ?? 1) - 1);
+      pass.dueLeft.set(entry.group.remote.name, (pass.dueLeft.get(entry.group.remote.name) ?? 1) - 1);
       const probe = circuitsOpen && this.circuits.gate(entry.host) === 'probe';
       if (paced) this.pacing.started(entry.host);
       if (probe) this.circuits.beginProbe(entry.host, entry.group.uriKey);
@@ -323,6 +319,31 @@ export class Distributor {
       started++;
     }
     return started;
+  }
+
+  /** The oldest entry of a bucket not taken yet that may start in `pass` (any, without one). */
+  private oldestLeft(bucket: Bucket, pass?: StartPass): Due | undefined {
+    let oldest: Due | undefined;
+    for (const entry of bucket.entries) {
+      if (bucket.taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || (pass !== undefined && !this.startable(entry, pass))) continue;
+      oldest = entry;
+    }
+    return oldest;
+  }
+
+  private startable({ group, at, host }: Due, pass: StartPass): boolean {
+    const left = pass.dueLeft.get(group.remote.name) ?? 0;
+    // Taken ahead (locked and claimed while the slots are busy) only when peers had a pass to
+    // take it: a backlog, but not its tail (2 × threads URIs), which idle peers share out. A URI
+    // not taken ahead still gets its turn: a freed slot is held for it when the fair share
+    // prefers it to every waiter (see slotHeldFor).
+    const takeAhead = pass.now - at >= pass.takeAheadAfterMs && left > 2 * group.remote.threads;
+    const roomKey = `${takeAhead}\u0000${group.lane}\u0000${group.remote.name}`;
+    let hasRoom = pass.room.get(roomKey);
+    if (hasRoom === undefined) pass.room.set(roomKey, (hasRoom = this.hasRoom(group.remote, takeAhead, group.lane) && this.nodeHasRoom(pass.config, takeAhead)));
+    if (!hasRoom || (pass.circuitsOpen && this.circuits.gate(host) === 'blocked')) return false;
+    // An overloaded host: fewer pushes at once, and their starts spaced out.
+    return !pass.paced || this.pacing.allows(host, this.jobsTo(host, true));
   }
 
   /**
@@ -516,20 +537,7 @@ export class Distributor {
     const startedAt = this.deps.clock.now();
     const phase = { active: true, granted: false, waiting: false, ahead };
     const remoteSlot = this.pushSlots.slot(group.remote.name, () => this.threadsOf(group.remote.name), { candidate: fair, reservation: this.fairShare.reserve(fair), ahead });
-    const slot: PushSlot = {
-      acquire: async (signal) => {
-        phase.waiting = true;
-        const granted = await remoteSlot.acquire(signal);
-        if (granted) phase.granted = true;
-        return granted;
-      },
-      release: () => {
-        remoteSlot.release();
-        if (!phase.active) return;
-        phase.active = false;
-        this.onSlotFree();
-      },
-    };
+    const slot = new JobSlot(remoteSlot, phase, this.onSlotFree);
     const done = runPushJob(this.jobDeps, group, controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
@@ -574,12 +582,28 @@ export class Distributor {
   }
 }
 
-/** The oldest entry of a bucket not taken yet that `accept` lets through. */
-function oldestLeft<T extends { at: number }>(bucket: { entries: readonly T[]; taken: ReadonlySet<T> }, accept: (entry: T) => boolean): T | undefined {
-  let oldest: T | undefined;
-  for (const entry of bucket.entries) {
-    if (bucket.taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || !accept(entry)) continue;
-    oldest = entry;
+/**
+ * A job's slot as the distributor sees it: the remote's slot, with the job's phase kept up to
+ * date. A class, not closures made per push (see RemoteSlot in push-slots.ts).
+ */
+class JobSlot implements PushSlot {
+  constructor(
+    private readonly remoteSlot: PushSlot,
+    private readonly phase: InFlight['phase'],
+    private readonly onSlotFree: () => void,
+  ) {}
+
+  async acquire(signal: AbortSignal): Promise<boolean> {
+    this.phase.waiting = true;
+    const granted = await this.remoteSlot.acquire(signal);
+    if (granted) this.phase.granted = true;
+    return granted;
   }
-  return oldest;
+
+  release(): void {
+    this.remoteSlot.release();
+    if (!this.phase.active) return;
+    this.phase.active = false;
+    this.onSlotFree();
+  }
 }

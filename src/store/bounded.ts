@@ -8,21 +8,38 @@ export async function mapBounded<T, R>(
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const index = next++;
+  const run = new BoundedRun(items, fn);
+  const lanes: Array<Promise<void>> = [];
+  for (let lane = Math.max(1, Math.min(limit, items.length)); lane > 0; lane--) lanes.push(run.drain());
+  await Promise.all(lanes);
+  if (run.failure !== undefined) throw run.failure.error;
+  return run.results;
+}
+
+/**
+ * One `mapBounded` call's shared state, its lanes a method: a closure made per call would have its
+ * optimized code dropped by V8 at every full collection and be optimized again on the next calls.
+ */
+class BoundedRun<T, R> {
+  readonly results: R[];
+  failure: { error: unknown } | undefined;
+  private next = 0;
+
+  constructor(
+    private readonly items: readonly T[],
+    private readonly fn: (item: T, index: number) => Promise<R>,
+  ) {
+    this.results = new Array<R>(items.length);
+  }
+
+  async drain(): Promise<void> {
+    while (this.failure === undefined && this.next < this.items.length) {
+      const index = this.next++;
       try {
-        results[index] = await fn(items[index] as T, index);
+        this.results[index] = await this.fn(this.items[index] as T, index);
       } catch (error) {
-        failure ??= { error };
+        this.failure ??= { error };
       }
     }
-  };
-  const workers = Math.max(1, Math.min(limit, items.length));
-  await Promise.all(Array.from({ length: workers }, worker));
-  if (failure !== undefined) throw failure.error;
-  return results;
+  }
 }

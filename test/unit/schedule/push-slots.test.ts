@@ -49,6 +49,19 @@ describe('PushSlots', () => {
     expect(slots.busy('mirror')).toBe(1);
   });
 
+  it('keeps a granted slot when the signal aborts later; release frees it once', async () => {
+    const slots = new PushSlots();
+    const stop = new AbortController();
+    const holder = slots.slot('mirror', () => 1);
+    expect(await holder.acquire(stop.signal)).toBe(true);
+    stop.abort();
+    expect(slots.busy('mirror')).toBe(1);
+    expect(await holder.acquire(stop.signal)).toBe(true);
+    holder.release();
+    holder.release();
+    expect([slots.busy('mirror'), slots.total]).toEqual([0, 0]);
+  });
+
   it('lets a waiter leave by releasing, and refuses an already aborted job at once', async () => {
     const slots = new PushSlots();
     const holder = slots.slot('mirror', () => 1);
