@@ -4,17 +4,28 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
-/** CPU time of all the process's threads, from the scheduler's nanosecond counts (ticks are 10 ms). */
+function processTicksMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+
+/**
+ * CPU time of the process's threads from the scheduler's nanosecond counts (the ticks of
+ * /proc/PID/stat are 10 ms). A thread that ends takes its time with it; the node's threads live
+ * as long as it does. Ticks where the kernel keeps no schedstat.
+ */
 function processCpuMs(pid) {
   let ns = 0;
+  let read = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      read++;
     } catch {
-      // the thread ended between the listing and the read
+      // the thread ended between the listing and the read, or there is no schedstat
     }
   }
-  return ns / 1e6;
+  return read > 0 ? ns / 1e6 : processTicksMs(pid);
 }
 
 function machineBusyMs() {

@@ -66,16 +66,26 @@ export function prepareProtocolFloor(storeRoot, pushes) {
 export function startProtocolFloorWorker() {
   const worker = new Worker(WORKER_SOURCE, { eval: true });
   const pending = new Map();
+  let gone;
   let nextId = 0;
+  const failAll = (error) => {
+    gone ??= error;
+    for (const { reject } of pending.values()) reject(gone);
+    pending.clear();
+  };
   worker.on('message', ({ id, error }) => {
-    const { resolve, reject } = pending.get(id);
+    const call = pending.get(id);
+    if (call === undefined) return;
     pending.delete(id);
-    if (error === undefined) resolve();
-    else reject(new Error(error));
+    if (error === undefined) call.resolve();
+    else call.reject(new Error(error));
   });
+  worker.on('error', failAll);
+  worker.on('exit', (code) => failAll(new Error(`the protocol floor's worker exited (${code})`)));
   return {
     run: (step, args) =>
       new Promise((resolve, reject) => {
+        if (gone !== undefined) return reject(gone);
         const id = nextId++;
         pending.set(id, { resolve, reject });
         worker.postMessage({ id, step, args });
@@ -92,8 +102,7 @@ export function runProtocolFloor(worker, storeRoot, jobs, parallel) {
     await worker.run('lockAndClaim', { lock, lease, record: JSON.stringify({ node: 'floor', at: Date.now() }), waiting, tasks });
     const refspecs = refs.map((ref) => `${readLooseRef(repo, ref)}:${ref}`);
     const pushed = push(repo, ['--porcelain', '--', url, ...refspecs]);
-    await worker.run('record', { lease, record: JSON.stringify({ node: 'floor', at: Date.now(), pushPid: pushed.pid }) });
-    await pushed.done;
+    await Promise.all([worker.run('record', { lease, record: JSON.stringify({ node: 'floor', at: Date.now(), pushPid: pushed.pid }) }), pushed.done]);
     await worker.run('retire', { lock, lease, to: join(storeRoot, 'done', key) });
   });
 }

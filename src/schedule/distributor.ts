@@ -604,6 +604,7 @@ class JobSlot implements PushSlot {
     this.remoteSlot.release();
     if (!this.phase.active) return;
     this.phase.active = false;
-    this.onSlotFree();
+    const { onSlotFree } = this; // the distributor's callback, not a method of this slot
+    onSlotFree();
   }
 }

@@ -59,19 +59,19 @@ export class PushSlots {
     return new RemoteSlot(this, remote, limit, fair);
   }
 
-  /** Queues `waiter` and hands out what is free. */
+  /** For RemoteSlot: queues `waiter` and hands out what is free. */
   enqueue(waiter: Waiter): void {
     this.queue.push(waiter);
     this.pump();
   }
 
-  /** Takes back a waiter that gave up before its grant. */
+  /** For RemoteSlot: takes back a waiter that gave up before its grant. */
   dequeue(waiter: Waiter): void {
     const index = this.queue.indexOf(waiter);
     if (index >= 0) this.queue.splice(index, 1);
   }
 
-  /** Frees a granted slot of `remote` and hands it on. */
+  /** For RemoteSlot: frees a granted slot of `remote` and hands it on. */
   free(remote: string): void {
     this.busyByRemote.set(remote, this.busy(remote) - 1);
     this.busyTotal--;

@@ -10,7 +10,7 @@ export async function mapBounded<T, R>(
 ): Promise<R[]> {
   const run = new BoundedRun(items, fn);
   const lanes: Array<Promise<void>> = [];
-  for (let lane = Math.max(1, Math.min(limit, items.length)); lane > 0; lane--) lanes.push(run.drain());
+  for (let lane = Math.max(1, Math.floor(Math.min(limit, items.length))); lane > 0; lane--) lanes.push(run.drain());
   await Promise.all(lanes);
   if (run.failure !== undefined) throw run.failure.error;
   return run.results;
@@ -33,10 +33,11 @@ class BoundedRun<T, R> {
   }
 
   async drain(): Promise<void> {
+    const { fn } = this; // called as a plain function, not as a method of this run
     while (this.failure === undefined && this.next < this.items.length) {
       const index = this.next++;
       try {
-        this.results[index] = await this.fn(this.items[index] as T, index);
+        this.results[index] = await fn(this.items[index] as T, index);
       } catch (error) {
         this.failure ??= { error };
       }

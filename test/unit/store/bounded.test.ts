@@ -29,6 +29,22 @@ describe('mapBounded', () => {
     expect(started).toEqual([1, 2]);
   });
 
+  it('rounds a fractional limit down (at least one call in flight)', async () => {
+    const peakFor = async (limit: number): Promise<number> => {
+      let inFlight = 0;
+      let peak = 0;
+      await mapBounded([1, 2, 3, 4, 5, 6], limit, async (n) => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        inFlight--;
+        return n;
+      });
+      return peak;
+    };
+    expect([await peakFor(2.5), await peakFor(0.5)]).toEqual([2, 1]);
+  });
+
   it('handles an empty list', async () => {
     expect(await mapBounded([], 8, async () => 1)).toEqual([]);
   });
