@@ -1,9 +1,9 @@
-import { readFile as readFileCallback } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import { errnoName } from '../runtime/errno.js';
 import type { Random } from '../runtime/random.js';
+import { readText } from '../runtime/read-text.js';
 import { BatchFileOps } from '../store/batch-fs.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
@@ -20,14 +20,13 @@ export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFi
 const recordWriter = new BatchFileOps(1);
 
 /**
- * Owner records are read and written several times per push: the callback `readFile` costs a
- * fraction of the FileHandle-based promise one in CPU, and a record write is one message to the
- * worker instead of four thread-pool round trips.
+ * Owner records are read and written several times per push: reads through the callback
+ * `readFile` (readText), and a record write is one message to the worker instead of four
+ * thread-pool round trips.
  */
 const nodeLockFs: LockFs = {
   ...fsp,
-  readFile: ((path: string, encoding: BufferEncoding) =>
-    new Promise<string>((resolve, reject) => readFileCallback(path, encoding, (error, text) => (error ? reject(error) : resolve(text))))) as LockFs['readFile'],
+  readFile: readText as LockFs['readFile'],
   replaceFile: (temp, path, data) => recordWriter.replaceFile(temp, path, data),
 };
 
@@ -171,6 +170,26 @@ function gone(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ESTALE';
 }
 
+/**
+ * Writes `temp`, then renames it over `path`: in one step where the filesystem offers one, else
+ * writeFile and rename. A failed write leaves no temp behind (the worker removes its own; the
+ * unlink here also covers a worker that died mid-way): an empty one (ENOSPC) in a new lock folder
+ * would keep `acquire` from removing the folder, leaving an ownerless lock until a takeover.
+ */
+async function replaceRecord(fs: LockFs, temp: string, path: string, text: string): Promise<void> {
+  try {
+    if (fs.replaceFile !== undefined) {
+      await fs.replaceFile(temp, path, text);
+    } else {
+      await fs.writeFile(temp, text, { flag: 'wx' });
+      await fs.rename(temp, path);
+    }
+  } catch (error) {
+    await fs.unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
 async function readRecordFile(fs: LockFs, path: string): Promise<OwnerRecord | undefined> {
   try {
     return parseOwnerRecord(await fs.readFile(path, 'utf8'));
@@ -242,21 +261,8 @@ export class HeldLock {
   async writeRecord(record: OwnerRecord): Promise<void> {
     const temp = join(this.leaseDir, `.owner.${this.random.token()}.tmp`);
     const startedAt = this.clock.monotonic();
-    try {
-      const text = `${JSON.stringify(record)}\n`;
-      if (this.fs.replaceFile !== undefined) {
-        await this.fs.replaceFile(temp, join(this.leaseDir, OWNER_FILE), text);
-      } else {
-        await this.fs.writeFile(temp, text, { flag: 'wx' });
-        await this.fs.rename(temp, join(this.leaseDir, OWNER_FILE));
-      }
-      this.wroteAt = startedAt;
-    } catch (error) {
-      // A write that failed (ENOSPC) leaves an empty temp behind; in a new lock folder it would
-      // keep `acquire` from removing the folder, leaving an ownerless lock until a takeover.
-      await this.fs.unlink(temp).catch(() => undefined);
-      throw error;
-    }
+    await replaceRecord(this.fs, temp, join(this.leaseDir, OWNER_FILE), `${JSON.stringify(record)}\n`);
+    this.wroteAt = startedAt;
   }
 
   /** True while the owner record in the lock folder is still ours (same lease). */

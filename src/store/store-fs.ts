@@ -2,6 +2,7 @@ import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
 import { errnoName } from '../runtime/errno.js';
+import { readText } from '../runtime/read-text.js';
 import { BatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
 
 /** The part of a `FileHandle` the store uses. */
@@ -77,9 +78,7 @@ export const nodeStoreFs: StoreFs = {
   unlink: (path) => fsp.unlink(path),
   rename: (oldPath, newPath) => fsp.rename(oldPath, newPath),
   readdir: (path) => fsp.readdir(path),
-  // The callback form: the FileHandle-based promise one costs several times the CPU for the same
-  // calls, and every push reads its URI's retry state.
-  readFile: (path, encoding) => new Promise((resolve, reject) => fsCallback.readFile(path, encoding, (error, text) => (error ? reject(error) : resolve(text)))),
+  readFile: readText,
   stat: (path) => fsp.stat(path),
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
