@@ -78,7 +78,7 @@ export class UriLocks {
     return join(this.runningDir, lockName);
   }
 
-  /** Take the lock, or `undefined` when someone else holds it (a lost race is not an error). */
+  /** Take the lock, or `undefined` when someone else holds it or took it over while it was being taken (a lost race is not an error). */
   async acquire(lockName: string, uri: string): Promise<HeldLock | undefined> {
     try {
       await this.mkdirLock(lockName);
@@ -104,6 +104,10 @@ export class UriLocks {
       await this.fs.mkdir(leaseDir);
       await held.writeRecord(record);
     } catch (error) {
+      // The folder vanished before the record was written: a peer broke this ownerless lock as
+      // stale (this node was paused past lockStale in between) and renamed it away. The lock was
+      // lost, as a refused one is; whatever stands at its path now is the peer's, not ours to remove.
+      if (gone(error)) return undefined;
       // Without an owner record nobody could tell whose lock this is: give it back at once.
       await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
       await this.fs.rmdir(leaseDir).catch(() => undefined);

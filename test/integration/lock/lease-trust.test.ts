@@ -138,6 +138,34 @@ describe('fencing with a trust window after the holder\'s own owner-record write
   });
 });
 
+describe('a lock taken over before its owner record is written', () => {
+  it('is refused, not an error, and the new lock of the peer at the same path is left alone', async () => {
+    const runningDir = join(tempDir('refrelay-trust'), 'running');
+    mkdirSync(runningDir);
+    const peerLease = join(runningDir, LOCK, 'node-b.peer');
+    // This node pauses between making its lease folder and writing the record; meanwhile a peer
+    // breaks the ownerless lock as stale and takes the URI itself.
+    const fs = {
+      ...fsp,
+      mkdir: (async (path: string, options?: Parameters<typeof fsp.mkdir>[1]) => {
+        const made = await fsp.mkdir(path, options);
+        if (path.startsWith(join(runningDir, LOCK, 'node-a.'))) {
+          await takeOver(runningDir, LOCK);
+          await fsp.mkdir(peerLease, { recursive: true });
+        }
+        return made;
+      }) as LockFs['mkdir'],
+    } as LockFs;
+    const locks = new UriLocks({ runningDir, nodeId: 'node-a', host: 'h', pid: 1, clock: new FakeClock(), random: new SeededRandom(3), fs, trustMs: () => TRUST_MS });
+    expect(await locks.acquire(LOCK, URI)).toBeUndefined();
+    expect(readdirSync(join(runningDir, LOCK))).toEqual(['node-b.peer']);
+    const tomb = join(runningDir, `${LOCK}.tomb.thief.1`);
+    const [lease] = readdirSync(tomb);
+    expect(lease).toMatch(/^node-a\./);
+    expect(readdirSync(join(tomb, lease!))).toEqual([]);
+  });
+});
+
 describe('the lock observer and this node\'s own locks', () => {
   it('does not read the locks this process holds, and still judges a peer\'s lock stale', async () => {
     const { runningDir, clock, reads } = setup();
