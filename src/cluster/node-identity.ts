@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import { RefrelayError } from '../errors.js';
 import type { Clock } from '../runtime/clock.js';
@@ -18,7 +18,7 @@ interface RecordView {
 
 async function readRecord(path: string): Promise<RecordView | undefined> {
   try {
-    const value = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    const value = JSON.parse(await readBoundedText(path, STORE_RECORD_MAX_BYTES)) as Record<string, unknown>;
     return {
       pid: typeof value.pid === 'number' ? value.pid : 0,
       host: typeof value.host === 'string' ? value.host : '',

@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import { discoverProjects } from '../intake/project-discovery.js';
@@ -132,7 +133,7 @@ export class PeriodicVerify {
 
 export async function readSummary(path: string): Promise<VerifySummary | undefined> {
   try {
-    const value = JSON.parse(await readFile(path, 'utf8')) as VerifySummary;
+    const value = JSON.parse(await readBoundedText(path, STORE_REPORT_MAX_BYTES)) as VerifySummary;
     return typeof value.finishedAt === 'number' ? value : undefined;
   } catch {
     return undefined;

@@ -3,11 +3,11 @@ import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import { errnoName } from '../runtime/errno.js';
 import type { Random } from '../runtime/random.js';
-import { readText } from '../runtime/read-text.js';
+import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { BatchFileOps } from '../store/batch-fs.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
-export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir'> & {
+export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir' | 'lstat'> & {
   /** Write a new file `temp`, then rename it over `path`, in one step; without it, writeFile and rename. */
   readonly replaceFile?: (temp: string, path: string, data: string) => Promise<void>;
 };
@@ -20,13 +20,14 @@ export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFi
 const recordWriter = new BatchFileOps(1);
 
 /**
- * Owner records are read and written several times per push: reads through the callback
- * `readFile` (readText), and a record write is one message to the worker instead of four
- * thread-pool round trips.
+ * Owner records are read and written several times per push: reads through callback I/O, and
+ * only of a regular file of plausible size (anything else in the store may be planted: a FIFO
+ * would block the read for good, a 3 GB file exhaust memory); a record write is one message to
+ * the worker instead of four thread-pool round trips.
  */
 const nodeLockFs: LockFs = {
   ...fsp,
-  readFile: readText as LockFs['readFile'],
+  readFile: ((path: string) => readBoundedText(path, STORE_RECORD_MAX_BYTES)) as LockFs['readFile'],
   replaceFile: (temp, path, data) => recordWriter.replaceFile(temp, path, data),
 };
 
@@ -194,11 +195,27 @@ async function replaceRecord(fs: LockFs, temp: string, path: string, text: strin
   }
 }
 
+/**
+ * An owner record that is not a regular file of plausible size (refused unread), or is reached
+ * through a symlink, is no record: the lock counts as ownerless and is taken over after
+ * lockStale, and the recovery moves what was planted to corrupt/.
+ */
 async function readRecordFile(fs: LockFs, path: string): Promise<OwnerRecord | undefined> {
   try {
     return parseOwnerRecord(await fs.readFile(path, 'utf8'));
   } catch (error) {
-    if (gone(error)) return undefined;
+    const code = errno(error);
+    if (gone(error) || code === 'EREFUSED' || code === 'ELOOP' || code === 'EISDIR') return undefined;
+    throw error;
+  }
+}
+
+/** A real folder, not a symlink to one: `readdir` and every path below it would follow the link. */
+async function isRealDir(fs: LockFs, path: string): Promise<boolean> {
+  try {
+    return (await fs.lstat(path)).isDirectory();
+  } catch (error) {
+    if (gone(error)) return false;
     throw error;
   }
 }
@@ -207,6 +224,7 @@ async function readRecordFile(fs: LockFs, path: string): Promise<OwnerRecord | u
 async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undefined> {
   let names: string[];
   try {
+    if (!(await isRealDir(fs, dir))) return undefined;
     names = await fs.readdir(dir);
   } catch (error) {
     if (gone(error)) return undefined;
@@ -214,6 +232,7 @@ async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undef
   }
   for (const name of names) {
     if (name.startsWith('.') || name.endsWith('.json') || name.endsWith('.tmp')) continue;
+    if (!(await isRealDir(fs, join(dir, name)))) continue;
     const owner = await readRecordFile(fs, join(dir, name, OWNER_FILE));
     if (owner !== undefined && owner.leaseId === name) return owner;
   }

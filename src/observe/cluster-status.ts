@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
@@ -111,7 +111,7 @@ export interface VerifyStatus {
 
 async function readVerify(storePath: string, storeNow: number): Promise<VerifyStatus | null> {
   try {
-    const value = JSON.parse(await readFile(join(storePath, 'verify', 'last.json'), 'utf8')) as Record<string, unknown>;
+    const value = JSON.parse(await readBoundedText(join(storePath, 'verify', 'last.json'), STORE_REPORT_MAX_BYTES)) as Record<string, unknown>;
     if (typeof value.finishedAt !== 'number') return null;
     return {
       nodeId: String(value.nodeId),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationEvent } from './events.js';
 
@@ -119,7 +120,7 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
   for (const name of names) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await readFile(join(dir, name), 'utf8'));
+      parsed = JSON.parse(await readBoundedText(join(dir, name), STORE_REPORT_MAX_BYTES));
     } catch {
       continue; // vanished or half-written by a foreign tool: the other nodes' history still shows
     }

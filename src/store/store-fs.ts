@@ -1,8 +1,7 @@
-import * as fsCallback from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
+import { readBounded, type BoundedRead, type EntryStats } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
-import { readText } from '../runtime/read-text.js';
 import { BatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
 
 /** The part of a `FileHandle` the store uses. */
@@ -11,15 +10,11 @@ export interface StoreFileHandle {
   sync(): Promise<void>;
   /** Sets the file's times (a backdated task is published with its mtime already in place). */
   utimes(atime: Date, mtime: Date): Promise<void>;
-  stat(): Promise<{ readonly mtimeMs: number }>;
-  readFile(encoding: 'utf8'): Promise<string>;
   close(): Promise<void>;
 }
 
-export interface StoreStats {
-  readonly mtimeMs: number;
-  isDirectory(): boolean;
-}
+/** What `lstat` says of an entry: the entry itself, a symlink never followed. */
+export type StoreStats = EntryStats;
 
 /**
  * Every filesystem call the store makes goes through here, so tests can inject the
@@ -31,43 +26,20 @@ export interface StoreFs {
   unlink(path: string): Promise<void>;
   rename(oldPath: string, newPath: string): Promise<void>;
   readdir(path: string): Promise<string[]>;
-  readFile(path: string, encoding: 'utf8'): Promise<string>;
-  stat(path: string): Promise<StoreStats>;
+  /**
+   * A file's text and mtime through one descriptor, only when `lstat` shows a regular file of at
+   * most `maxBytes`; anything else is refused by type and size, unread (runtime/bounded-read.ts).
+   */
+  readBounded(path: string, maxBytes: number): Promise<BoundedRead>;
+  lstat(path: string): Promise<StoreStats>;
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
   rmdir(path: string): Promise<void>;
-  /**
-   * open + fstat + read + close through one descriptor. Optional: the node adapter implements it
-   * with callback I/O, about 4× faster than FileHandle promises for a pass over thousands of
-   * files; without it the store uses `open` and the handle.
-   */
-  readWithMtime?(path: string): Promise<{ readonly text: string; readonly mtimeMs: number }>;
   /**
    * Many renames and unlinks in one call, each still one atomic system call, with a result per
    * op. Optional: the node adapter runs them on worker threads (see BatchFileOps); without it
    * the store makes one `rename` or `unlink` call per file.
    */
   runFileOps?(ops: readonly FileOp[]): Promise<FileOpResults>;
-}
-
-function readWithMtime(path: string): Promise<{ text: string; mtimeMs: number }> {
-  return new Promise((resolve, reject) => {
-    fsCallback.open(path, 'r', (openError, fd) => {
-      if (openError) return reject(openError);
-      const fail = (error: Error): void => fsCallback.close(fd, () => reject(error));
-      fsCallback.fstat(fd, (statError, stats) => {
-        if (statError) return fail(statError);
-        if (stats.isDirectory()) return fail(Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: 'EISDIR' }));
-        const buffer = Buffer.allocUnsafe(stats.size);
-        fsCallback.read(fd, buffer, 0, stats.size, 0, (readError, bytes) => {
-          if (readError) return fail(readError);
-          fsCallback.close(fd, (closeError) => {
-            if (closeError) return reject(closeError);
-            resolve({ text: buffer.toString('utf8', 0, bytes), mtimeMs: stats.mtimeMs });
-          });
-        });
-      });
-    });
-  });
 }
 
 const batchFileOps = new BatchFileOps();
@@ -78,11 +50,10 @@ export const nodeStoreFs: StoreFs = {
   unlink: (path) => fsp.unlink(path),
   rename: (oldPath, newPath) => fsp.rename(oldPath, newPath),
   readdir: (path) => fsp.readdir(path),
-  readFile: readText,
-  stat: (path) => fsp.stat(path),
+  readBounded,
+  lstat: (path) => fsp.lstat(path),
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
-  readWithMtime,
   runFileOps: (ops) => batchFileOps.run(ops),
 };
 
@@ -115,7 +86,7 @@ export async function removeQuietly(fs: StoreFs, path: string): Promise<void> {
 
 export async function exists(fs: StoreFs, path: string): Promise<boolean> {
   try {
-    await fs.stat(path);
+    await fs.lstat(path);
     return true;
   } catch {
     return false;

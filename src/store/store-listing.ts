@@ -7,9 +7,14 @@ import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
 
-/** A folder that vanished (or turned out not to be one) mid-listing is a lost race: undefined. */
+/**
+ * The names in a folder found in a listing (a lock, claim, failed or done folder): undefined when
+ * it vanished or is not a real folder. `lstat` first, because `readdir` follows a symlink, and
+ * every later path through the link would read, move or delete files outside the store.
+ */
 export async function readdirTolerant(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined> {
   try {
+    if (!(await ctx.fs.lstat(dir)).isDirectory()) return undefined;
     return await ctx.fs.readdir(dir);
   } catch (error) {
     if (isGone(error) || errnoOf(error) === 'ENOTDIR') return undefined;

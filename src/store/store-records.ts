@@ -1,13 +1,15 @@
 import { join } from 'node:path';
 import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, isGone, storeError, type StoreFileHandle, type StoreStats } from './store-fs.js';
+import { isGone, storeError, type StoreStats } from './store-fs.js';
 import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
 import type { FileOp } from './batch-fs.js';
 import { doneOrGone, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
-import { readJsonTolerant } from './task-reader.js';
+import { readJsonOrQuarantine, readJsonTolerant, readRecord } from './task-reader.js';
+import { quarantine } from './quarantine.js';
+import { entryType } from '../runtime/bounded-read.js';
 
 /** Lock folders read side by side; each one reads its own files with bounded concurrency too. */
 const LOCKS_IN_FLIGHT = 4;
@@ -18,7 +20,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
   const locks = await mapBounded(entries, LOCKS_IN_FLIGHT, async (lockName): Promise<RunningLock | undefined> => {
     if (lockName.startsWith('.')) return undefined;
     const dir = ctx.paths.lockFolder(lockName);
-    const stats = await statTolerant(ctx, dir, 'list running tasks');
+    const stats = await lstatTolerant(ctx, dir, 'list running tasks');
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const names = await readdirTolerant(ctx, dir, 'list running tasks');
     if (names === undefined) return undefined;
@@ -52,10 +54,18 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
 /**
  * Put every task of a lock folder (and of the claim folders inside it) back to waiting/, then
  * remove the folder if nothing but bookkeeping files remain. Used on tombstones after a takeover,
- * on this node's own claims at start-up, and on abandoned empty tombstones.
+ * on this node's own claims at start-up, and on abandoned empty tombstones. An entry there that
+ * is not a real folder (a symlink planted as a lock) is never looked through: it is moved to
+ * corrupt/ whole, the link itself.
  */
 export async function recoverLockFolder(ctx: StoreContext, lockName: string): Promise<{ recovered: number; removed: boolean }> {
   const dir = ctx.paths.lockFolder(lockName);
+  const stats = await lstatTolerant(ctx, dir, 'recover lock folder');
+  if (stats === undefined) return { recovered: 0, removed: true };
+  if (!stats.isDirectory()) {
+    await quarantine(ctx, dir, lockName.replaceAll('/', '_'), `${entryType(stats)} where a lock folder is expected`);
+    return { recovered: 0, removed: true };
+  }
   const names = await readdirTolerant(ctx, dir, 'recover lock folder');
   if (names === undefined) return { recovered: 0, removed: true };
   let recovered = 0;
@@ -68,9 +78,9 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
     const inner = await readdirTolerant(ctx, join(dir, name), 'recover lock folder');
     if (inner === undefined) continue;
     recovered += (await resetTasks(ctx, `${lockName}/${name}`, inner.filter(isTaskFileName))).length;
-    await removeBookkeeping(ctx, join(dir, name));
+    await removeBookkeeping(ctx, join(dir, name), false);
   }
-  return { recovered, removed: await removeBookkeeping(ctx, dir) };
+  return { recovered, removed: await removeBookkeeping(ctx, dir, !lockName.includes('/')) };
 }
 
 /**
@@ -83,13 +93,30 @@ function isSillyRenamed(name: string): boolean {
   return name.startsWith('.nfs') || name.startsWith('.fuse_hidden');
 }
 
-/** Remove owner records and temp files, then the folder; false when task files (or anything else) remain. */
-async function removeBookkeeping(ctx: StoreContext, dir: string): Promise<boolean> {
+/**
+ * Remove owner records and temp files, then the folder; false when task files (or a claim
+ * folder still in use) remain. What refrelay never writes there — a directory or a FIFO named
+ * `owner.json`, a symlink, a stranger's file — could keep the folder for good and fail every
+ * pass that tries: it is moved to corrupt/ with its reason instead. `withClaimFolders`: the
+ * folder is a lock folder, whose sub-folders are claim folders recovered by the caller.
+ */
+async function removeBookkeeping(ctx: StoreContext, dir: string, withClaimFolders: boolean): Promise<boolean> {
   const names = (await readdirTolerant(ctx, dir, 'remove lock folder')) ?? [];
   for (const name of names) {
-    if (name === OWNER_RECORD_NAME || name.endsWith('.tmp')) await unlinkTolerant(ctx, join(dir, name), 'remove lock folder');
+    if (isTaskFileName(name)) continue;
+    const path = join(dir, name);
     // Still open on the client that removes it: EBUSY (NFS) or renamed again (FUSE); a later sweep retries.
-    else if (isSillyRenamed(name)) await ctx.fs.unlink(join(dir, name)).catch(() => undefined);
+    if (isSillyRenamed(name)) {
+      await ctx.fs.unlink(path).catch(() => undefined);
+      continue;
+    }
+    const stats = await lstatTolerant(ctx, path, 'remove lock folder');
+    if (stats === undefined) continue;
+    const ours = name === OWNER_RECORD_NAME || name.endsWith('.tmp');
+    if (ours && stats.isFile()) await unlinkTolerant(ctx, path, 'remove lock folder');
+    else if (!(withClaimFolders && stats.isDirectory() && !ours)) {
+      await quarantine(ctx, path, name, `${entryType(stats)} named ${JSON.stringify(name)} in a lock folder, which refrelay never writes`);
+    }
   }
   try {
     await ctx.fs.rmdir(dir);
@@ -127,13 +154,15 @@ async function corruptNames(ctx: StoreContext): Promise<string[]> {
 
 /** Heartbeats of every node that ever ran; unreadable ones are skipped (a writer may be mid-replace). */
 export async function readNodeRecords(ctx: StoreContext): Promise<unknown[]> {
-  const names = await readdirStrict(ctx, ctx.paths.nodes, 'list node records');
-  const records = await mapBounded(
-    names.filter((name) => name.endsWith('.json') && !name.startsWith('.')),
-    ctx.concurrency,
-    (name) => readJsonTolerant(ctx.fs, join(ctx.paths.nodes, name), 'read node record'),
+  const records = await mapBounded(await nodeRecordNames(ctx), ctx.concurrency, (name) =>
+    readJsonOrQuarantine(ctx, join(ctx.paths.nodes, name), name, 'read node record'),
   );
   return records.filter((record) => record !== undefined);
+}
+
+async function nodeRecordNames(ctx: StoreContext): Promise<string[]> {
+  const names = await readdirStrict(ctx, ctx.paths.nodes, 'list node records');
+  return names.filter((name) => name.endsWith('.json') && !name.startsWith('.'));
 }
 
 /**
@@ -141,38 +170,18 @@ export async function readNodeRecords(ctx: StoreContext): Promise<unknown[]> {
  * replaced), read through one descriptor each so content and mtime belong together.
  */
 export async function readNodeRecordFiles(ctx: StoreContext): Promise<NodeRecordFile[]> {
-  const names = await readdirStrict(ctx, ctx.paths.nodes, 'list node records');
-  const files = await mapBounded(
-    names.filter((name) => name.endsWith('.json') && !name.startsWith('.')),
-    ctx.concurrency,
-    async (name): Promise<NodeRecordFile | undefined> => {
-      const path = join(ctx.paths.nodes, name);
-      const read = await readWithMtimeTolerant(ctx, path);
-      if (read === undefined) return undefined;
-      try {
-        return Object.freeze({ name, record: JSON.parse(read.text) as unknown, mtimeMs: read.mtimeMs });
-      } catch {
-        return undefined; // a writer mid-replace on a filesystem without atomic rename
-      }
-    },
-  );
+  const files = await mapBounded(await nodeRecordNames(ctx), ctx.concurrency, async (name): Promise<NodeRecordFile | undefined> => {
+    const path = join(ctx.paths.nodes, name);
+    const read = await readRecord(ctx.fs, path, 'read node record');
+    if (read.kind === 'refused') await quarantine(ctx, path, name, read.reason);
+    if (read.kind !== 'text') return undefined;
+    try {
+      return Object.freeze({ name, record: JSON.parse(read.text) as unknown, mtimeMs: read.mtimeMs });
+    } catch {
+      return undefined; // a writer mid-replace on a filesystem without atomic rename
+    }
+  });
   return files.filter((file): file is NodeRecordFile => file !== undefined);
-}
-
-async function readWithMtimeTolerant(ctx: StoreContext, path: string): Promise<{ text: string; mtimeMs: number } | undefined> {
-  let handle: StoreFileHandle | undefined;
-  try {
-    if (ctx.fs.readWithMtime !== undefined) return await ctx.fs.readWithMtime(path);
-    handle = await ctx.fs.open(path, 'r');
-    const { mtimeMs } = await handle.stat();
-    return { text: await handle.readFile('utf8'), mtimeMs };
-  } catch (error) {
-    const code = errnoOf(error);
-    if (isGone(error) || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
-    throw storeError('read node record', path, error);
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
 }
 
 /**
@@ -185,16 +194,16 @@ export async function sweepBuilding(ctx: StoreContext, maxAgeMs: number): Promis
   const now = ctx.clock.now();
   const removed = await mapBounded(names.filter((name) => name.endsWith('.tmp')), ctx.concurrency, async (name) => {
     const path = join(ctx.paths.building, name);
-    const stats = await statTolerant(ctx, path, 'sweep building');
+    const stats = await lstatTolerant(ctx, path, 'sweep building');
     if (stats === undefined || now - stats.mtimeMs <= maxAgeMs) return false;
     return unlinkTolerant(ctx, path, 'sweep building');
   });
   return removed.filter(Boolean).length;
 }
 
-async function statTolerant(ctx: StoreContext, path: string, operation: string): Promise<StoreStats | undefined> {
+async function lstatTolerant(ctx: StoreContext, path: string, operation: string): Promise<StoreStats | undefined> {
   try {
-    return await ctx.fs.stat(path);
+    return await ctx.fs.lstat(path);
   } catch (error) {
     if (isGone(error)) return undefined;
     throw storeError(operation, path, error);

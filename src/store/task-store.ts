@@ -31,7 +31,7 @@ import type {
   WaitingTask,
 } from './store-types.js';
 import { claimTasks, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
-import { readJsonTolerant } from './task-reader.js';
+import { readJsonOrQuarantine } from './task-reader.js';
 
 export type * from './store-types.js';
 export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
@@ -209,7 +209,7 @@ export class TaskStore {
   /** The persisted retry state of a URI; undefined when absent or unreadable (treated as a fresh start). */
   async readUriState(uriKey: string): Promise<unknown> {
     await this.ready();
-    return readJsonTolerant(this.ctx.fs, this.paths.uriStateFile(uriKey), 'read uri state');
+    return readJsonOrQuarantine(this.ctx, this.paths.uriStateFile(uriKey), `${uriKey}.json`, 'read uri state');
   }
 
   /** Only the URI lock holder calls this; temp + rename, so readers never see half a record. */

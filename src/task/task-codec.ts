@@ -30,8 +30,10 @@ export function decodeTask(text: string): Task {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new TaskFormatError(`invalid JSON (truncated or damaged): ${detail}`, { cause: error });
+    // V8's message quotes the text around the error: a quarantine reason or a log line must
+    // never carry a file's content (it may be anything a symlink or a person put there).
+    const at = /at position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+    throw new TaskFormatError(`invalid JSON (truncated or damaged)${at === undefined ? '' : ` at byte ${at}`}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new TaskFormatError(`expected a JSON object, got ${describe(value)}`);

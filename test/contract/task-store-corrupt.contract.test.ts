@@ -60,7 +60,7 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     BAD_FILES.forEach(([, , reason], i) => {
       expect(found.get(nameFor(i + 1))?.reason).toContain(reason);
     });
-    expect(found.get(dirName)?.reason).toBe('a directory where a task file is expected');
+    expect(found.get(dirName)?.reason).toBe('a directory where a file is expected');
     expect(found.get(dirName)?.nodeId).toBe('node-a');
     expect(found.get(dirName)?.originalPath).toBe(join(env.root, WAITING, dirName));
     expect(await store.countCorrupt()).toBe(BAD_FILES.length + 1);

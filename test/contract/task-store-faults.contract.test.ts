@@ -79,9 +79,9 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     const env = makeEnv();
     await env.store('node-a').create(task);
     const failing = faultyFs(env.fs, {
-      open: async (path, flags) => {
-        if (flags === 'r' && path.endsWith('.json')) throw fsError('EIO', 'open', path);
-        return env.fs.open(path, flags);
+      readBounded: async (path, maxBytes) => {
+        if (path.endsWith('.json')) throw fsError('EIO', 'open', path);
+        return env.fs.readBounded(path, maxBytes);
       },
     });
     const error = await storeError(env.store('node-b', { fs: failing }).listWaiting());
@@ -94,9 +94,9 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     const env = makeEnv();
     await env.store('node-a').createMany([task, { ...task, refs: ['refs/heads/other'] }]);
     const vanishing = faultyFs(env.fs, {
-      open: async (path, flags) => {
-        if (flags === 'r' && path.endsWith(`${taskKey(task)}.json`)) throw fsError('ESTALE', 'open', path);
-        return env.fs.open(path, flags);
+      readBounded: async (path, maxBytes) => {
+        if (path.endsWith(`${taskKey(task)}.json`)) throw fsError('ESTALE', 'open', path);
+        return env.fs.readBounded(path, maxBytes);
       },
     });
     const listed = await env.store('node-b', { fs: vanishing }).listWaiting();

@@ -11,8 +11,8 @@ export function faultyFs(base: StoreFs, overrides: Partial<StoreFs>): StoreFs {
     unlink: overrides.unlink ?? ((path) => base.unlink(path)),
     rename: overrides.rename ?? ((from, to) => base.rename(from, to)),
     readdir: overrides.readdir ?? ((path) => base.readdir(path)),
-    readFile: overrides.readFile ?? ((path, encoding) => base.readFile(path, encoding)),
-    stat: overrides.stat ?? ((path) => base.stat(path)),
+    readBounded: overrides.readBounded ?? ((path, maxBytes) => base.readBounded(path, maxBytes)),
+    lstat: overrides.lstat ?? ((path) => base.lstat(path)),
     mkdir: overrides.mkdir ?? ((path, options) => base.mkdir(path, options)),
     rmdir: overrides.rmdir ?? ((path) => base.rmdir(path)),
   };
@@ -28,8 +28,6 @@ export function failingHandleFs(base: StoreFs, step: keyof StoreFileHandle, code
         writeFile: step === 'writeFile' ? async () => { throw fsError(code, 'write', path); } : (data) => handle.writeFile(data),
         sync: step === 'sync' ? async () => { throw fsError(code, 'fsync', path); } : () => handle.sync(),
         utimes: (atime, mtime) => handle.utimes(atime, mtime),
-        stat: () => handle.stat(),
-        readFile: (encoding) => handle.readFile(encoding),
         close: step === 'close'
           ? async () => {
               await handle.close();

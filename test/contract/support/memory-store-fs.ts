@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { refusalOf, type BoundedRead } from '../../../src/runtime/bounded-read.js';
 import type { StoreFileHandle, StoreFs, StoreStats } from '../../../src/store/store-fs.js';
 
 interface FileNode {
@@ -11,7 +12,12 @@ interface DirNode {
   readonly entries: Map<string, Node>;
   mtimeMs: number;
 }
-type Node = FileNode | DirNode;
+/** A FIFO or a symlink someone left: never opened, never followed (a path through it is ENOTDIR). */
+interface SpecialNode {
+  readonly kind: 'fifo' | 'symlink';
+  mtimeMs: number;
+}
+type Node = FileNode | DirNode | SpecialNode;
 
 /**
  * An in-memory POSIX-ish filesystem behind the `StoreFs` port: the "fake adapter" the
@@ -44,7 +50,7 @@ export class MemoryStoreFs implements StoreFs {
     return {
       writeFile: async (data) => {
         live('write');
-        if (target.kind === 'dir') throw fsError('EISDIR', 'write', path);
+        if (target.kind !== 'file') throw fsError('EISDIR', 'write', path);
         target.content = data;
         target.mtimeMs = this.now();
       },
@@ -52,15 +58,6 @@ export class MemoryStoreFs implements StoreFs {
       utimes: async (_atime, mtime) => {
         live('futimes');
         target.mtimeMs = mtime.getTime();
-      },
-      stat: async () => {
-        live('fstat');
-        return { mtimeMs: target.mtimeMs };
-      },
-      readFile: async () => {
-        live('read');
-        if (target.kind === 'dir') throw fsError('EISDIR', 'read', path);
-        return target.content;
       },
       close: async () => {
         live('close');
@@ -105,11 +102,14 @@ export class MemoryStoreFs implements StoreFs {
     return this.readdirSync(path);
   }
 
-  async readFile(path: string): Promise<string> {
-    return this.readFileSync(path);
+  async readBounded(path: string, maxBytes: number): Promise<BoundedRead> {
+    const stats = this.statSync(path);
+    const refused = refusalOf(stats, maxBytes);
+    if (refused !== undefined) return { kind: 'refused', reason: refused };
+    return { kind: 'text', text: this.readFileSync(path), mtimeMs: stats.mtimeMs };
   }
 
-  async stat(path: string): Promise<StoreStats> {
+  async lstat(path: string): Promise<StoreStats> {
     return this.statSync(path);
   }
 
@@ -151,6 +151,11 @@ export class MemoryStoreFs implements StoreFs {
     this.add(parent, name, { kind: 'file', content, mtimeMs: this.now() });
   }
 
+  makeSpecial(path: string, kind: SpecialNode['kind']): void {
+    const [parent, name] = this.parentOf(path, 'mknod');
+    this.add(parent, name, { kind, mtimeMs: this.now() });
+  }
+
   setMtime(path: string, mtimeMs: number): void {
     this.lookup(path, 'utime').mtimeMs = mtimeMs;
   }
@@ -173,12 +178,25 @@ export class MemoryStoreFs implements StoreFs {
   readFileSync(path: string): string {
     const node = this.lookup(path, 'open');
     if (node.kind === 'dir') throw fsError('EISDIR', 'read', path);
+    if (node.kind !== 'file') throw fsError('EPERM', 'read', path);
     return node.content;
   }
 
   statSync(path: string): StoreStats {
     const node = this.lookup(path, 'stat');
-    return { mtimeMs: node.mtimeMs, isDirectory: () => node.kind === 'dir' };
+    const is = (kind: Node['kind']) => () => node.kind === kind;
+    const no = () => false;
+    return {
+      mtimeMs: node.mtimeMs,
+      size: node.kind === 'file' ? Buffer.byteLength(node.content) : 0,
+      isFile: is('file'),
+      isDirectory: is('dir'),
+      isSymbolicLink: is('symlink'),
+      isFIFO: is('fifo'),
+      isSocket: no,
+      isBlockDevice: no,
+      isCharacterDevice: no,
+    };
   }
 
   private lookup(path: string, syscall: string): Node {

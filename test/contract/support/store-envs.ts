@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStoreFs, type StoreFs } from '../../../src/store/store-fs.js';
 import { TaskStore, type TaskStoreOptions } from '../../../src/store/task-store.js';
@@ -18,6 +19,10 @@ export interface StoreEnv {
   exists(rel: string): boolean;
   mtime(rel: string): number;
   setMtime(rel: string, mtimeMs: number): void;
+  /** What a stranger can leave in the store: a FIFO, a symlink to `target` (absolute), a file of `bytes` (sparse where real). */
+  mkfifo(rel: string): void;
+  symlink(rel: string, target: string): void;
+  writeSized(rel: string, bytes: number): void;
 }
 
 export type StoreEnvFactory = readonly [name: string, make: () => StoreEnv];
@@ -47,6 +52,12 @@ function realEnv(root: string): StoreEnv {
     exists: (rel) => existsSync(at(rel)),
     mtime: (rel) => statSync(at(rel)).mtimeMs,
     setMtime: (rel, mtimeMs) => utimesSync(at(rel), mtimeMs / 1000, mtimeMs / 1000),
+    mkfifo: (rel) => execFileSync('mkfifo', [at(rel)]),
+    symlink: (rel, target) => symlinkSync(target, at(rel)),
+    writeSized: (rel, bytes) => {
+      writeFileSync(at(rel), '');
+      truncateSync(at(rel), bytes);
+    },
   };
 }
 
@@ -68,5 +79,9 @@ function memoryEnv(): StoreEnv {
     exists: (rel) => fs.existsSync(at(rel)),
     mtime: (rel) => fs.statSync(at(rel)).mtimeMs,
     setMtime: (rel, mtimeMs) => fs.setMtime(at(rel), mtimeMs),
+    mkfifo: (rel) => fs.makeSpecial(at(rel), 'fifo'),
+    // The in-memory fs has no outside to point to: the link is an entry that is never followed.
+    symlink: (rel) => fs.makeSpecial(at(rel), 'symlink'),
+    writeSized: (rel, bytes) => fs.writeRaw(at(rel), ' '.repeat(bytes)),
   };
 }

@@ -101,7 +101,7 @@ describe('lock folders on a client where a reader holds the owner record open (N
     const reader = new TaskStore({
       root,
       nodeId: 'reader',
-      fs: { ...nodeStoreFs, readWithMtime: async (path) => Promise.reject(realEstale('open', path)) },
+      fs: { ...nodeStoreFs, readBounded: async (path) => Promise.reject(realEstale('open', path)) },
     });
     await expect(reader.listWaiting(), 'the file was replaced under the listing: skipped, the pass goes on').resolves.toEqual([]);
     expect(readdirSync(join(root, 'ref-updates', 'corrupt'))).toEqual([]);

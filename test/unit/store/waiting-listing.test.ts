@@ -11,9 +11,9 @@ const task = (i: number): Task => ({ project: 'p', refs: [`refs/heads/b${i}`], u
 function countingFs(base: StoreFs): { fs: StoreFs; reads: () => number } {
   let reads = 0;
   const fs = faultyFs(base, {
-    open: (path, flags) => {
-      if (flags === 'r' && path.endsWith('.json')) reads++;
-      return base.open(path, flags);
+    readBounded: (path, maxBytes) => {
+      if (path.endsWith('.json')) reads++;
+      return base.readBounded(path, maxBytes);
     },
   });
   return { fs, reads: () => reads };
@@ -120,9 +120,9 @@ describe('waiting listing changes', () => {
     let loading: (() => void) | undefined;
     const gate = new Promise<void>((resolve) => (loading = resolve));
     const fs = faultyFs(memory, {
-      open: async (path, flags) => {
-        if (flags === 'r' && path.endsWith('.json')) await gate;
-        return memory.open(path, flags);
+      readBounded: async (path, maxBytes) => {
+        if (path.endsWith('.json')) await gate;
+        return memory.readBounded(path, maxBytes);
       },
     });
     const store = new TaskStore({ root: '/s', nodeId: 'n', fs });

@@ -86,10 +86,11 @@ describe('decodeTask', () => {
     expect(files).toEqual(Object.keys(expectedErrors).sort());
   });
 
-  it('keeps the JSON parser error as the cause of a truncated file', () => {
-    const error = decodeError('{"project":"p"');
-    expect(error.message).toMatch(/^invalid JSON \(truncated or damaged\): /);
-    expect(error.cause).toBeInstanceOf(SyntaxError);
+  it('never quotes the file: a refusal ends up in logs and quarantine records', () => {
+    const error = decodeError('root:$6$secret-hash:19000:0:99999:7:::');
+    expect(error.message).toBe('invalid JSON (truncated or damaged)');
+    expect(decodeError('{"project" "p"}').message).toBe('invalid JSON (truncated or damaged) at byte 11');
+    expect(error.cause).toBeUndefined();
   });
 
   it('names the newer version in the refusal, so an operator knows to upgrade', () => {

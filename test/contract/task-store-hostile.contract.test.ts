@@ -1,0 +1,137 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { STORE_RECORD_MAX_BYTES } from '../../src/runtime/bounded-read.js';
+import { taskKey, uriKey, type Task } from '../../src/task/task.js';
+import { useTempDirs } from '../support/temp-dir.js';
+import { storeEnvs, type StoreEnv } from './support/store-envs.js';
+
+/**
+ * The store is untrusted input (DESIGN.md invariant 8): entries of any type and size that
+ * refrelay never wrote are refused by type and size, never opened, followed or echoed, and
+ * cost only themselves.
+ */
+const WAITING = 'ref-updates/waiting';
+const RUNNING = 'ref-updates/running';
+const CORRUPT = 'ref-updates/corrupt';
+const SECRET = 'root:$6$not-for-any-log:19000:0:99999:7:::';
+const uri = 'ssh://replica.example.com/p.git';
+const good: Task = { project: 'p', refs: ['refs/heads/main'], uri, remote: 'mirror' };
+const fileOf = (t: Task): string => `${taskKey(t)}.json`;
+const nameFor = (i: number): string => `${i.toString(16).padStart(40, '0')}.json`;
+
+const tempDir = useTempDirs();
+
+/** A folder outside the store with a secret and task-like files, as a symlink's victim. */
+function victimFolder(): string {
+  const dir = tempDir('refrelay-victim');
+  writeFileSync(join(dir, 'secret'), SECRET);
+  writeFileSync(join(dir, 'owner.json'), '{"nodeId":"x","leaseId":"y","counter":1}');
+  writeFileSync(join(dir, fileOf(good)), JSON.stringify({ version: 1, ...good, refs: ['refs/heads/victim'] }));
+  mkdirSync(join(dir, 'sub'));
+  return dir;
+}
+
+function reasonsText(env: StoreEnv): string {
+  return env
+    .list(CORRUPT)
+    .filter((name) => name.endsWith('.reason'))
+    .map((name) => env.read(`${CORRUPT}/${name}`))
+    .join('\n');
+}
+
+function reasonFor(env: StoreEnv, name: string): string | undefined {
+  for (const file of env.list(CORRUPT).filter((n) => n.endsWith('.reason'))) {
+    const record = JSON.parse(env.read(`${CORRUPT}/${file}`)) as { reason: string; originalPath: string };
+    if (record.originalPath.endsWith(`/${name}`)) return record.reason;
+  }
+  return undefined;
+}
+
+describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, makeEnv) => {
+  it('moves a FIFO, a symlink and an oversized file out of waiting/ unread, and lists the valid task', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good);
+    const secretFile = join(victimFolder(), 'secret');
+    env.mkfifo(`${WAITING}/${nameFor(1)}`);
+    env.symlink(`${WAITING}/${nameFor(2)}`, secretFile);
+    env.writeSized(`${WAITING}/${nameFor(3)}`, STORE_RECORD_MAX_BYTES + 1);
+
+    const listed = await store.listWaiting();
+
+    expect(listed.map((t) => t.name)).toEqual([fileOf(good)]);
+    expect(env.list(WAITING)).toEqual([fileOf(good)]);
+    expect(reasonFor(env, nameFor(1))).toBe('a FIFO where a file is expected');
+    expect(reasonFor(env, nameFor(2))).toBe('a symbolic link where a file is expected');
+    expect(reasonFor(env, nameFor(3))).toBe(`${STORE_RECORD_MAX_BYTES + 1} bytes, over the ${STORE_RECORD_MAX_BYTES}-byte limit`);
+    expect(reasonsText(env)).not.toContain('not-for-any-log');
+    expect(readFileSync(secretFile, 'utf8')).toBe(SECRET);
+  });
+
+  it('moves a retry state that is not a plain file to corrupt/ and reads it as no state', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good); // makes the layout
+    const key = uriKey(uri);
+    env.mkfifo(`uri-state/${key}.json`);
+
+    expect(await store.readUriState(key)).toBeUndefined();
+
+    expect(env.list('uri-state')).toEqual([]);
+    expect(reasonFor(env, `${key}.json`)).toBe('a FIFO where a file is expected');
+    await store.writeUriState(key, { attempts: 1, notBefore: 5 });
+    expect(await store.readUriState(key)).toMatchObject({ attempts: 1 });
+  });
+
+  it('reads the node records that are plain files and moves the others aside', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good);
+    env.write('nodes/a.json', '{"nodeId":"a"}');
+    env.mkfifo('nodes/fifo.json');
+    env.writeSized('nodes/huge.json', STORE_RECORD_MAX_BYTES + 1);
+
+    expect(await store.readNodeRecords()).toEqual([{ nodeId: 'a' }]);
+    expect((await store.readNodeRecordFiles()).map((file) => file.name)).toEqual(['a.json']);
+    expect(env.list('nodes')).toEqual(['a.json']);
+  });
+
+  it('clears a tombstone holding a directory named owner.json: tasks back to waiting, the directory to corrupt/', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good);
+    const tomb = `${'a'.repeat(40)}.tomb.node-b.t1`;
+    env.mkdir(`${RUNNING}/${tomb}/lease-1/owner.json`);
+    env.mkdir(`${RUNNING}/${tomb}/owner.json`);
+    env.write(`${RUNNING}/${tomb}/lease-1/junk.tmp`, 'x');
+    expect(await store.claim(`${tomb}/lease-1`, [fileOf(good)])).toEqual([fileOf(good)]);
+
+    expect(await store.recoverLockFolder(tomb)).toEqual({ recovered: 1, removed: true });
+
+    expect(env.list(RUNNING)).toEqual([]);
+    expect(env.list(WAITING)).toEqual([fileOf(good)]);
+    expect(reasonsText(env)).toContain('a directory named \\"owner.json\\" in a lock folder');
+    expect(env.list(CORRUPT).filter((name) => !name.endsWith('.reason'))).toHaveLength(2);
+  });
+
+  it('never looks through a lock folder that is a symlink: the link goes to corrupt/, the folder it names stays intact', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create({ ...good, refs: ['refs/heads/other'] });
+    const victim = victimFolder();
+    const before = readdirSync(victim).sort();
+    const tomb = `${'b'.repeat(40)}.tomb.node-b.t2`;
+    env.symlink(`${RUNNING}/${tomb}`, victim);
+    env.symlink(`${RUNNING}/${'c'.repeat(40)}`, victim);
+
+    expect((await store.listRunning()).map((lock) => lock.lockName)).toEqual([]);
+    expect(await store.recoverLockFolder(tomb)).toEqual({ recovered: 0, removed: true });
+
+    expect(env.list(RUNNING)).toEqual(['c'.repeat(40)]);
+    expect(env.list(WAITING)).toEqual([fileOf({ ...good, refs: ['refs/heads/other'] })]);
+    expect(reasonFor(env, tomb)).toBe('a symbolic link where a lock folder is expected');
+    expect(readdirSync(victim).sort()).toEqual(before);
+    expect(readFileSync(join(victim, 'secret'), 'utf8')).toBe(SECRET);
+  });
+});
