@@ -128,6 +128,7 @@ export class Daemon {
       random: options.random,
       trustMs: () => this.config.lockStaleMs / 3,
     });
+    const processes = options.processes ?? realProcessControl;
     this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
     this.distributor = new Distributor(
       {
@@ -141,11 +142,12 @@ export class Daemon {
         log: options.log,
         storeClockOffsetMs: () => this.offset.current() ?? 0,
         ...(options.observability ? { events: options.observability.events } : {}),
+        identifyPush: (pid) => ({ pushStartTime: processes.identify(pid).startTime, bootId: processes.bootId() }),
       },
       () => this.waker.wake('slot'),
     );
     this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0, options.credentials);
-    this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, options.processes ?? realProcessControl, () => this.config.lockStaleMs, (uriKey) => {
+    this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, processes, () => this.config.lockStaleMs, (uriKey) => {
       this.distributor.expedite(uriKey);
       this.waker.wake();
     }, options.observability?.events);

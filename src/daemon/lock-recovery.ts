@@ -1,12 +1,13 @@
 import { ignoreEvents, type EventSink } from '../observe/events.js';
-import { readFileSync } from 'node:fs';
 import { urlKind } from '../config/remote-url.js';
 import { LockObserver } from '../lock/lock-observer.js';
 import type { OwnerRecord } from '../lock/owner-record.js';
 import { ownerSignature, type UriLocks } from '../lock/uri-lock.js';
 import type { Log } from '../observe/log.js';
 import type { Clock } from '../runtime/clock.js';
+import { ownProcessGroup, readBootId, readCmdline, readProcStat } from '../runtime/process-identity.js';
 import type { TaskStore } from '../store/task-store.js';
+import { judgeOrphanPush, type OrphanPushVerdict } from './orphan-push-proof.js';
 
 export interface ProcessControl {
   isAlive(pid: number): boolean;
@@ -14,20 +15,12 @@ export interface ProcessControl {
   killGroup(pid: number): void;
   /** Resolves once `pid` is no longer alive, or after `timeoutMs`. Without it, nothing is awaited. */
   waitForExit?(pid: number, timeoutMs: number): Promise<void>;
-}
-
-/**
- * A process that exited but was not reaped yet still answers signal 0: the orphaned push of a
- * dead node (until init reaps it) or the finished push of a paused one (its parent is stopped).
- */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
-    return state === 'Z' || state === 'X';
-  } catch {
-    return false; // gone meanwhile, or no /proc: signal 0 said alive
-  }
+  /** The start time (clock ticks after boot) and first command-line word of `pid` now; undefined fields when unreadable. */
+  identify(pid: number): { startTime: number | undefined; argv0: string | undefined };
+  /** This machine's boot id, undefined when unknown. */
+  bootId(): string | undefined;
+  /** This node's own pid and process group: never signalled, whatever a record says. */
+  self(): { pid: number; group: number | undefined };
 }
 
 export const realProcessControl: ProcessControl = {
@@ -37,7 +30,10 @@ export const realProcessControl: ProcessControl = {
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === 'EPERM';
     }
-    return !isZombie(pid);
+    // A process that exited but was not reaped yet still answers signal 0: the orphaned push of
+    // a dead node (until init reaps it) or the finished push of a paused one (its parent is stopped).
+    const state = readProcStat(pid)?.state;
+    return state !== 'Z' && state !== 'X';
   },
   killGroup(pid) {
     try {
@@ -50,6 +46,11 @@ export const realProcessControl: ProcessControl = {
     const deadline = performance.now() + timeoutMs;
     while (realProcessControl.isAlive(pid) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   },
+  identify(pid) {
+    return { startTime: readProcStat(pid)?.startTime, argv0: readCmdline(pid)?.[0] };
+  },
+  bootId: readBootId,
+  self: () => ({ pid: process.pid, group: ownProcessGroup() }),
 };
 
 /**
@@ -111,15 +112,26 @@ export class LockRecovery {
   }
 
   private async breakAndRecover(lockName: string, owner: OwnerRecord | undefined, message: string, unchangedMs?: number): Promise<number | undefined> {
-    await this.letOrphanPushEnd(lockName, owner);
+    let warned = false;
+    /** Whether the recorded push is proved to be the orphaned one right now; says so at most once per lock when it is not. */
+    const provedOrphan = (): boolean => {
+      const verdict = this.judgeRecordedPush(owner);
+      if (verdict === 'orphaned-push') return true;
+      if (verdict !== undefined && verdict !== 'gone' && !warned) {
+        warned = true;
+        // The lock name and the pid only: the rest of the record is whatever someone wrote there.
+        this.log.warn({ lock: lockName, pushPid: owner?.pushPid, reason: verdict }, 'the recorded push process could not be proved to be the orphaned push; not signalling it');
+      }
+      return false;
+    };
+    await this.letOrphanPushEnd(lockName, owner, provedOrphan);
     const tombstone = await this.locks.breakStale(lockName, ownerSignature(owner));
     this.observer.forget(lockName);
     if (tombstone === undefined) return undefined;
     // The lock is ours to clear now. A dead holder's git push may still run on this host: stop
-    // it before the tasks go back to waiting and anyone pushes the URI again.
-    if (owner?.host === this.host && owner.pushPid !== undefined && this.processes.isAlive(owner.pushPid)) {
-      this.processes.killGroup(owner.pushPid);
-    }
+    // it before the tasks go back to waiting and anyone pushes the URI again. Judged again, not
+    // remembered from before the wait: the push may have ended and its pid been reused meanwhile.
+    if (owner?.pushPid !== undefined && provedOrphan()) this.processes.killGroup(owner.pushPid);
     const { recovered } = await this.store.recoverLockFolder(tombstone);
     this.log.info(
       { lock: lockName, formerNode: owner?.nodeId ?? null, formerPid: owner?.pid ?? null, formerHost: owner?.host ?? null, tasks: recovered, unchangedMs },
@@ -130,17 +142,39 @@ export class LockRecovery {
   }
 
   /**
+   * What the process the owner record names as its push is (orphan-push-proof.ts); undefined
+   * when the record names none on this host. The store is shared and writable by others, so a
+   * record naming this host proves nothing by itself.
+   */
+  private judgeRecordedPush(owner: OwnerRecord | undefined): OrphanPushVerdict | undefined {
+    if (owner?.host !== this.host || owner.pushPid === undefined) return undefined;
+    const pid = owner.pushPid;
+    const self = this.processes.self();
+    // Signal 0 and /proc reads are harmless for any pid, so the facts are gathered before judging.
+    return judgeOrphanPush({
+      pid,
+      recordedStartTime: owner.pushStartTime,
+      recordedBootId: owner.bootId,
+      ownPid: self.pid,
+      ownGroup: self.group,
+      bootId: this.processes.bootId(),
+      running: this.processes.isAlive(pid) ? this.processes.identify(pid) : undefined,
+    });
+  }
+
+  /**
    * A dead holder's git push may still run on this host. Over the network (git://, ssh://,
    * http) killing it stops only the client: the destination's receive-pack and its hooks go on,
    * and a push started now would overlap them. So while the lock still keeps everyone off the
    * URI, let it end — it ends once the destination has applied or refused it — for at most
    * lockStale; one still running then is hung and is killed once the lock is broken. A local
-   * (file://) push runs receive-pack inside its own process group: killing it stops both.
+   * (file://) push runs receive-pack inside its own process group: killing it stops both. Only a
+   * process proved to be that push is waited for: a forged record must not hold the lock up.
    */
-  private async letOrphanPushEnd(lockName: string, owner: OwnerRecord | undefined): Promise<void> {
+  private async letOrphanPushEnd(lockName: string, owner: OwnerRecord | undefined, provedOrphan: () => boolean): Promise<void> {
     if (owner?.host !== this.host || owner.pushPid === undefined || this.processes.waitForExit === undefined) return;
     const kind = urlKind(owner.uri);
-    if (kind === 'file' || kind === 'path' || !this.processes.isAlive(owner.pushPid)) return;
+    if (kind === 'file' || kind === 'path' || !provedOrphan()) return;
     this.log.info({ lock: lockName, formerNode: owner.nodeId, pushPid: owner.pushPid }, "waiting for the former holder's git push to end");
     await this.processes.waitForExit(owner.pushPid, this.lockStaleMs());
   }

@@ -13,9 +13,28 @@ export interface OwnerRecord {
   readonly heartbeatAt: number;
   /** Process group of the running `git push`, so a node on the same host can stop an orphan. */
   readonly pushPid?: number;
+  /**
+   * The push's start time (clock ticks after boot, /proc/<pid>/stat) and the machine's boot id:
+   * together they tell that very process from a later one reusing its pid. Records written
+   * before they existed lack them; such a push is never signalled.
+   */
+  readonly pushStartTime?: number;
+  readonly bootId?: string;
 }
 
 export const OWNER_FILE = 'owner.json';
+
+/** Longer than any boot id (a 36-character UUID): a longer string is not one. */
+const MAX_BOOT_ID_LENGTH = 64;
+
+/** The store is shared, so a record may say anything: a pid or start time is kept only when it can be one. */
+function positiveInteger(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+function boundedString(value: unknown, maxLength: number): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= maxLength ? value : undefined;
+}
 
 export function parseOwnerRecord(text: string): OwnerRecord | undefined {
   let value: unknown;
@@ -37,6 +56,12 @@ export function parseOwnerRecord(text: string): OwnerRecord | undefined {
     uri: typeof record.uri === 'string' ? record.uri : '',
     acquiredAt: typeof record.acquiredAt === 'number' ? record.acquiredAt : 0,
     heartbeatAt: typeof record.heartbeatAt === 'number' ? record.heartbeatAt : 0,
-    ...(typeof record.pushPid === 'number' ? { pushPid: record.pushPid } : {}),
+    ...optional('pushPid', positiveInteger(record.pushPid)),
+    ...optional('pushStartTime', positiveInteger(record.pushStartTime)),
+    ...optional('bootId', boundedString(record.bootId, MAX_BOOT_ID_LENGTH)),
   };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

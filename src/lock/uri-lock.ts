@@ -302,7 +302,7 @@ export class HeldLock {
   }
 
   /** Advance the heartbeat counter; false (and nothing written) when the lock is no longer ours. */
-  async heartbeat(extra: Partial<Pick<OwnerRecord, 'pushPid'>> = {}): Promise<boolean> {
+  async heartbeat(extra: Partial<Pick<OwnerRecord, 'pushPid' | 'pushStartTime' | 'bootId'>> = {}): Promise<boolean> {
     // Always read: the heartbeat is what notices a lost lock and stops the push. Only the beat
     // that records a new push process (right after the holder's own write at acquire) trusts the
     // window, as every other fenced write does; its write is fenced by path like every lease

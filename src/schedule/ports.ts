@@ -22,8 +22,11 @@ export interface Lease {
   readonly claimName: string;
   /** False once another node has taken the lock over: then nothing more may be written. */
   stillMine(): Promise<boolean>;
-  /** Advance the counter (and record the running push's process group); false once lost. */
-  heartbeat(extra?: { pushPid?: number }): Promise<boolean>;
+  /**
+   * Advance the counter (and record the running push's process group, with what identifies that
+   * process: its start time and the machine's boot id); false once lost.
+   */
+  heartbeat(extra?: { pushPid?: number; pushStartTime?: number; bootId?: string }): Promise<boolean>;
   release(): Promise<boolean>;
   /**
    * Optional: release the lock and finish every task still claimed under it in one step (the
@@ -67,4 +70,10 @@ export interface SchedulerDeps {
   /** Claims, pushes, retries and failures as facts, for metrics and the per-URI history. */
   readonly events?: EventSink;
   readonly hosts?: HostHealth;
+  /**
+   * The start time and boot id of a push process just spawned, recorded with its pid so that a
+   * node on this host can later prove a still-running process is that orphaned push. Without it
+   * only the pid is recorded, and such a push is never signalled.
+   */
+  readonly identifyPush?: (pid: number) => { pushStartTime?: number; bootId?: string };
 }

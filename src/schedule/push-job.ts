@@ -68,7 +68,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   const onOuterAbort = (): void => jobControl.abort();
   signal.addEventListener('abort', onOuterAbort, { once: true });
   if (signal.aborted) jobControl.abort();
-  let pushPid: number | undefined;
+  let pushProcess: { pushPid: number; pushStartTime?: number; bootId?: string } | undefined;
   let finished = false;
   const claims = new ClaimLedger(lock);
   // Heartbeats run one at a time and are awaited before the release, so a late beat can never
@@ -77,7 +77,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   const beat = (): void => {
     if (finished) return;
     beating = beating.then(() =>
-      lock.heartbeat(pushPid === undefined ? {} : { pushPid }).then(
+      lock.heartbeat(pushProcess ?? {}).then(
         (mine) => {
           if (mine || finished || jobControl.signal.aborted) return;
           log.warn({ uri: redactUrl(group.uri), lease: lock.leaseId }, 'lost the URI lock while holding it; aborting the push');
@@ -89,7 +89,10 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   };
   const stopHeartbeat = deps.timers.every(Math.max(250, Math.floor(config.lockStaleMs / 6)), beat);
   const onPushSpawn = (pid: number): void => {
-    pushPid = pid;
+    // Read at once, while the process surely exists. Every key is set (undefined when unknown),
+    // so the record never pairs this pid with an earlier push's start time.
+    const identity = deps.identifyPush?.(pid);
+    pushProcess = { pushPid: pid, pushStartTime: identity?.pushStartTime, bootId: identity?.bootId };
     beat();
   };
   try {

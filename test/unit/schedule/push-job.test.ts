@@ -157,3 +157,38 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
   });
 });
+
+describe('recording the running push in the owner record', () => {
+  it('records each push\'s pid with its start time and boot id, and never pairs a later pid with an earlier push\'s start time', async () => {
+    const h = harness(config);
+    const group = await twoUnits(h);
+    const beats: Array<Record<string, unknown>> = [];
+    const locks = {
+      acquire: async (lockName: string) => {
+        const lease = await h.locks.acquire(lockName);
+        if (lease === undefined) return undefined;
+        return Object.assign(Object.create(lease) as typeof lease, {
+          heartbeat: async (extra: Record<string, unknown> = {}) => {
+            beats.push({ ...extra });
+            return lease.heartbeat();
+          },
+        });
+      },
+    };
+    // Project a's git gets pid 101, b's 102; only 101's start time can be read (102 already gone).
+    const pids = new Map([['/repos/a.git', 101], ['/repos/b.git', 102]]);
+    h.pusher.respond = (request) => {
+      request.onPushSpawn?.(pids.get(request.localRepo)!);
+      return {};
+    };
+    const identifyPush = (pid: number) => (pid === 101 ? { pushStartTime: 25756, bootId: 'boot-1' } : { bootId: 'boot-1' });
+
+    const result = await runPushJob({ ...h.deps, locks, identifyPush }, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 2 });
+    expect(beats).toEqual([
+      { pushPid: 101, pushStartTime: 25756, bootId: 'boot-1' },
+      { pushPid: 102, pushStartTime: undefined, bootId: 'boot-1' },
+    ]);
+  });
+});
