@@ -66,7 +66,9 @@ describe('a node killed in the middle of a push over the network, restarted at o
 
     const first = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(first);
-    await waitUntil('the push to run, its process recorded in the owner record', () => ownerWithPushPid(store, uriKey(uri)), 10_000);
+    const owner = await waitUntil('the push to run, its process recorded in the owner record', () => ownerWithPushPid(store, uriKey(uri)), 10_000);
+    // Recorded with what proves it is that push later: without them the restarted node would not wait for it.
+    expect(owner).toMatchObject({ pushStartTime: expect.any(Number), bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() });
     await waitUntil('the destination hook to run', () => existsSync(join(dest, 'push-in-progress')), 10_000);
     first.signal('SIGKILL');
     await first.exited;
