@@ -63,7 +63,7 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
     refs = args.refs;
   }
   assertProjectName(project!);
-  for (const ref of refs) assertRefName(ref);
+  for (const ref of refs) assertRefName(ref, config.maxRefNameBytes);
   const unknown = args.remotes.filter((name) => !config.remotes.some((remote) => remote.name === name));
   if (unknown.length > 0) throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${config.file}`);
 

@@ -25,6 +25,7 @@ export function describeConfig(config: ReplicationConfig): string {
     `sshConnectionReuse: ${config.sshConnectionReuse}`,
     `secureConfig: ${config.secureConfig ?? '(none)'}${config.allowInsecureSecrets ? ' (insecure permissions allowed)' : ''}`,
     `storeUmask: ${config.storeUmask.toString(8).padStart(3, '0')}`,
+    `maxRefNameBytes: ${config.maxRefNameBytes}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
@@ -86,6 +87,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     secureConfig: config.secureConfig ?? null,
     allowInsecureSecrets: config.allowInsecureSecrets,
     storeUmask: config.storeUmask.toString(8).padStart(3, '0'),
+    maxRefNameBytes: config.maxRefNameBytes,
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,

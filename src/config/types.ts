@@ -99,6 +99,8 @@ export interface ReplicationConfig {
   readonly allowInsecureSecrets: boolean;
   /** The umask for everything refrelay writes into the store (default 027: files 0640, folders 0750). */
   readonly storeUmask: number;
+  /** Ref names longer than this many UTF-8 bytes are refused where they enter and in task files. */
+  readonly maxRefNameBytes: number;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

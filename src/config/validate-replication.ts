@@ -13,6 +13,11 @@ export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 export const DEFAULT_BULK_SHARES = 25;
 export const DEFAULT_USAGE_HALF_LIFE_MS = 5 * 60_000;
+/**
+ * git sets no limit on ref names, but destinations do (a loose ref is a file path, hosting
+ * services cap names), so a longer name could only fail at every push.
+ */
+export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
 
 /** Two pushes per CPU: a push spends much of its time waiting on the network or the destination. */
 export function defaultMaxPushes(): number {
@@ -73,6 +78,7 @@ export function buildNodeSettings(
     ...optional('secureConfig', secureConfigPath(replication, relativeToFile, setting)),
     allowInsecureSecrets: setting('allowInsecureSecrets', parseBoolean, false),
     storeUmask: setting('storeUmask', parseUmask, DEFAULT_STORE_UMASK),
+    maxRefNameBytes: setting('maxRefNameBytes', (t) => parseWholeNumber(t, 1), DEFAULT_MAX_REF_NAME_BYTES),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_REF_NAME_BYTES } from '../config/validate-replication.js';
 import { UsageError } from '../errors.js';
 
 // Control characters (C0, DEL) never belong in a project or ref name; they break logs and terminals.
@@ -28,8 +29,13 @@ export function assertProjectName(project: string): string {
   return project;
 }
 
-/** The rules of `git check-ref-format` for a full ref name, plus: it must live under `refs/`. */
-export function refNameProblem(ref: string): string | undefined {
+/**
+ * The rules of `git check-ref-format` for a full ref name, plus: it must live under `refs/` and
+ * be at most `maxBytes` bytes of UTF-8.
+ */
+export function refNameProblem(ref: string, maxBytes = DEFAULT_MAX_REF_NAME_BYTES): string | undefined {
+  const bytes = Buffer.byteLength(ref, 'utf8');
+  if (bytes > maxBytes) return `is ${bytes} bytes long, over the limit of ${maxBytes} bytes (replication.maxRefNameBytes)`;
   if (!ref.startsWith('refs/')) return 'must start with "refs/"';
   if (CONTROL.test(ref)) return 'contains a control character';
   if (/[ ~^:?*[\\]/.test(ref)) return 'contains one of space ~ ^ : ? * [ \\';
@@ -44,8 +50,20 @@ export function refNameProblem(ref: string): string | undefined {
   return undefined;
 }
 
-export function assertRefName(ref: string): string {
-  const problem = refNameProblem(ref);
-  if (problem !== undefined) throw new UsageError(`invalid ref name ${JSON.stringify(ref)}: ${problem}`);
+export function assertRefName(ref: string, maxBytes = DEFAULT_MAX_REF_NAME_BYTES): string {
+  const problem = refNameProblem(ref, maxBytes);
+  if (problem !== undefined) throw new UsageError(`invalid ref name ${quoteRefName(ref)}: ${problem}`);
   return ref;
+}
+
+const QUOTED_PREFIX_CHARS = 64;
+
+/**
+ * A ref name for a message: quoted whole when short, else its first characters and "…", so that
+ * a name of thousands of characters does not flood a terminal or a log line.
+ */
+export function quoteRefName(ref: string): string {
+  const chars = Array.from(ref); // code points: a cut never splits a surrogate pair
+  if (chars.length <= QUOTED_PREFIX_CHARS) return JSON.stringify(ref);
+  return `${JSON.stringify(chars.slice(0, QUOTED_PREFIX_CHARS).join(''))}…`;
 }

@@ -3,7 +3,7 @@ import { expandUrl } from '../config/remote-url.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { FULL_SYNC_REF, uriKey as computeUriKey } from '../task/task.js';
 import type { Lane } from './fair-share.js';
-import { projectNameProblem, refNameProblem } from '../intake/names.js';
+import { projectNameProblem, quoteRefName, refNameProblem } from '../intake/names.js';
 import { redactUrl } from '../observe/redact.js';
 
 /** Every waiting task of one destination URI. */
@@ -51,8 +51,8 @@ function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): Remo
   if (project !== undefined) return `invalid project name ${JSON.stringify(task.project)}: ${project}`;
   for (const ref of task.refs) {
     if (ref === FULL_SYNC_REF) continue;
-    const problem = refNameProblem(ref);
-    if (problem !== undefined) return `invalid ref name ${JSON.stringify(ref)}: ${problem}`;
+    const problem = refNameProblem(ref, config.maxRefNameBytes);
+    if (problem !== undefined) return `invalid ref name ${quoteRefName(ref)}: ${problem}`;
   }
   const remote = config.remotes.find((candidate) => candidate.name === task.remote);
   if (remote === undefined) return `remote ${JSON.stringify(task.remote)} is not configured in ${config.file}`;

@@ -129,6 +129,27 @@ describe('enqueue from a real post-receive hook', () => {
     expect(waitingTasks(ws.store)).toEqual([]);
   });
 
+  it('refuses a ref name over 4096 bytes, from --ref and from hook stdin, with exit 2 and a short message', () => {
+    const ws = workspace();
+    const long = `refs/heads/${'x'.repeat(4989)}`;
+    const expected = `refrelay: invalid ref name "refs/heads/${'x'.repeat(53)}"…: is 5000 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)\n`;
+    const fromArgs = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--ref', long]);
+    expect(fromArgs.status).toBe(2);
+    expect(fromArgs.stderr).toBe(expected);
+    const oid = 'a'.repeat(40);
+    const fromStdin = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--stdin'], { input: `${'0'.repeat(40)} ${oid} refs/heads/main\n${'0'.repeat(40)} ${oid} ${long}\n` });
+    expect(fromStdin.status).toBe(2);
+    expect(fromStdin.stderr).toBe(expected);
+    // Refused as a whole: not even the valid ref of the same hook call is queued.
+    expect(waitingTasks(ws.store)).toEqual([]);
+
+    const roomier = join(ws.root, 'roomier.config');
+    writeFileSync(roomier, `${readFileSync(ws.config, 'utf8').replace('[replication]\n', '[replication]\n  maxRefNameBytes = 5000\n')}`);
+    const allowed = runCli(['enqueue', '--config', roomier, '--project', 'team/app', '--ref', long]);
+    expect(allowed.stderr).toBe('');
+    expect(allowed.status).toBe(0);
+  });
+
   it('queues nothing for a project no remote wants, and says so', () => {
     const ws = workspace();
     const result = runCli(['enqueue', '--config', ws.config, '--project', 'elsewhere/x', '--ref', 'refs/tags/v1']);

@@ -271,6 +271,13 @@ describe('validateConfig warnings', () => {
     ]);
   });
 
+  it('limits ref names to 4096 bytes unless maxRefNameBytes says otherwise, and refuses a limit below 1', () => {
+    expect(valid(...BASE).maxRefNameBytes).toBe(4096);
+    expect(valid(...BASE, 'replication.maxRefNameBytes=255').maxRefNameBytes).toBe(255);
+    const result = validate(...BASE, 'replication.maxRefNameBytes=0');
+    expect(result.problems.map((p) => p.key)).toEqual(['replication.maxRefNameBytes']);
+  });
+
   it('warns once per unknown section and ignores its keys', () => {
     const result = validate(...BASE, 'core.bare=true', 'core.editor=vi', 'plugin.x.a=1', 'include.path=other.config');
     expect(result.problems).toEqual([]);

@@ -20,6 +20,21 @@ function shape(groups: ReadonlyMap<string, UriGroup>): Array<{ key: string }> {
 
 const byKey = <T extends { key: string }>(rows: T[]): T[] => [...rows].sort((a, b) => a.key.localeCompare(b.key));
 
+describe('task files no node may push', () => {
+  it('refuses a task whose ref is longer than maxRefNameBytes, quoting only a prefix of it', () => {
+    const long = `refs/heads/${'z'.repeat(5000)}`;
+    const item = Object.freeze({ name: 'long.json', key: 'long', task: Object.freeze({ project: 'p1', refs: ['refs/heads/ok', long], uri: '/dest/mirror/p1.git', remote: 'mirror' }), mtimeMs: 1 });
+    const grouping = groupWaiting(config, [item, waiting(2, 'p1', 'mirror', 2)], new WeakMap());
+    expect(grouping.untrusted.map((entry) => [entry.item.name, entry.reason])).toEqual([
+      ['long.json', `invalid ref name "refs/heads/${'z'.repeat(53)}"…: is 5011 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)`],
+    ]);
+    expect([...grouping.groups.values()].map((group) => group.tasks.map((task) => task.name))).toEqual([['t2.json']]);
+
+    const roomier = configOf(['replication.maxRefNameBytes=6000', 'remote.mirror.url=/dest/mirror/${name}.git']);
+    expect(groupWaiting(roomier, [item], new WeakMap()).untrusted).toEqual([]);
+  });
+});
+
 describe('grouping after claims', () => {
   it('equals a full regroup of what is left, claim after claim, and keeps untouched groups as they are', () => {
     // Deterministic pseudo-random listing: 400 tasks over 3 remotes (one refused), 25 projects, mixed lanes.
