@@ -31,6 +31,8 @@ const RULES: readonly Rule[] = [
   { kind: 'transient', pattern: /Connection (refused|reset|closed by)|timed out|kex_exchange_identification|Network is unreachable|No route to host/i },
   { kind: 'transient', pattern: /Could not resolve host|unable to look up|Temporary failure in name resolution/i },
   { kind: 'transient', pattern: /remote end hung up|early EOF|unexpected disconnect|RPC failed|failed to lock|cannot lock ref|failed to update ref/i },
+  // receive-pack's answer when the repository was deleted while the pack came in: gone now, maybe back (or created) later.
+  { kind: 'transient', pattern: /unable to migrate objects to permanent storage/i },
   { kind: 'permanent', pattern: /transport '[^']*' not allowed|unable to find remote helper|remote-\S+' is not a git command|src refspec .* does not match/i },
   // Last: the server closed without a word. Auth and missing-repository messages end with it too, so they must win first.
   { kind: 'transient', pattern: /Could not read from remote repository/i },

@@ -45,7 +45,9 @@ export function porcelainCompleted(stdout: string): boolean {
 /**
  * A remote that could not lock or write a ref, or could not unpack what we
  * sent, is busy or unwell rather than saying no: worth retrying, not parking.
+ * "unable to migrate objects" is receive-pack finding the repository gone under
+ * it (deleted mid-push): the retry finds it missing, and may create it again.
  */
 export function isTransientRejection(ref: PorcelainRef): boolean {
-  return ref.flag === '!' && /failed to (lock|update ref)|cannot lock ref|unpacker error/i.test(ref.reason ?? '');
+  return ref.flag === '!' && /failed to (lock|update ref)|cannot lock ref|unpacker error|unable to migrate objects/i.test(ref.reason ?? '');
 }

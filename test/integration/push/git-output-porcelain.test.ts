@@ -135,6 +135,20 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
     expect(run.stderr).toMatch(/cannot lock ref 'refs\/heads\/main'/);
   });
 
+  it('reports every ref as "[remote rejected] (unable to migrate objects to permanent storage)" when the destination is deleted mid-push', async () => {
+    const s = setup();
+    // pre-receive runs after the pack is received and before the objects move out of quarantine:
+    // the last moment the repository can vanish and still be answered for, ref by ref.
+    writeHook(s.dst, 'pre-receive', '#!/bin/sh\nrm -rf "$(pwd -P)"\nexit 0\n');
+    const { run, refs } = await push(s, 'porcelain-destination-deleted', 'the destination repository is deleted by pre-receive', ['refs/heads/main:refs/heads/main', 'refs/heads/main:refs/heads/b2']);
+    expect(run.exitCode).toBe(1);
+    expect(porcelainCompleted(run.stdout)).toBe(true);
+    expect(refs.map((r) => [r[0], r[2], r[3]])).toEqual([
+      ['!', '[remote rejected]', 'unable to migrate objects to permanent storage'],
+      ['!', '[remote rejected]', 'unable to migrate objects to permanent storage'],
+    ]);
+  });
+
   it('shows the object id as the source when an exact object id is pushed', async () => {
     const s = setup();
     const oid = git(s.work, ['rev-parse', 'HEAD']).trim();

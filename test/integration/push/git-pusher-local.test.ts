@@ -123,6 +123,20 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect(outcome.refs.map((r) => [r.ref, r.status])).toEqual([['refs/heads/b1', 'new'], ['refs/heads/main', 'rejected']]);
   });
 
+  it('retries (transient failure) a push whose destination is deleted under it, and the retry creates it again', async () => {
+    const { source, dst } = setup();
+    writeHook(dst, 'pre-receive', '#!/bin/sh\nrm -rf "$(pwd -P)"\nexit 0\n');
+    const refs = ['refs/heads/main', 'refs/heads/b1'];
+    const outcome = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs });
+    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'transient', retryable: true } });
+    expect(outcome.failure?.message).toContain('unable to migrate objects to permanent storage');
+    expect(existsSync(dst)).toBe(false);
+
+    const retry = await pusher.push({ remote: remoteConfig({ createMissingRepositories: true }), uri: dst, localRepo: source.bare, refs });
+    expect(retry).toMatchObject({ result: 'ok', createdRepository: true });
+    expect(refsOf(dst)).toEqual(pick(source.refs(), refs));
+  });
+
   it('creates a missing file:// or plain-path destination when allowed, and says missing-repository otherwise', async () => {
     const { root, source } = setup();
     const refs = ['refs/heads/main', 'refs/heads/b1'];

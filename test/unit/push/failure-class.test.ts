@@ -73,6 +73,8 @@ describe('classifyPushFailure on messages real servers print that loopback canno
     ['FATAL: W any team/app bot DENIED by fallthru\n(or you mis-spelled the reponame)\nfatal: Could not read from remote repository.', 'auth'],
     ['fatal: remote error: access denied or repository not exported: /x.git', 'missing-repository'],
     ['Host key verification failed.\nfatal: Could not read from remote repository.', 'auth'],
+    // Without --porcelain git prints receive-pack's per-ref answer on stderr (git 2.39, destination deleted by pre-receive).
+    ["remote: fatal: Unable to read current working directory: No such file or directory        \nTo /tmp/refrelay-capture/dst.git\n ! [remote rejected] main -> main (unable to migrate objects to permanent storage)\nerror: failed to push some refs to '/tmp/refrelay-capture/dst.git'", 'transient'],
   ])('%s', (stderr, kind) => {
     expect(classifyPushFailure(128, stderr).kind).toBe(kind);
   });

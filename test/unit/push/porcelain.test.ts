@@ -71,6 +71,12 @@ describe('parsePushPorcelain on captured git output', () => {
     expect(isTransientRejection(lock!)).toBe(true);
     const policy = parsePushPorcelain(captured('porcelain-rejected-non-ff-with-landed').stdout).find((r) => r.flag === '!');
     expect(isTransientRejection(policy!)).toBe(false);
+    // The destination repository deleted while the push was on its way: every ref, transient.
+    const deleted = parsePushPorcelain(captured('porcelain-destination-deleted').stdout);
+    expect(deleted.map((r) => [r.flag, r.reason, isTransientRejection(r)])).toEqual([
+      ['!', 'unable to migrate objects to permanent storage', true],
+      ['!', 'unable to migrate objects to permanent storage', true],
+    ]);
   });
 
   it('finds no refs and no Done in output of a push that failed as a whole', () => {

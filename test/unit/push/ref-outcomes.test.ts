@@ -21,6 +21,8 @@ describe('refOutcomes joins git report lines to the planned refs by destination'
     expect(lock.transientRejections.map((r) => r.dst)).toEqual(['refs/heads/main']);
     const policy = refOutcomes([planned('refs/heads/main'), planned('refs/heads/b2')], parsePushPorcelain(captured('porcelain-rejected-non-ff-with-landed').stdout));
     expect(policy.transientRejections).toEqual([]);
+    const deleted = refOutcomes([planned('refs/heads/main'), planned('refs/heads/b2')], parsePushPorcelain(captured('porcelain-destination-deleted').stdout));
+    expect(deleted.transientRejections.map((r) => r.dst)).toEqual(['refs/heads/main', 'refs/heads/b2']);
     expect(policy.refs.find((r) => r.dst === 'refs/heads/main')).toMatchObject({ status: 'rejected', detail: '[rejected] (non-fast-forward)' });
   });
 
