@@ -138,37 +138,45 @@ export class GitPusher implements Pusher {
     await this.sshReuse?.close(this.env);
   }
 
-  private async pushAll(run: Run): Promise<PushOutcome> {
+  /**
+   * `intoNewRepository`: this push has just created the destination. It is empty, so the claimed
+   * refs are not enough: everything the refspecs cover goes in (a full sync, as Gerrit runs after
+   * creating a project), or `verify` would find the other branches and tags missing.
+   */
+  private async pushAll(run: Run, intoNewRepository = false): Promise<PushOutcome> {
     const { request } = run;
-    const local = await this.readLocalRefs(run);
+    const claimedRefs = intoNewRepository && !request.refs.includes(FULL_SYNC_REF) ? [...request.refs, FULL_SYNC_REF] : request.refs;
+    const local = await this.readLocalRefs(run, claimedRefs);
     if ('failure' in local) return outcome(run, 'failed', [], local.failure);
-    let remoteRefs: Map<string, string> | undefined;
-    if (request.refs.includes(FULL_SYNC_REF)) {
+    // Known without asking: an empty map also turns deletes of absent refs into no-ops.
+    let remoteRefs: Map<string, string> | undefined = intoNewRepository ? new Map() : undefined;
+    if (!intoNewRepository && claimedRefs.includes(FULL_SYNC_REF)) {
       const listed = await this.listRemoteRefs(run);
       if ('failure' in listed) return outcome(run, 'failed', [], listed.failure);
       remoteRefs = listed.ok;
     }
-    const plan = planPush({ remote: request.remote, localRefs: local.ok, claimedRefs: request.refs, remoteRefs });
+    const plan = planPush({ remote: request.remote, localRefs: local.ok, claimedRefs, remoteRefs });
     const refs: RefOutcome[] = [...plan.settled];
     for (let start = 0; start < plan.pushes.length; start += this.chunkSize) {
       const chunk = await this.pushChunk(run, plan.pushes.slice(start, start + this.chunkSize));
+      // Planned for a repository that was not there; what earlier chunks reported went nowhere.
+      if (chunk === 'created') return this.pushAll(run, true);
       refs.push(...chunk.refs);
       if (chunk.failure !== undefined) return outcome(run, 'failed', refs, chunk.failure);
     }
     return outcome(run, resultOf(refs), refs);
   }
 
-  private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure }> {
-    let result = await this.gitPush(run, chunk);
+  /** `created`: the destination was missing and is now created; the caller plans the push again. */
+  private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure } | 'created'> {
+    const result = await this.gitPush(run, chunk);
     if (!completed(result)) {
       const failed = this.failureOf(run, result);
       if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) {
         return { refs: [], failure: failed };
       }
       const created = await this.createRepository(run);
-      if (created !== undefined) return { refs: [], failure: created };
-      result = await this.gitPush(run, chunk);
-      if (!completed(result)) return { refs: [], failure: this.failureOf(run, result) };
+      return created === undefined ? 'created' : { refs: [], failure: created };
     }
     const { refs, transientRejections } = refOutcomes(chunk, parsePushPorcelain(result.stdout));
     const tail = stderrTail(result.stderr);
@@ -219,8 +227,7 @@ export class GitPusher implements Pusher {
     return { ...result, stderr: kept.join('\n') };
   }
 
-  private async readLocalRefs(run: Run): Promise<Step<Map<string, string>>> {
-    const claimed = run.request.refs;
+  private async readLocalRefs(run: Run, claimed: readonly string[]): Promise<Step<Map<string, string>>> {
     const patterns = claimed.includes(FULL_SYNC_REF) || claimed.length > MAX_REF_PATTERNS ? [] : claimed;
     if (patterns.length > 0) {
       // Found there, the repository exists: no separate look at the folder for the common case.

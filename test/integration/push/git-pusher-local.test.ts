@@ -156,6 +156,22 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect(refsOf(plain)).toEqual(pick(source.refs(), refs));
   });
 
+  it('fills a destination it created with every ref the refspecs match, not only the claimed ones', async () => {
+    const { root, source } = setup(['b1', 'b2']);
+    git(source.work, ['tag', 'v1']);
+    source.publish();
+    const absent = join(root, 'created.git');
+    const remote = remoteConfig({ createMissingRepositories: true });
+    // One claimed update, and one claimed delete of a ref the new repository never had.
+    const outcome = await pusher.push({ remote, uri: absent, localRepo: source.bare, refs: ['refs/heads/b1', 'refs/heads/gone'] });
+    expect(outcome).toMatchObject({ result: 'ok', createdRepository: true });
+    expect(refsOf(absent)).toEqual(source.refs());
+    expect(outcome.refs.map((r) => [r.ref, r.status])).toEqual([
+      ['refs/heads/gone', 'up-to-date'],
+      ['refs/heads/b1', 'new'], ['refs/heads/b2', 'new'], ['refs/heads/main', 'new'], ['refs/tags/v1', 'new'],
+    ]);
+  });
+
   it('never turns an existing non-repository directory into a repository', async () => {
     const { root, source } = setup();
     const notRepo = join(root, 'docs');
