@@ -4,11 +4,11 @@ import { redactText, redactUrl } from '../observe/redact.js';
 import type { PushOutcome } from '../push/git-pusher.js';
 import { isConnectionFailure } from '../push/failure-class.js';
 import type { WaitingTask } from '../store/store-types.js';
-import { retryDelayMs } from './backoff.js';
+import { DEFAULT_BACKOFF_CAP_MS, retryDelayMs } from './backoff.js';
 import type { Lease, SchedulerDeps } from './ports.js';
 import type { PushSlot } from './push-slots.js';
 import type { UriGroup } from './uri-groups.js';
-import { parseUriState, type UriState } from './uri-state.js';
+import { capNotBefore, parseUriState, type UriState } from './uri-state.js';
 
 /** Failed authentication is retried a few times (a key may be rotated), then given up. */
 const AUTH_GIVE_UP_AFTER = 3;
@@ -60,7 +60,8 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   const { store, clock, log } = deps;
   const config = deps.config();
   // The retry state is read under the lock (below), where it is authoritative; this node's
-  // distributor already remembers notBefore from earlier results, so no read is needed before.
+  // distributor remembers notBefore from earlier results while the state file is listed, so no
+  // read is needed before.
   const lock = await deps.locks.acquire(group.uriKey, group.uri);
   if (lock === undefined) return { kind: 'locked' };
   // The push stops when the node stops (signal) or as soon as the lock is found lost.
@@ -97,7 +98,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   };
   try {
     // Re-read under the lock: a peer may have failed this URI just before we took it.
-    const state = parseUriState(await store.readUriState(group.uriKey));
+    const state = await readRetryState(deps, group, lock);
     if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
 
     const claimedNames = new Set(await store.claim(lock.claimName, group.tasks.map((item) => item.name)));
@@ -183,6 +184,24 @@ class ClaimLedger {
       await this.lock.release();
     }
   }
+}
+
+/**
+ * The URI's retry state, its notBefore capped (see capNotBefore). A capped state is written back,
+ * so the next read — by this node or a peer, an hour on — finds the backoff over instead of
+ * capping the same far-future notBefore again, an hour at a time, forever.
+ */
+async function readRetryState(deps: SchedulerDeps, group: UriGroup, lock: Lease): Promise<UriState | undefined> {
+  const read = parseUriState(await deps.store.readUriState(group.uriKey));
+  if (read === undefined) return undefined;
+  const state = capNotBefore(read, deps.clock.now(), DEFAULT_BACKOFF_CAP_MS);
+  if (state === read) return state;
+  deps.log.warn({ uri: redactUrl(group.uri), notBefore: read.notBefore, cappedTo: state.notBefore, capMs: DEFAULT_BACKOFF_CAP_MS }, 'retry state asked for a backoff beyond the cap; capped');
+  await fence(lock);
+  // Under the URI's own key, so the URI is the group's, whatever the file said.
+  const repaired: UriState = { ...state, uri: group.uri };
+  await deps.store.writeUriState(group.uriKey, repaired);
+  return repaired;
 }
 
 async function fence(lock: Lease): Promise<void> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Distributor } from '../../../src/schedule/distributor.js';
+import { DEFAULT_BACKOFF_CAP_MS } from '../../../src/schedule/backoff.js';
 import { parseUriState } from '../../../src/schedule/uri-state.js';
 import { harness, uriKey } from './scheduler-harness.js';
 
@@ -434,5 +435,36 @@ describe('Distributor pacing of an overloaded host', () => {
     await distributor.tick();
     await h.settle();
     expect(h.pusher.inFlight).toBe(2); // window 2
+  });
+});
+
+describe('Distributor and the retry state in the store (untrusted input)', () => {
+  const hourMs = DEFAULT_BACKOFF_CAP_MS;
+  const threeThousandYearsMs = 3000 * 365.25 * 24 * 3600 * 1000;
+
+  it('counts a notBefore three thousand years ahead as now + 1 h, writes that back, and pushes once the hour is over', async () => {
+    const h = harness(base, { random: 0 });
+    const uri = h.uriOf('p');
+    const key = uriKey(uri);
+    await h.store.writeUriState(key, { uri, attempts: 2, lastError: 'connection refused', notBefore: h.clock.now() + threeThousandYearsMs, updatedAt: h.clock.now(), nodeId: 'node-b' });
+    await h.enqueue('p', ['refs/heads/main']);
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(10_000);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toEqual([]);
+    expect(parseUriState(await h.store.readUriState(key))).toMatchObject({ uri, attempts: 2, notBefore: h.clock.now() + hourMs });
+    expect(distributor.schedule('node-a').uris.map((entry) => entry.backoffUntilMs)).toEqual([hourMs]);
+
+    h.clock.advance(hourMs - 1);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toEqual([]);
+    h.clock.advance(1);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(h.pusher.requests.map((request) => request.refs)).toEqual([['refs/heads/main']]);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+    expect(await h.store.readUriState(key)).toBeUndefined();
   });
 });
