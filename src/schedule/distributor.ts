@@ -16,7 +16,7 @@ import { parkUntrusted } from './park-untrusted.js';
 interface UriSchedule {
   /** uniform(0, randomDelay), drawn once per batch so the due time does not move every pass. */
   jitterMs: number;
-  /** Persisted backoff seen in uri-state; not pushed before it. */
+  /** Persisted backoff seen in uri-state; not pushed before it, while its state file is listed. */
   notBefore: number;
   /** Not looked at again before this: lock refused, or updates that arrived during a push. */
   recheckAt: number;
@@ -207,7 +207,10 @@ export class Distributor {
     const { groups, untrusted } = await this.grouping(config, options.reuseListing === true);
     // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
     // here): only a fresh one tells which URIs have nothing left.
-    if (options.reuseListing !== true) for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
+    if (options.reuseListing !== true) {
+      for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
+      await this.forgetClearedBackoffs(deps.clock.now());
+    }
 
     const offset = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();
@@ -227,6 +230,24 @@ export class Distributor {
     let pushingUnlisted = 0;
     for (const key of this.inFlight.keys()) if (!groups.has(key)) pushingUnlisted++;
     return { pendingUris: groups.size + refusing + pushingUnlisted, started, nextDueAt };
+  }
+
+  /**
+   * The store is the truth: a remembered backoff holds only while its URI's state file is there;
+   * one deleted (`refrelay retry`, or by hand) ends it on the next pass. One `readdir` of
+   * uri-state/ (names only: one file per URI in backoff) on the passes that list waiting/ afresh,
+   * and only while this node remembers a backoff. A file rewritten with an earlier notBefore is
+   * not seen here; the push job reads it under the lock when the remembered backoff ends.
+   */
+  private async forgetClearedBackoffs(now: number): Promise<void> {
+    const remembered: Array<{ key: string; schedule: UriSchedule; notBefore: number }> = [];
+    for (const [key, schedule] of this.schedules) if (schedule.notBefore > now && !this.inFlight.has(key)) remembered.push({ key, schedule, notBefore: schedule.notBefore });
+    if (remembered.length === 0) return;
+    const listed = new Set(await this.deps.store.listUriStateKeys());
+    for (const { key, schedule, notBefore } of remembered) {
+      // Unless a job that ended during the readdir set a new backoff, its file written after it.
+      if (!listed.has(key) && schedule.notBefore === notBefore) schedule.notBefore = 0;
+    }
   }
 
   /**

@@ -32,6 +32,7 @@ import type {
 } from './store-types.js';
 import { claimTasks, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
+import { listUriStateKeys } from './uri-state-files.js';
 
 export type * from './store-types.js';
 export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
@@ -222,6 +223,12 @@ export class TaskStore {
   async deleteUriState(uriKey: string): Promise<boolean> {
     await this.ready();
     return unlinkTolerant(this.ctx, this.paths.uriStateFile(uriKey), 'delete uri state');
+  }
+
+  /** URI keys that have a retry state file, from one `readdir` (the distributor's per-pass check). */
+  async listUriStateKeys(): Promise<string[]> {
+    await this.ready();
+    return listUriStateKeys(this.ctx);
   }
 
   async readNodeRecords(): Promise<unknown[]> {

@@ -124,6 +124,19 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(await store.readUriState(key)).toBeUndefined();
   });
 
+  it('lists the URI keys that have a state file, skipping dot files and other names', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    expect(await store.listUriStateKeys()).toEqual([]);
+    await store.writeUriState(uriKey(uri), { attempts: 1, notBefore: 10 });
+    await store.writeUriState(uriKey(otherUri), { attempts: 1, notBefore: 10 });
+    env.write('uri-state/.nfs0001', '');
+    env.write('uri-state/notes.txt', '');
+    expect((await env.store('node-b').listUriStateKeys()).sort()).toEqual([uriKey(uri), uriKey(otherUri)].sort());
+    await store.deleteUriState(uriKey(uri));
+    expect(await store.listUriStateKeys()).toEqual([uriKey(otherUri)]);
+  });
+
   it('reads every node record', async () => {
     const env = makeEnv();
     const store = env.store('node-a');

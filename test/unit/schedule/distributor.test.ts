@@ -467,4 +467,47 @@ describe('Distributor and the retry state in the store (untrusted input)', () =>
     expect(await h.store.listWaitingNames()).toEqual([]);
     expect(await h.store.readUriState(key)).toBeUndefined();
   });
+
+  it('forgets a remembered backoff on the next pass once its state file is deleted, and pushes then', async () => {
+    const h = harness(base, { random: 0 });
+    const uri = h.uriOf('p');
+    const key = uriKey(uri);
+    await h.store.writeUriState(key, { uri, attempts: 1, lastError: 'connection refused', notBefore: h.clock.now() + 30 * 60_000, updatedAt: h.clock.now(), nodeId: 'node-b' });
+    await h.enqueue('p', ['refs/heads/main']);
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(10_000);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toEqual([]);
+
+    // While the file is there the remembered backoff holds, pass after pass.
+    h.clock.advance(1_000);
+    expect((await distributor.tick()).started).toBe(0);
+    expect(h.pusher.requests).toEqual([]);
+
+    expect(await h.store.deleteUriState(key)).toBe(true);
+    expect((await distributor.tick()).started).toBe(1);
+    await distributor.whenIdle();
+    expect(h.pusher.requests.map((request) => request.refs)).toEqual([['refs/heads/main']]);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
+
+  it('keeps a backoff it set itself while the state file is listed, and forgets it when the file goes', async () => {
+    const h = harness(base, { random: 1 - 1e-9 }); // backoff factor ≈ 1: retry in 4 s
+    await h.enqueue('p', ['refs/heads/main']);
+    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection refused', stderrTail: '', retryable: true } });
+    const distributor = new Distributor(h.deps);
+    h.clock.advance(12_000);
+    await distributor.tick();
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toHaveLength(1);
+    h.pusher.respond = () => ({});
+    h.clock.advance(3_999);
+    expect((await distributor.tick()).started).toBe(0);
+    await h.store.deleteUriState(uriKey(h.uriOf('p')));
+    expect((await distributor.tick()).started).toBe(1);
+    await distributor.whenIdle();
+    expect(h.pusher.requests).toHaveLength(2);
+    expect(await h.store.listWaitingNames()).toEqual([]);
+  });
 });

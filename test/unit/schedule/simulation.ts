@@ -116,6 +116,9 @@ class MemoryStore implements SchedulerStore {
   async deleteUriState(uriKey: string): Promise<boolean> {
     return this.uriStates.delete(uriKey);
   }
+  async listUriStateKeys(): Promise<string[]> {
+    return [...this.uriStates.keys()];
+  }
 }
 
 class MemoryLocks implements SchedulerLocks {
