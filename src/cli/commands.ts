@@ -200,27 +200,18 @@ export async function runCommands(argv: string[]): Promise<number> {
     )
     .command(
       'retry',
-      'move failed tasks back to waiting/ and clear their URIs\' retry state',
+      "move failed tasks back to waiting/ and clear the backoff (retry state) of their URIs and of every matching URI",
       (y) => y.options({
         ...configOption,
-        all: { type: 'boolean', default: false, describe: 'every failed task' },
-        remote: { type: 'string', describe: 'only tasks of this remote' },
-        uri: { type: 'string', describe: 'only tasks whose destination URI contains this text' },
+        all: { type: 'boolean', default: false, describe: 'every failed task and every URI in backoff' },
+        remote: { type: 'string', describe: 'only tasks and URIs of this remote' },
+        uri: { type: 'string', describe: 'only tasks and URIs whose destination URI contains this text' },
       })
         .example('refrelay retry --remote dr', '')
         .example('refrelay retry --uri github.com/example/app', ''),
       async (args) => {
-        if (!args.all && args.remote === undefined && args.uri === undefined) throw new UsageError('retry: give --all, --remote NAME or --uri SUBSTRING');
-        const config = loadCliConfig({ config: args.config });
-        const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
-        const uriKeys = new Set<string>();
-        const moved = await store.retryFailed((failed) => {
-          const wanted = (args.remote === undefined || failed.task.remote === args.remote) && (args.uri === undefined || failed.task.uri.includes(args.uri));
-          if (wanted) uriKeys.add(failed.uriKey);
-          return wanted;
-        });
-        for (const key of uriKeys) await store.deleteUriState(key);
-        process.stdout.write(moved === 0 ? 'Nothing to retry\n' : `moved ${moved} failed task${moved === 1 ? '' : 's'} back to waiting\n`);
+        const { runRetry } = await import('./retry-command.js');
+        exitCode = await runRetry({ config: args.config, all: args.all, remote: args.remote, uri: args.uri });
       },
     )
     .command(

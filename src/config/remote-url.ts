@@ -43,6 +43,18 @@ export function expandUrl(template: string, project: string, style: RemoteNameSt
   return template.replaceAll(NAME_VARIABLE, () => name);
 }
 
+/**
+ * Whether `url` is what `template` expands to for some project, whatever the name style and
+ * encoding: for telling which remote a bare URI (a retry state file) belongs to.
+ */
+export function urlFitsTemplate(template: string, url: string): boolean {
+  const parts = template.split(NAME_VARIABLE).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  if (parts.length === 1) return url === template;
+  // Every `${name}` of one template stands for the same project.
+  const pattern = parts.reduce((joined, part, index) => `${joined}${index === 1 ? '(.+)' : '\\1'}${part}`);
+  return new RegExp(`^${pattern}$`, 's').test(url);
+}
+
 export function urlKind(url: string): UrlKind {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (scheme !== undefined) {

@@ -32,7 +32,7 @@ import type {
 } from './store-types.js';
 import { claimTasks, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
-import { listUriStateKeys } from './uri-state-files.js';
+import { listUriStateKeys, listUriStates } from './uri-state-files.js';
 
 export type * from './store-types.js';
 export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
@@ -229,6 +229,12 @@ export class TaskStore {
   async listUriStateKeys(): Promise<string[]> {
     await this.ready();
     return listUriStateKeys(this.ctx);
+  }
+
+  /** Every retry state file, read (for `refrelay retry`); unreadable content is undefined. */
+  async listUriStates(): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
+    await this.ready();
+    return listUriStates(this.ctx);
   }
 
   async readNodeRecords(): Promise<unknown[]> {

@@ -1,5 +1,7 @@
+import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
 import { readdirStrict } from './store-listing.js';
+import { readJsonTolerant } from './task-reader.js';
 
 const STATE_SUFFIX = '.json';
 
@@ -13,4 +15,10 @@ export async function listUriStateKeys(ctx: StoreContext): Promise<string[]> {
     keys.push(name.slice(0, -STATE_SUFFIX.length));
   }
   return keys;
+}
+
+/** Every retry state file with its parsed JSON; `state` is undefined when the file is not JSON or vanished meanwhile. */
+export async function listUriStates(ctx: StoreContext): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
+  const keys = await listUriStateKeys(ctx);
+  return mapBounded(keys, ctx.concurrency, async (uriKey) => ({ uriKey, state: await readJsonTolerant(ctx.fs, ctx.paths.uriStateFile(uriKey), 'read uri state') }));
 }

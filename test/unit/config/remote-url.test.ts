@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandUrl, redactUrlCredentials, styleProjectName, urlKind } from '../../../src/config/remote-url.js';
+import { expandUrl, redactUrlCredentials, styleProjectName, urlFitsTemplate, urlKind } from '../../../src/config/remote-url.js';
 
 describe('expandUrl', () => {
   it('puts the project name as is with the slash style', () => {
@@ -76,5 +76,32 @@ describe('redactUrlCredentials', () => {
     expect(redactUrlCredentials('https://bot:s3cret@host/x.git')).toBe('https://bot:***@host/x.git');
     expect(redactUrlCredentials('ssh://git@host/x.git')).toBe('ssh://git@host/x.git');
     expect(redactUrlCredentials('git@host:x.git')).toBe('git@host:x.git');
+  });
+});
+
+describe('urlFitsTemplate', () => {
+  it('accepts what the template expands to for any project and name style', () => {
+    for (const style of ['slash', 'dash', 'underscore', 'basenameOnly'] as const) {
+      expect(urlFitsTemplate('ssh://git@host/${name}.git', expandUrl('ssh://git@host/${name}.git', 'team/app', style)), style).toBe(true);
+    }
+    expect(urlFitsTemplate('https://host/git/${name}.git', expandUrl('https://host/git/${name}.git', 'my app#1', 'slash'))).toBe(true);
+  });
+
+  it('refuses another host, prefix or suffix, and an empty name', () => {
+    expect(urlFitsTemplate('ssh://git@host/${name}.git', 'ssh://git@other/app.git')).toBe(false);
+    expect(urlFitsTemplate('ssh://git@host/${name}.git', 'ssh://git@host/app')).toBe(false);
+    expect(urlFitsTemplate('ssh://git@host/${name}.git', 'ssh://git@host/.git')).toBe(false);
+  });
+
+  it('takes the template\'s regex characters literally and needs one name for every ${name}', () => {
+    expect(urlFitsTemplate('/srv/a+b/${name}.git', '/srv/a+b/app.git')).toBe(true);
+    expect(urlFitsTemplate('/srv/a+b/${name}.git', '/srv/aab/app.git')).toBe(false);
+    expect(urlFitsTemplate('file:///srv/${name}/${name}.git', 'file:///srv/a/b/a/b.git')).toBe(true);
+    expect(urlFitsTemplate('file:///srv/${name}/${name}.git', 'file:///srv/a/c.git')).toBe(false);
+  });
+
+  it('matches a template without ${name} only exactly', () => {
+    expect(urlFitsTemplate('ssh://host/one.git', 'ssh://host/one.git')).toBe(true);
+    expect(urlFitsTemplate('ssh://host/one.git', 'ssh://host/one.git2')).toBe(false);
   });
 });
