@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_BACKOFF_CAP_MS } from '../../../src/schedule/backoff.js';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { freePort } from '../../support/free-port.js';
@@ -164,5 +165,39 @@ describe('retries against a destination that is down', () => {
     expect(runCli(['retry', '--config', s.config, '--all'])).toMatchObject({ status: 0, stdout: 'Nothing to retry\n' });
     const usage = runCli(['retry', '--config', s.config]);
     expect(usage).toMatchObject({ status: 2, stdout: '', stderr: 'refrelay: retry: give --all, --remote NAME or --uri SUBSTRING\n' });
+  });
+
+  it('a retry state three thousand years ahead is capped at 1 h, not a wedge: refrelay retry --uri clears it and the running daemon delivers', async () => {
+    const s = await setup('refrelay-far-backoff', ['replicationRetry = 300ms']);
+    const daemon = await startGitDaemon(s.destBase, { port: s.port });
+    stops.push(() => daemon.stop());
+    const key = uriKey(s.uri);
+    const writtenAt = Date.now();
+    const farAhead = writtenAt + 3000 * 365.25 * 24 * 3600 * 1000;
+    mkdirSync(join(s.store, 'uri-state'), { recursive: true });
+    writeFileSync(join(s.store, 'uri-state', `${key}.json`), `${JSON.stringify({ uri: s.uri, attempts: 2, lastError: 'connection refused', notBefore: farAhead, updatedAt: writtenAt, nodeId: 'node-0' })}\n`);
+    enqueue(s, 'refs/heads/main');
+    const node = startNode(s, 'node-1');
+
+    const capped = await node.waitForLog((line) => line.msg === 'retry state asked for a backoff beyond the cap; capped');
+    expect(capped).toMatchObject({ uri: s.uri, notBefore: farAhead, capMs: DEFAULT_BACKOFF_CAP_MS });
+    const state = readUriStateFile(s.store, key)!;
+    expect(state).toMatchObject({ uri: s.uri, attempts: 2, notBefore: capped.cappedTo });
+    expect(state.notBefore as number).toBeLessThanOrEqual(Date.now() + DEFAULT_BACKOFF_CAP_MS);
+    // The job saw the backoff and pushed nothing; the task still waits.
+    expect(lsRemote(s.uri).has('refs/heads/main')).toBe(false);
+    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toHaveLength(1);
+
+    const retried = runCli(['retry', '--config', s.config, '--uri', '/app.git']);
+    expect(retried).toEqual({ status: 0, stdout: `cleared the backoff of 1 URI:\n  ${s.uri}\n`, stderr: '' });
+    await waitUntil('delivery without a restart', () => lsRemote(s.uri).get('refs/heads/main') === refsOf(s.source).get('refs/heads/main'));
+    expect(await node.waitForLog((line) => line.msg === 'pushed')).toMatchObject({ uri: s.uri, result: 'ok' });
+    await waitUntil('an empty queue', () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && namesIn(storeDir(s.store, 'running')).length === 0);
+    expect(readUriStateFile(s.store, key)).toBeUndefined();
+    expect(node.child.exitCode).toBeNull();
+    expect(node.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
+    node.signal('SIGTERM');
+    expect(await node.exited).toEqual({ code: 0, signal: null });
+    expect(node.problems()).toEqual([]);
   });
 });
