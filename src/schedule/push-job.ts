@@ -196,11 +196,11 @@ async function readRetryState(deps: SchedulerDeps, group: UriGroup, lock: Lease)
   if (read === undefined) return undefined;
   const state = capNotBefore(read, deps.clock.now(), DEFAULT_BACKOFF_CAP_MS);
   if (state === read) return state;
-  deps.log.warn({ uri: redactUrl(group.uri), notBefore: read.notBefore, cappedTo: state.notBefore, capMs: DEFAULT_BACKOFF_CAP_MS }, 'retry state asked for a backoff beyond the cap; capped');
   await fence(lock);
   // Under the URI's own key, so the URI is the group's, whatever the file said.
   const repaired: UriState = { ...state, uri: group.uri };
   await deps.store.writeUriState(group.uriKey, repaired);
+  deps.log.warn({ uri: redactUrl(group.uri), notBefore: read.notBefore, cappedTo: repaired.notBefore, capMs: DEFAULT_BACKOFF_CAP_MS }, 'retry state asked for a backoff beyond the cap; capped');
   return repaired;
 }
 
