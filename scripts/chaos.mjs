@@ -155,6 +155,8 @@ async function run(options, root, processes, interrupted) {
   writeFileSync(hookConfig, nodeConfig({ storePath: store, basePath: base, nodeId: 'hook', destFile, gitDaemon }));
   const checked = spawnSync(process.execPath, [cli, 'config', 'check', '--config', hookConfig], { encoding: 'utf8' });
   if (checked.status !== 0) throw new Error(`the generated config is invalid:\n${checked.stdout}${checked.stderr}`);
+  const init = spawnSync(process.execPath, [cli, 'init', '--config', hookConfig], { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`refrelay init failed:\n${init.stdout}${init.stderr}`);
   for (const project of projects) {
     makeSource(sourceOf(project), cli, hookConfig);
     makeRecordingDestination(join(destFile, `${project}.git`), options.pushSeconds);

@@ -78,6 +78,7 @@ async function main() {
   step(`workspace ${root}`);
   console.log(`git daemon destination on git://127.0.0.1:${port}/, file:// destination in ${join(root, 'dr')}`);
   refrelay('config', 'check', '--config', config);
+  refrelay('init', '--config', config);
 
   for (const project of projects) {
     const repo = join(base, `${project}.git`);

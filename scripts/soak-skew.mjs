@@ -41,6 +41,7 @@ try {
     '  distributionInterval = 500ms', '  randomDelay = 300ms', `  lockStale = ${lockStale}`,
     '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`, '  replicationDelay = 300ms', '  threads = 2',
   ].join('\n'));
+  execFileSync(process.execPath, [bin, 'init', '--config', join(root, 'replication.config')], { stdio: 'ignore' });
   for (const project of projects) {
     const repo = join(base, `${project}.git`);
     mkdirSync(repo, { recursive: true });

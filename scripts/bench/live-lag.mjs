@@ -81,6 +81,7 @@ export async function run({ quick }) {
       `  distributionInterval = ${DISTRIBUTION_INTERVAL_MS}ms`, `  randomDelay = ${RANDOM_DELAY_MS}ms`, '  maxPushes = 4', '  httpListen = off',
       '[remote "mirror"]', `  url = file://${join(root, 'mirror')}/\${name}.git`, `  replicationDelay = ${REPLICATION_DELAY_MS}ms`, '  threads = 4',
     ].join('\n'));
+    execFileSync(process.execPath, [bin, 'init', '--config', config], { stdio: 'ignore' });
     const node = startNode(config, 'bench-1');
     const store = new TaskStore({ root: join(root, 'store'), nodeId: 'hook' });
     try {

@@ -81,7 +81,8 @@ export async function runCommands(argv: string[]): Promise<number> {
       async (args) => {
         if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
         const config = loadCliConfig({ config: args.config });
-        const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+        const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
+        await store.open();
         const style = process.stdout.isTTY === true ? 'boxed' : 'plain';
         for (;;) {
           // Node liveness is judged on the store's clock; a read-only store cannot be probed.
@@ -98,6 +99,19 @@ export async function runCommands(argv: string[]): Promise<number> {
           process.stdout.write(`(every 2 s; Ctrl-C to stop) ${new Date().toISOString()}\n${style === 'plain' ? '\n' : ''}`);
           await new Promise((resolve) => setTimeout(resolve, STATUS_WATCH_MS));
         }
+      },
+    )
+    .command(
+      'init',
+      'create the shared store at replication.storePath (once per cluster), or adopt one an earlier refrelay made',
+      (y) => y.options({ ...configOption })
+        .example('refrelay init --config /etc/refrelay/replication.config', ''),
+      async (args) => {
+        const config = loadCliConfig({ config: args.config });
+        const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+        const opening = await store.init();
+        const said = { created: 'created the refrelay store at', adopted: "adopted the earlier refrelay store (wrote its marker) at", existing: 'already a refrelay store:' } as const;
+        process.stdout.write(`${said[opening]} ${config.storePath}\n`);
       },
     )
     .command(

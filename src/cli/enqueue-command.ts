@@ -68,7 +68,7 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   if (unknown.length > 0) throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${config.file}`);
 
   const tasks = planTasks(config, project!, [...new Set(refs)], { remoteNames: args.remotes });
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const results = await store.createMany(tasks);
   const created = results.filter((result) => result.created).length;
   if (!args.quiet) {

@@ -81,7 +81,7 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
     return skipped.length > 0 ? EXIT_FAILED : EXIT_OK;
   }
 
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const unique = [...oldest.values()];
   const results = await store.createMany(unique.map((item) => item.task), { mtimeOf: (task) => oldest.get(taskKey(task))?.mtime });
   const created = results.filter((result) => result.created).length;

@@ -42,7 +42,7 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
     process.stdout.write('Nothing to replicate\n');
     return EXIT_OK;
   }
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const startedAt = Date.now();
   const queued = await queueFullSync(config, store, tasks, args.now, startedAt);
   const projectCount = new Set(tasks.map((task) => task.project)).size;

@@ -22,7 +22,7 @@ export interface RetryArgs {
 export async function runRetry(args: RetryArgs, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<number> {
   if (!args.all && args.remote === undefined && args.uri === undefined) throw new UsageError('retry: give --all, --remote NAME or --uri SUBSTRING');
   const config = loadCliConfig({ config: args.config });
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const uriWanted = (uri: string): boolean => args.uri === undefined || uri.includes(args.uri);
 
   const toClear = new Map<string, string>();

@@ -34,7 +34,7 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   let queued = 0;
   if (args.fix) {
     const tasks = fixTasks(reports, destinations);
-    const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
+    const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
     queued = (await store.createMany(tasks)).length;
   }
   const drift = reports.filter((report) => report.state !== 'in-sync').length;

@@ -9,7 +9,6 @@ import type { Clock } from '../runtime/clock.js';
  * granularity (1 s on sshfs) plus the round trip.
  */
 export async function measureStoreClockOffset(nodesDir: string, nodeId: string, clock: Clock): Promise<number> {
-  await mkdir(nodesDir, { recursive: true });
   const probe = join(nodesDir, `.clock-probe.${nodeId}`);
   try {
     const before = clock.now();

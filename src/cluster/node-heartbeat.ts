@@ -70,7 +70,6 @@ export class NodeHeartbeat {
       stoppedAt: stopped ? options.clock.now() : null,
       ...(circuits.length > 0 && !stopped ? { circuits } : {}),
     };
-    await mkdir(options.nodesDir, { recursive: true });
     const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);
     try {
       await writeFile(temp, `${JSON.stringify(record)}\n`);

@@ -1,4 +1,4 @@
-import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
@@ -301,6 +301,8 @@ export class Daemon {
     const { log, clock } = this.options;
     const config = this.config;
     log.info({ nodeId: config.nodeId, pid: this.options.pid, store: config.storePath, drain: this.options.drain }, 'refrelay node starting');
+    // Before anything reads or writes there: a path without the store marker is refused.
+    await this.options.store.open();
     await assertNodeIdFree({
       nodesDir: this.nodesDir,
       nodeId: config.nodeId,
@@ -515,7 +517,6 @@ export class Daemon {
   private watchLocalWrites(): void {
     const dir = join(this.config.storePath, 'ref-updates', 'building');
     try {
-      mkdirSync(dir, { recursive: true });
       let hinted = false;
       this.watcher = watch(dir, { persistent: false }, () => {
         if (hinted) return;

@@ -52,7 +52,9 @@ export class NodeObservability implements DaemonObservability {
 
   /** The store's own events (a task file quarantined): logged and counted. */
   readonly storeEvents = (event: StoreEvent): void => {
-    if (event.type === 'quarantined') {
+    if (event.type === 'store-marked') {
+      this.log.warn({ store: event.root }, event.opening === 'adopted' ? "adopted an earlier refrelay's store: wrote its marker" : 'created the store');
+    } else if (event.type === 'quarantined') {
       this.log.warn({ file: event.path, movedTo: event.movedTo, reason: event.reason }, 'task file quarantined');
       this.events({ type: 'quarantined', file: event.movedTo, reason: event.reason });
     } else {

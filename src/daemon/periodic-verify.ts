@@ -64,7 +64,6 @@ export class PeriodicVerify {
 
   private async runIfDue(): Promise<void> {
     const config = this.config();
-    await mkdir(this.dir, { recursive: true });
     const last = await readSummary(join(this.dir, 'last.json'));
     const storeNow = this.clock.now() + this.storeOffsetMs();
     if (last !== undefined && storeNow - last.finishedAt < config.verifyIntervalMs) return;

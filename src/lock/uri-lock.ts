@@ -118,15 +118,12 @@ export class UriLocks {
     return held;
   }
 
-  /** `running/` itself is made on demand: it exists for every lock but the first. */
+  /**
+   * `running/` is part of the store's layout (made by `refrelay init`): never made here, so a
+   * store that is not mounted fails the lock instead of growing one on the local disk.
+   */
   private async mkdirLock(lockName: string): Promise<void> {
-    try {
-      await this.fs.mkdir(this.lockDir(lockName));
-    } catch (error) {
-      if (errno(error) !== 'ENOENT') throw error;
-      await this.fs.mkdir(this.runningDir, { recursive: true });
-      await this.fs.mkdir(this.lockDir(lockName));
-    }
+    await this.fs.mkdir(this.lockDir(lockName));
   }
 
   async readOwner(lockName: string): Promise<OwnerRecord | undefined> {

@@ -80,7 +80,6 @@ export class UriHistory {
     if (!this.changed) return;
     this.changed = false;
     const dir = historyDir(storePath);
-    await mkdir(dir, { recursive: true });
     const temp = join(dir, `.${this.nodeId}.${randomBytes(4).toString('hex')}.tmp`);
     try {
       await writeFile(temp, `${JSON.stringify({ version: 1, nodeId: this.nodeId, uris: this.entries() })}\n`);

@@ -118,8 +118,10 @@ async function writeReason(ctx: StoreContext, key: string, name: string, reason:
 
 async function makeFolder(ctx: StoreContext, dir: string): Promise<void> {
   try {
-    await ctx.fs.mkdir(dir, { recursive: true });
+    await ctx.fs.mkdir(dir);
   } catch (error) {
+    // failed/ itself is part of the layout: never made here, so an unmounted store fails.
+    if (errnoOf(error) === 'EEXIST') return;
     throw storeError('create folder', dir, error);
   }
 }

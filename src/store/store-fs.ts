@@ -32,7 +32,7 @@ export interface StoreFs {
    */
   readBounded(path: string, maxBytes: number): Promise<BoundedRead>;
   lstat(path: string): Promise<StoreStats>;
-  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  mkdir(path: string, options?: { recursive: true }): Promise<unknown>;
   rmdir(path: string): Promise<void>;
   /**
    * Many renames and unlinks in one call, each still one atomic system call, with a result per

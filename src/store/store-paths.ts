@@ -25,6 +25,9 @@ export class StorePaths {
   readonly done: string;
   readonly uriState: string;
   readonly nodes: string;
+  /** Per-node push history (observe/uri-history.ts) and the periodic verify's lock and summary. */
+  readonly history: string;
+  readonly verify: string;
 
   constructor(readonly root: string) {
     this.refUpdates = join(root, 'ref-updates');
@@ -36,10 +39,12 @@ export class StorePaths {
     this.done = join(this.refUpdates, 'done');
     this.uriState = join(root, 'uri-state');
     this.nodes = join(root, 'nodes');
+    this.history = join(root, 'history');
+    this.verify = join(root, 'verify');
   }
 
   get folders(): readonly string[] {
-    return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.done, this.uriState, this.nodes];
+    return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.done, this.uriState, this.nodes, this.history, this.verify];
   }
 
   waitingFile(name: string): string {

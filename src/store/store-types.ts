@@ -72,4 +72,6 @@ export interface CorruptEntry {
 /** What a node should log or count; the store itself never logs. */
 export type StoreEvent =
   | { readonly type: 'quarantined'; readonly path: string; readonly movedTo: string; readonly reason: string }
-  | { readonly type: 'quarantine-failed'; readonly path: string; readonly reason: string; readonly error: unknown };
+  | { readonly type: 'quarantine-failed'; readonly path: string; readonly reason: string; readonly error: unknown }
+  /** The store had no marker and got one: made new, or an earlier refrelay's store adopted. */
+  | { readonly type: 'store-marked'; readonly root: string; readonly opening: 'created' | 'adopted' };

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { systemRandom, type Random } from '../runtime/random.js';
 import { encodeTask, taskKey, type Task } from '../task/task.js';
 import { mapBounded } from './bounded.js';
+import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
 import { fsyncDirectory, publishNoReplace, replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
@@ -51,6 +52,12 @@ export interface TaskStoreOptions {
   readonly syncDirectory?: boolean;
   /** Quarantines and other things worth a log line or a metric. */
   readonly onEvent?: (event: StoreEvent) => void;
+  /**
+   * When `root` holds no store marker (store/store-marker.ts): 'create' it (the default, for
+   * programs and tests that own the folder), 'adopt-earlier' (the daemon: mark an earlier
+   * refrelay's store, refuse an empty or missing folder) or 'refuse' (every other command).
+   */
+  readonly ifUnmarked?: UnmarkedStorePolicy;
 }
 
 /** Tasks a `createMany` publishes side by side. */
@@ -66,6 +73,7 @@ export class TaskStore {
   private readonly ctx: StoreContext;
   private readonly syncDirectory: boolean;
   private readonly waiting: WaitingListing;
+  private readonly ifUnmarked: UnmarkedStorePolicy;
   private layoutReady = false;
   private layoutPending: Promise<void> | undefined;
 
@@ -82,6 +90,7 @@ export class TaskStore {
       onEvent: options.onEvent ?? (() => undefined),
     };
     this.syncDirectory = options.syncDirectory ?? true;
+    this.ifUnmarked = options.ifUnmarked ?? 'create';
     this.waiting = new WaitingListing(this.ctx);
   }
 
@@ -279,12 +288,19 @@ export class TaskStore {
   }
 
   private async makeLayout(): Promise<void> {
-    for (const dir of this.paths.folders) {
-      try {
-        await this.ctx.fs.mkdir(dir, { recursive: true });
-      } catch (error) {
-        throw storeError('create store folder', dir, error);
-      }
-    }
+    const opening = await openStore(this.ctx, this.ifUnmarked);
+    if (opening !== 'existing') this.ctx.onEvent({ type: 'store-marked', root: this.paths.root, opening });
+  }
+
+  /** Checks the marker (adopting or creating per `ifUnmarked`) and the layout; every other method does it first too. */
+  async open(): Promise<void> {
+    await this.ready();
+  }
+
+  /** `refrelay init`: creates the store (never its parent folders) or adopts an earlier one. */
+  async init(): Promise<StoreOpening> {
+    const opening = await initStore(this.ctx);
+    this.layoutReady = true;
+    return opening;
   }
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { git, gitEnv, initBare, makeWorkTree, writeHook } from '../support/git.js';
 import { cliBin } from '../support/paths.js';
+import { initStoreSync } from '../support/refrelay-node.js';
 import { useTempDirs } from '../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -45,6 +46,7 @@ function workspace(): Workspace {
       '',
     ].join('\n'),
   );
+  initStoreSync(store);
   writeHook(source, 'post-receive', `#!/bin/sh\nexec "${process.execPath}" "${cliBin}" enqueue --stdin --config "${config}"\n`);
   return { root, config, store, source, dest };
 }

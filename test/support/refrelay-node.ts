@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { StorePaths } from '../../src/store/store-paths.js';
+import { STORE_FORMAT, STORE_MARKER_NAME } from '../../src/store/store-marker.js';
 import { join } from 'node:path';
 import { cliBin } from './paths.js';
 
@@ -75,9 +77,22 @@ export class RefrelayNode {
 }
 
 /** Write a replication.config from sections of lines. */
-export function writeConfig(path: string, lines: string[]): string {
+/**
+ * Writes a config and, as an operator's `refrelay init` would, makes the store its `storePath`
+ * names (layout and marker) unless `initStore` is false or the store is already there.
+ */
+export function writeConfig(path: string, lines: string[], options: { initStore?: boolean } = {}): string {
   writeFileSync(path, `${lines.join('\n')}\n`);
+  const storePath = lines.map((line) => /^\s*storePath\s*=\s*(.+?)\s*$/.exec(line)?.[1]).find((found) => found !== undefined);
+  if (storePath !== undefined && options.initStore !== false) initStoreSync(storePath);
   return path;
+}
+
+/** The store's layout and marker, made synchronously (what `refrelay init` makes). */
+export function initStoreSync(root: string): void {
+  for (const dir of new StorePaths(root).folders) mkdirSync(dir, { recursive: true });
+  const marker = join(root, STORE_MARKER_NAME);
+  if (!existsSync(marker)) writeFileSync(marker, `${JSON.stringify({ format: STORE_FORMAT, storeId: 'test-store', createdAt: Date.now() })}\n`);
 }
 
 export function readJson<T>(path: string): T {

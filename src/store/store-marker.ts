@@ -1,0 +1,150 @@
+import { join } from 'node:path';
+import { StoreError } from '../errors.js';
+import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import type { StoreContext } from './store-context.js';
+import { errnoOf, isGone, removeQuietly, storeError } from './store-fs.js';
+import { writeDurable } from './publish.js';
+
+/**
+ * `<storePath>/refrelay-store.json` says "this folder is a refrelay store" (DESIGN.md invariant
+ * 9). A network filesystem that is not mounted leaves an empty folder, or none, at the store
+ * path: without the marker nothing is written there, so no update lands on the local disk
+ * under the mount point, invisible to every other node once the mount returns.
+ */
+export const STORE_MARKER_NAME = 'refrelay-store.json';
+export const STORE_FORMAT = 1;
+
+export interface StoreMarker {
+  readonly format: number;
+  readonly storeId: string;
+  readonly createdAt: number;
+}
+
+/** What is at the store path. */
+export type StoreState =
+  | { readonly kind: 'marked'; readonly marker: StoreMarker }
+  /** No marker, but the layout of an earlier refrelay (`ref-updates/waiting/`): adoptable. */
+  | { readonly kind: 'earlier' }
+  | { readonly kind: 'missing' };
+
+/** What to do when the store path holds no marker (TaskStoreOptions.ifUnmarked). */
+export type UnmarkedStorePolicy = 'create' | 'adopt-earlier' | 'refuse';
+
+export class StoreMissingError extends StoreError {
+  constructor(root: string, detail: string) {
+    super(
+      `no refrelay store at ${root} (${detail}). If the store is on a network filesystem, it may not be mounted; ` +
+        'to create a new store there, run: refrelay init --config FILE',
+    );
+  }
+}
+
+export function markerPath(root: string): string {
+  return join(root, STORE_MARKER_NAME);
+}
+
+/** The marker, or whether an earlier refrelay's store (or nothing) is there. Bad markers throw. */
+export async function inspectStore(ctx: StoreContext): Promise<StoreState> {
+  const path = markerPath(ctx.paths.root);
+  let read;
+  try {
+    read = await ctx.fs.readBounded(path, STORE_RECORD_MAX_BYTES);
+  } catch (error) {
+    if (!isGone(error) && errnoOf(error) !== 'ENOTDIR') throw storeError('read store marker', path, error);
+    return (await isRealFolder(ctx, ctx.paths.waiting)) ? { kind: 'earlier' } : { kind: 'missing' };
+  }
+  if (read.kind === 'refused') throw new StoreError(`the store marker ${path} is not a refrelay store marker: ${read.reason}`);
+  const marker = parseMarker(read.text);
+  if (marker === undefined) throw new StoreError(`the store marker ${path} is damaged: expected {"format":${STORE_FORMAT},"storeId":…}`);
+  if (marker.format > STORE_FORMAT) {
+    throw new StoreError(`the store at ${ctx.paths.root} has format ${marker.format}, made by a newer refrelay; this one reads format ${STORE_FORMAT}`);
+  }
+  return { kind: 'marked', marker };
+}
+
+export function parseMarker(text: string): StoreMarker | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const { format, storeId, createdAt } = value as Record<string, unknown>;
+  if (typeof format !== 'number' || !Number.isSafeInteger(format) || format < 1) return undefined;
+  if (typeof storeId !== 'string' || storeId === '' || storeId.length > 200) return undefined;
+  return { format, storeId, createdAt: typeof createdAt === 'number' ? createdAt : 0 };
+}
+
+/**
+ * Writes a new marker unless one exists (`link` never replaces: two nodes adopting at once make
+ * one marker, and both go on with it). Returns the marker that stands.
+ */
+export async function writeMarker(ctx: StoreContext): Promise<StoreMarker> {
+  const marker: StoreMarker = { format: STORE_FORMAT, storeId: `${ctx.random.token()}${ctx.random.token()}`, createdAt: ctx.clock.now() };
+  const path = markerPath(ctx.paths.root);
+  const temp = join(ctx.paths.root, `.${STORE_MARKER_NAME}.${ctx.nodeTag}.${ctx.random.token()}.tmp`);
+  await writeDurable(ctx, temp, `${JSON.stringify(marker)}\n`, 'write store marker');
+  try {
+    await ctx.fs.link(temp, path);
+  } catch (error) {
+    if (errnoOf(error) !== 'EEXIST') throw storeError('write store marker', path, error);
+    const standing = await inspectStore(ctx);
+    if (standing.kind === 'marked') return standing.marker;
+    throw storeError('write store marker', path, error);
+  } finally {
+    await removeQuietly(ctx.fs, temp);
+  }
+  return marker;
+}
+
+async function isRealFolder(ctx: StoreContext, path: string): Promise<boolean> {
+  try {
+    return (await ctx.fs.lstat(path)).isDirectory();
+  } catch (error) {
+    if (isGone(error) || errnoOf(error) === 'ENOTDIR') return false;
+    throw storeError('inspect store', path, error);
+  }
+}
+
+/** How `openStore` found the store. */
+export type StoreOpening = 'existing' | 'adopted' | 'created';
+
+/**
+ * Makes sure `root` is a refrelay store before anything is written there, per `policy`: a
+ * marked store is used; an earlier refrelay's store is adopted (marker written) unless the
+ * policy refuses; a path with neither is created only under 'create'. Then makes the layout's
+ * folders that are missing (inside a marked store that is safe: the marker proves the mount).
+ */
+export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy): Promise<StoreOpening> {
+  const state = await inspectStore(ctx);
+  if (state.kind === 'missing' && policy !== 'create') throw new StoreMissingError(ctx.paths.root, `${STORE_MARKER_NAME} is missing`);
+  if (state.kind === 'earlier' && policy === 'refuse') {
+    throw new StoreMissingError(ctx.paths.root, `made by an earlier refrelay, without ${STORE_MARKER_NAME}; \`refrelay init\` or a daemon's start adopts it`);
+  }
+  if (state.kind === 'missing') await makeFolder(ctx, ctx.paths.root, true);
+  for (const dir of ctx.paths.folders) await makeFolder(ctx, dir, true);
+  if (state.kind === 'marked') return 'existing';
+  await writeMarker(ctx);
+  return state.kind === 'earlier' ? 'adopted' : 'created';
+}
+
+/**
+ * `refrelay init`: the store folder itself is made, never its parents — a parent that is
+ * missing is most likely a network filesystem's mount point that is not mounted.
+ */
+export async function initStore(ctx: StoreContext): Promise<StoreOpening> {
+  if ((await inspectStore(ctx)).kind === 'missing') await makeFolder(ctx, ctx.paths.root, false);
+  return openStore(ctx, 'create');
+}
+
+async function makeFolder(ctx: StoreContext, dir: string, parents: boolean): Promise<void> {
+  try {
+    if (parents) await ctx.fs.mkdir(dir, { recursive: true });
+    else await ctx.fs.mkdir(dir);
+  } catch (error) {
+    if (!parents && errnoOf(error) === 'EEXIST') return;
+    if (!parents && isGone(error)) throw new StoreError(`cannot create the store folder ${dir}: its parent folder does not exist (is the network filesystem mounted?)`, { cause: error });
+    throw storeError('create store folder', dir, error);
+  }
+}

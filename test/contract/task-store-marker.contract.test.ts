@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { STORE_MARKER_NAME, StoreMissingError } from '../../src/store/store-marker.js';
+import type { Task } from '../../src/task/task.js';
+import { storeEnvs } from './support/store-envs.js';
+
+/**
+ * DESIGN.md invariant 9: a store is made once, explicitly, and marked; a path without the marker
+ * (a network filesystem that is not mounted) is never written to by accident.
+ */
+const task: Task = { project: 'p', refs: ['refs/heads/main'], uri: 'ssh://h/p.git', remote: 'mirror' };
+
+describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv) => {
+  it("refuses a path without a marker and writes nothing there when told to ('refuse', 'adopt-earlier')", async () => {
+    const env = makeEnv();
+    env.mkdir('.'); // the empty mount point of a filesystem that is not mounted
+    for (const ifUnmarked of ['refuse', 'adopt-earlier'] as const) {
+      const error = await env.store('node-a', { ifUnmarked }).create(task).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StoreMissingError);
+      expect((error as Error).message).toBe(
+        `no refrelay store at ${env.root} (${STORE_MARKER_NAME} is missing). If the store is on a network filesystem, it may not be mounted; ` +
+          'to create a new store there, run: refrelay init --config FILE',
+      );
+      expect(env.list('.')).toEqual([]);
+    }
+  });
+
+  it("adopts an earlier refrelay's store (ref-updates/waiting/, no marker) unless told to refuse, and keeps its tasks", async () => {
+    const env = makeEnv();
+    const earlier = env.store('old', { ifUnmarked: 'create' });
+    const { key } = await earlier.create(task);
+    // The layout without a marker is what an earlier refrelay left.
+    await env.fs.unlink(`${env.root}/${STORE_MARKER_NAME}`);
+
+    await expect(env.store('cli', { ifUnmarked: 'refuse' }).listWaiting()).rejects.toThrow(/made by an earlier refrelay, without refrelay-store\.json/);
+    const events: unknown[] = [];
+    const daemon = env.store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) });
+    expect((await daemon.listWaiting()).map((t) => t.key)).toEqual([key]);
+    expect(events).toEqual([{ type: 'store-marked', root: env.root, opening: 'adopted' }]);
+    expect(JSON.parse(env.read(STORE_MARKER_NAME))).toMatchObject({ format: 1, storeId: expect.any(String) });
+    expect((await env.store('cli', { ifUnmarked: 'refuse' }).listWaiting()).map((t) => t.key)).toEqual([key]);
+  });
+
+  it('init creates the store once; a second init and every node see the same marker', async () => {
+    const env = makeEnv();
+    expect(await env.store('a').init()).toBe('created');
+    const marker = env.read(STORE_MARKER_NAME);
+    expect(await env.store('b').init()).toBe('existing');
+    expect(env.read(STORE_MARKER_NAME)).toBe(marker);
+    expect(env.list('.')).toEqual(['history', 'nodes', 'ref-updates', STORE_MARKER_NAME, 'uri-state', 'verify']);
+    expect((await env.store('c', { ifUnmarked: 'refuse' }).create(task)).created).toBe(true);
+  });
+
+  it('refuses a marker that is not a plain small JSON file, or one from a newer format', async () => {
+    const env = makeEnv();
+    env.mkdir('.');
+    env.mkfifo(STORE_MARKER_NAME);
+    await expect(env.store('a', { ifUnmarked: 'refuse' }).create(task)).rejects.toThrow(/is not a refrelay store marker: a FIFO where a file is expected/);
+    await env.fs.unlink(`${env.root}/${STORE_MARKER_NAME}`);
+    env.write(STORE_MARKER_NAME, '{"format":2,"storeId":"x"}');
+    await expect(env.store('a', { ifUnmarked: 'refuse' }).create(task)).rejects.toThrow(/has format 2, made by a newer refrelay/);
+  });
+});
