@@ -20,6 +20,7 @@ async function storeError(promise: Promise<unknown>): Promise<StoreError> {
 describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
   it.each(['writeFile', 'sync', 'close'] as const)('fails create loudly on ENOSPC during %s and leaves no file behind', async (step) => {
     const env = makeEnv();
+    await env.store('setup').open(); // the store exists; its disk fills up afterwards
     const store = env.store('node-a', { fs: failingHandleFs(env.fs, step, 'ENOSPC') });
 
     const error = await storeError(store.create(task));
@@ -44,6 +45,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
 
   it('treats EPERM from link with no target as a real failure', async () => {
     const env = makeEnv();
+    await env.store('setup').open();
     const denied = faultyFs(env.fs, { link: async (_from, to) => { throw fsError('EPERM', 'link', to); } });
     const error = await storeError(env.store('node-a', { fs: denied }).create(task));
     expect(error.message).toContain(`${WAITING}/${taskKey(task)}.json`);
@@ -52,6 +54,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
 
   it('fails create loudly on a read-only store and removes its temp', async () => {
     const env = makeEnv();
+    await env.store('setup').open();
     const readOnly = faultyFs(env.fs, { link: async (_from, to) => { throw fsError('EROFS', 'link', to); } });
     const error = await storeError(env.store('node-a', { fs: readOnly }).create(task));
     expect(error.message).toContain('(EROFS)');
@@ -80,7 +83,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     await env.store('node-a').create(task);
     const failing = faultyFs(env.fs, {
       readBounded: async (path, maxBytes) => {
-        if (path.endsWith('.json')) throw fsError('EIO', 'open', path);
+        if (path.includes('/waiting/')) throw fsError('EIO', 'open', path);
         return env.fs.readBounded(path, maxBytes);
       },
     });

@@ -177,10 +177,10 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(await store.sweepDone()).toBe(0);
   });
 
-  it('creates the whole layout on first use', async () => {
+  it('creates the whole layout and the store marker on first use of a store it may create', async () => {
     const env = makeEnv();
     await env.store('node-a').countCorrupt();
     expect(env.list('ref-updates')).toEqual(['building', 'corrupt', 'done', 'failed', 'running', 'waiting']);
-    expect(env.list('')).toEqual(['nodes', 'ref-updates', 'uri-state']);
+    expect(env.list('')).toEqual(['history', 'nodes', 'ref-updates', 'refrelay-store.json', 'uri-state', 'verify']);
   });
 });

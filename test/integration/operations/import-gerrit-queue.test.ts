@@ -117,7 +117,7 @@ describe('refrelay import-gerrit-queue', () => {
     expect(statSync(ourFile(s, { ...appMain, uri })).mtimeMs).toBe(OLDER.getTime());
   });
 
-  it('--dry-run reports the same outcome and writes nothing, not even the store folders', () => {
+  it('--dry-run reports the same outcome and writes nothing into the store', () => {
     const s = site();
     const uri = `${s.dest}/app.git`;
     const valid = gerritFile(s, { project: 'app', ref: 'refs/heads/main', uri, remote: 'mirror' });
@@ -126,7 +126,7 @@ describe('refrelay import-gerrit-queue', () => {
     expect(result.stderr).toBe(`skipped ${invalid}: remote "gone" is not configured in ${s.config}\n`);
     expect(result.stdout).toBe('dry run: would import 1 task (0 already queued), skip 1; nothing written\n');
     expect(result.status).toBe(1);
-    expect(existsSync(s.store)).toBe(false);
+    expect(namesIn(join(s.store, 'ref-updates', 'waiting'))).toEqual([]);
     expect(namesIn(s.gerritWaiting)).toEqual([valid, invalid].map((path) => path.slice(s.gerritWaiting.length + 1)).sort());
   });
 
@@ -176,7 +176,7 @@ describe('refrelay import-gerrit-queue', () => {
     const config = runCli(['import-gerrit-queue', s.refUpdates, '--config', badConfig]);
     expect(config.stderr).toContain(`${badConfig}: replication.storePath:`);
     expect(config.status).toBe(3);
-    expect(existsSync(s.store)).toBe(false);
+    expect(namesIn(join(s.store, 'ref-updates', 'waiting'))).toEqual([]);
 
     // Pointed at our own store by mistake, --remove would delete queued tasks: refused.
     mkdirSync(waitingOf(s), { recursive: true });

@@ -131,9 +131,10 @@ describe('task files are untrusted input', () => {
 });
 
 describe('store permissions', () => {
-  it('enqueue writes task files 0640 in folders 0750 by default, and as storeUmask says otherwise', () => {
+  it('init and enqueue write task files 0640 in folders 0750 by default, and as storeUmask says otherwise', () => {
     const s = setup();
-    writeConfig(s.config, ['[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '[remote "dr"]', `  url = ${s.dest}/\${name}.git`]);
+    writeConfig(s.config, ['[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '[remote "dr"]', `  url = ${s.dest}/\${name}.git`], { initStore: false });
+    expect(runCli(['init', '--config', s.config]).status).toBe(0);
     expect(runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main'], { env: { NO_COLOR: '1' } }).status).toBe(0);
     const waiting = storeDir(s.store, 'waiting');
     const [task] = taskFilesIn(waiting);
@@ -143,7 +144,8 @@ describe('store permissions', () => {
 
     const strict = join(s.root, 'strict.config');
     const strictStore = join(s.root, 'strict-store');
-    writeConfig(strict, ['[replication]', `  storePath = ${strictStore}`, `  basePath = ${s.base}`, '  storeUmask = 077', '[remote "dr"]', `  url = ${s.dest}/\${name}.git`]);
+    writeConfig(strict, ['[replication]', `  storePath = ${strictStore}`, `  basePath = ${s.base}`, '  storeUmask = 077', '[remote "dr"]', `  url = ${s.dest}/\${name}.git`], { initStore: false });
+    expect(runCli(['init', '--config', strict]).status).toBe(0);
     expect(runCli(['enqueue', '--config', strict, '--project', 'app', '--ref', 'refs/heads/main']).status).toBe(0);
     const strictWaiting = storeDir(strictStore, 'waiting');
     expect((statSync(join(strictWaiting, taskFilesIn(strictWaiting)[0]!)).mode & 0o777).toString(8)).toBe('600');

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -45,6 +45,7 @@ describe('UriHistory', () => {
   it("merges every node's file into one timeline per URI, and writes nothing when nothing changed", async () => {
     const store = mkdtempSync(join(tmpdir(), 'refrelay-history-'));
     dirs.push(store);
+    mkdirSync(join(store, 'history')); // part of the store's layout (refrelay init)
     let now = 1_000;
     const a = new UriHistory('node-a', () => now);
     const b = new UriHistory('node-b', () => now);

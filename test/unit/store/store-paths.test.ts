@@ -12,7 +12,9 @@ describe('store paths', () => {
     expect(paths.uriStateFile('k')).toBe('/srv/store/uri-state/k.json');
     expect(paths.doneFolder('k', 'node-a.1f2e')).toBe('/srv/store/ref-updates/done/k.node-a.1f2e');
     expect(() => paths.doneFolder('k', '../x')).toThrow(StoreError);
-    expect(paths.folders).toHaveLength(8);
+    expect(paths.folders).toHaveLength(10);
+    expect(paths.history).toBe('/srv/store/history');
+    expect(paths.verify).toBe('/srv/store/verify');
   });
 
   it.each(['..', '.', '', 'a/b', 'a\\b', 'a\0b'])('refuses the name %j', (name) => {

@@ -12,7 +12,7 @@ function countingFs(base: StoreFs): { fs: StoreFs; reads: () => number } {
   let reads = 0;
   const fs = faultyFs(base, {
     readBounded: (path, maxBytes) => {
-      if (path.endsWith('.json')) reads++;
+      if (path.includes('/waiting/')) reads++;
       return base.readBounded(path, maxBytes);
     },
   });
@@ -121,7 +121,7 @@ describe('waiting listing changes', () => {
     const gate = new Promise<void>((resolve) => (loading = resolve));
     const fs = faultyFs(memory, {
       readBounded: async (path, maxBytes) => {
-        if (path.endsWith('.json')) await gate;
+        if (path.includes('/waiting/')) await gate;
         return memory.readBounded(path, maxBytes);
       },
     });
