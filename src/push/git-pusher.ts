@@ -1,7 +1,7 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { redactText, redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../observe/redact.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { Credentials } from '../config/secure-config.js';
 import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';
@@ -16,6 +16,9 @@ import { refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
 import type { SshConnectionReuse } from './ssh-reuse.js';
 import { stopSignal, type StopSignal } from './stop-signal.js';
+import { CURL_TRACE_LINE, parseRefLines, parseRetryAfter, reportProgress } from './git-text.js';
+
+export { parseRetryAfter };
 
 export type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome, RefStatus } from './push-types.js';
 
@@ -308,28 +311,9 @@ export class GitPusher implements Pusher {
   }
 }
 
-/** A line of GIT_TRACE_CURL: `12:34:56.789012 http.c:664 <= Recv header: …`. */
-const CURL_TRACE_LINE = /^\d{2}:\d{2}:\d{2}\.\d+ \S+:\d+\s/;
-
-/** Retry-After as seconds or an HTTP date; undefined when it is neither. */
-export function parseRetryAfter(value: string, now = Date.now()): number | undefined {
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
 /** What git would run for ssh: GIT_SSH_COMMAND (a shell snippet) wins over GIT_SSH (a program path). */
 function sshProgram(env: Readonly<Record<string, string>>): string {
   return env.GIT_SSH_COMMAND ?? (env.GIT_SSH === undefined ? 'ssh' : shellQuote(env.GIT_SSH));
-}
-
-/** A throwing progress sink is the caller's bug; it must not take the push (or the process) down. */
-function reportProgress(sink: (line: string) => void, line: string): void {
-  try {
-    sink(redactText(line));
-  } catch {
-    // ignored on purpose
-  }
 }
 
 function completed(result: RunResult): boolean {
@@ -350,15 +334,6 @@ function outcome(run: Run, result: PushOutcome['result'], refs: RefOutcome[], fa
     durationMs: performance.now() - run.startedAt,
     argv: run.argv,
   };
-}
-
-function parseRefLines(stdout: string, separator: string): Map<string, string> {
-  const refs = new Map<string, string>();
-  for (const line of stdout.split('\n')) {
-    const at = line.indexOf(separator);
-    if (at > 0) refs.set(line.slice(at + 1).trim(), line.slice(0, at));
-  }
-  return refs;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -1,0 +1,31 @@
+/** Small readers of git's text output, and the progress sink guard, kept apart from the push orchestration. */
+import { redactText } from '../observe/redact.js';
+
+/** A line of GIT_TRACE_CURL: `12:34:56.789012 http.c:664 <= Recv header: …`. */
+export const CURL_TRACE_LINE = /^\d{2}:\d{2}:\d{2}\.\d+ \S+:\d+\s/;
+
+/** Retry-After as seconds or an HTTP date; undefined when it is neither. */
+export function parseRetryAfter(value: string, now = Date.now()): number | undefined {
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** A throwing progress sink is the caller's bug; it must not take the push (or the process) down. */
+export function reportProgress(sink: (line: string) => void, line: string): void {
+  try {
+    sink(redactText(line));
+  } catch {
+    // ignored on purpose
+  }
+}
+
+/** `<oid><separator><ref>` lines (for-each-ref, ls-remote) as ref → object id. */
+export function parseRefLines(stdout: string, separator: string): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const at = line.indexOf(separator);
+    if (at > 0) refs.set(line.slice(at + 1).trim(), line.slice(0, at));
+  }
+  return refs;
+}
