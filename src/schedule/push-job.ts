@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { RemoteConfig } from '../config/types.js';
-import { redactText, redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../observe/redact.js';
 import type { PushOutcome } from '../push/git-pusher.js';
 import { isConnectionFailure } from '../push/failure-class.js';
 import type { WaitingTask } from '../store/store-types.js';
@@ -8,6 +8,7 @@ import { DEFAULT_BACKOFF_CAP_MS, retryDelayMs } from './backoff.js';
 import type { Lease, SchedulerDeps } from './ports.js';
 import type { PushSlot } from './push-slots.js';
 import type { UriGroup } from './uri-groups.js';
+import { logPush } from './push-log.js';
 import { capNotBefore, parseUriState, type UriState } from './uri-state.js';
 
 /** Failed authentication is retried a few times (a key may be rotated), then given up. */
@@ -340,28 +341,4 @@ function alsoFailed(failedTasks: number): { failedTasks?: number } {
 
 function oldestMtime(tasks: readonly WaitingTask[]): number {
   return tasks.reduce((oldest, item) => Math.min(oldest, item.mtimeMs), Number.POSITIVE_INFINITY);
-}
-
-/** One line per git push, with an id (lease and push number) that the history and metrics share. */
-function logPush(deps: SchedulerDeps, group: UriGroup, pushId: string, project: string, remote: string, refCount: number, outcome: PushOutcome, oldestQueuedAtMs: number): void {
-  const counts: Record<string, number> = {};
-  for (const ref of outcome.refs) counts[ref.status] = (counts[ref.status] ?? 0) + 1;
-  const uri = redactUrl(group.uri);
-  const failure = outcome.failure === undefined ? undefined : redactText(outcome.failure.message);
-  const fields = {
-    pushId,
-    remote,
-    uri,
-    project,
-    refs: refCount,
-    outcomes: counts,
-    durationMs: Math.round(outcome.durationMs),
-    result: outcome.result,
-    failure,
-  };
-  if (outcome.result === 'failed') deps.log.warn(fields, 'push failed');
-  else deps.log.info(fields, 'pushed');
-  // A push stopped by this node's own shutdown is not an outcome of the destination.
-  if (outcome.failure?.kind === 'aborted') return;
-  deps.events?.({ type: 'pushed', pushId, remote, uri, uriKey: group.uriKey, project, refs: refCount, outcomes: counts, durationMs: outcome.durationMs, result: outcome.result, ...(failure === undefined ? {} : { failure }), oldestQueuedAtMs });
 }
