@@ -14,6 +14,7 @@ import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
+import { splitDeclined, type ChunkAnswer } from './split-declined.js';
 import type { SshConnectionReuse } from './ssh-reuse.js';
 import { stopSignal, type StopSignal } from './stop-signal.js';
 import { CURL_TRACE_LINE, parseRefLines, parseRetryAfter, reportProgress } from './git-text.js';
@@ -181,17 +182,29 @@ export class GitPusher implements Pusher {
       const created = await this.createRepository(run);
       return created === undefined ? 'created' : { refs: [], failure: created };
     }
-    const { refs, transientRejections } = refOutcomes(chunk, parsePushPorcelain(result.stdout));
+    const answer = this.chunkAnswer(run, chunk, result);
+    if (answer.failure !== undefined || answer.declinedWithPush.length < 2) return answer;
+    const byDst = new Map(chunk.map((ref) => [ref.dst, ref]));
+    return splitDeclined(answer, async (dsts) => {
+      const part = dsts.map((dst) => byDst.get(dst)!);
+      const again = await this.gitPush(run, part);
+      return completed(again) ? this.chunkAnswer(run, part, again) : { refs: [], declinedWithPush: [], failure: this.failureOf(run, again) };
+    });
+  }
+
+  /** Per-ref results of a push that got as far as reporting them. */
+  private chunkAnswer(run: Run, chunk: readonly PlannedRef[], result: RunResult): ChunkAnswer {
+    const { refs, transientRejections, declinedWithPush } = refOutcomes(chunk, parsePushPorcelain(result.stdout));
     const tail = stderrTail(result.stderr);
     if (transientRejections.length > 0) {
       // The whole push is retried: landed refs come back up to date, and no ref is parked for a busy remote.
       const names = transientRejections.map((ref) => `${ref.dst} (${ref.detail ?? 'rejected'})`).join(', ');
-      return { refs, failure: failure('transient', `the destination could not update ${names}`, tail) };
+      return { refs, declinedWithPush, failure: failure('transient', `the destination could not update ${names}`, tail) };
     }
     if (result.exitCode !== 0 && !refs.some((ref) => ref.status === 'rejected')) {
-      return { refs, failure: this.failureOf(run, result) };
+      return { refs, declinedWithPush, failure: this.failureOf(run, result) };
     }
-    return { refs };
+    return { refs, declinedWithPush };
   }
 
   private gitPush(run: Run, chunk: readonly PlannedRef[]): Promise<RunResult> {

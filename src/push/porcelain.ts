@@ -51,3 +51,12 @@ export function porcelainCompleted(stdout: string): boolean {
 export function isTransientRejection(ref: PorcelainRef): boolean {
   return ref.flag === '!' && /failed to (lock|update ref)|cannot lock ref|unpacker error|unable to migrate objects/i.test(ref.reason ?? '');
 }
+
+/**
+ * receive-pack runs `pre-receive` once for the whole push and, when it exits non-zero, reports
+ * this same reason for every ref it was sent: the answer is about the push, not about each ref.
+ * (The `update` hook answers per ref, as `hook declined`.)
+ */
+export function isWholePushDecline(ref: PorcelainRef): boolean {
+  return ref.flag === '!' && ref.summary === '[remote rejected]' && ref.reason === 'pre-receive hook declined';
+}

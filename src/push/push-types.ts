@@ -51,11 +51,12 @@ export interface PushFailure {
  * - `ok`: every ref landed or was already there.
  * - `partial`: git reported a result for every ref, and at least one was
  *   rejected or dropped. This holds even when nothing landed: the per-ref list
- *   is authoritative, and the caller parks exactly the refs that failed.
- *   `failure` is set only when a rejection is worth retrying (the remote could
- *   not lock a ref): kind `transient`.
+ *   is authoritative, and the caller parks exactly the refs that failed. When
+ *   a pre-receive hook declined a push of several refs as a whole, the refs
+ *   were pushed again in parts, and only the refs it refuses are rejected here.
  * - `failed`: the push did not complete (or a later chunk of a long push did
- *   not); `failure` says why, `refs` holds what earlier chunks reported.
+ *   not), or the remote could not lock a ref (`failure` kind `transient`);
+ *   `failure` says why, `refs` holds what was reported.
  */
 export interface PushOutcome {
   readonly result: 'ok' | 'partial' | 'failed';

@@ -1,4 +1,4 @@
-import { isTransientRejection, type PorcelainRef } from './porcelain.js';
+import { isTransientRejection, isWholePushDecline, type PorcelainRef } from './porcelain.js';
 import type { PlannedRef } from './push-plan.js';
 import type { RefOutcome, RefStatus } from './push-types.js';
 
@@ -15,6 +15,8 @@ export interface ChunkRefs {
   readonly refs: RefOutcome[];
   /** Rejections that say the remote was busy (could not lock), not no. */
   readonly transientRejections: RefOutcome[];
+  /** Refs a pre-receive hook declined with the whole push: their own answer is not known. */
+  readonly declinedWithPush: RefOutcome[];
 }
 
 /**
@@ -25,6 +27,7 @@ export function refOutcomes(planned: readonly PlannedRef[], reported: readonly P
   const byDst = new Map(reported.map((line) => [line.dst, line]));
   const refs: RefOutcome[] = [];
   const transientRejections: RefOutcome[] = [];
+  const declinedWithPush: RefOutcome[] = [];
   for (const want of planned) {
     const line = byDst.get(want.dst);
     if (line === undefined) {
@@ -35,8 +38,9 @@ export function refOutcomes(planned: readonly PlannedRef[], reported: readonly P
     const outcome: RefOutcome = { ref: want.ref, dst: want.dst, status: STATUS_BY_FLAG[line.flag], detail };
     refs.push(outcome);
     if (isTransientRejection(line)) transientRejections.push(outcome);
+    if (isWholePushDecline(line)) declinedWithPush.push(outcome);
   }
-  return { refs, transientRejections };
+  return { refs, transientRejections, declinedWithPush };
 }
 
 /** `ok` unless something was rejected or dropped. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
-import { appSource, commitFile, git, initBare, refsOf } from '../../support/git.js';
+import { appSource, commitFile, git, initBare, refsOf, writeHook } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
 import { namesIn, taskFilesIn } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
@@ -166,5 +166,44 @@ describe('deleted, forced and rejected refs', () => {
     const json = JSON.parse(status.stdout);
     expect(json.totals).toMatchObject({ waiting: 0, running: 0, failed: 1 });
     expect(json.remotes).toEqual([expect.objectContaining({ name: 'plain', failed: 1, uris: [expect.objectContaining({ uriKey: key, failed: 1 })] })]);
+  });
+
+  it('a pre-receive hook that declines one ref of a ten-ref push: the push is split, the nine others land, only that ref is parked, within ceil(log2 10) + 1 extra pushes', async () => {
+    const s = setup('refrelay-split', { plain: ['push = refs/heads/*:refs/heads/*'] });
+    const dest = s.dest('plain');
+    // Counts every push that reaches the hook, declined or not.
+    writeHook(dest, 'pre-receive', [
+      '#!/bin/sh',
+      'input=$(cat)',
+      'echo push >> "$GIT_DIR/pushes.log"',
+      'if printf "%s\\n" "$input" | grep -q " refs/heads/bad$"; then echo "policy: refs/heads/bad is not allowed" >&2; exit 1; fi',
+      'exit 0',
+      '',
+    ].join('\n'));
+    const names = ['bad', ...Array.from({ length: 9 }, (_, i) => `topic-${i + 1}`)];
+    for (const name of names) git(s.source, ['update-ref', `refs/heads/${name}`, 'refs/heads/main']);
+    expect(enqueue(s, names.map((name) => `refs/heads/${name}`))).toBe('refrelay: queued 1 task for app\n');
+
+    const { node, code } = await drain(s);
+    expect(code).toBe(1);
+    const source = refsOf(s.source);
+    const landed = refsOf(dest);
+    expect(landed.has('refs/heads/bad')).toBe(false);
+    for (const name of names.slice(1)) expect(landed.get(`refs/heads/${name}`), name).toBe(source.get(`refs/heads/${name}`));
+    const pushes = readFileSync(join(dest, 'pushes.log'), 'utf8').split('\n').filter(Boolean).length;
+    expect(pushes).toBeGreaterThan(1);
+    expect(pushes).toBeLessThanOrEqual(1 + Math.ceil(Math.log2(10)) + 1);
+    expect(node.logs().filter((line) => line.msg === 'pushed').map((line) => line.outcomes)).toEqual([{ new: 9, rejected: 1 }]);
+
+    const key = uriKey(`${join(s.root, 'dest-plain')}/app.git`);
+    const parked = namesIn(storeDir(s.store, 'failed', key));
+    expect(parked).toHaveLength(2);
+    const [taskName, reasonName] = parked as [string, string];
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', key, taskName), 'utf8'))).toMatchObject({ refs: ['refs/heads/bad'] });
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', key, reasonName), 'utf8'))).toMatchObject({
+      reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)',
+      refs: ['refs/heads/bad'],
+    });
+    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
   });
 });

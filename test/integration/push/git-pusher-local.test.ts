@@ -91,7 +91,7 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect(refsOf(dst).get('refs/heads/main')).not.toBe(source.refs().get('refs/heads/main'));
   });
 
-  it('reports hook declines per ref: pre-receive declines the whole push, the update hook one ref', async () => {
+  it('reports hook declines per ref: pre-receive declines the whole push, which is split to deliver the refs it accepts; the update hook declines one ref', async () => {
     const { source, dst } = setup(['b1', 'frozen']);
     writeHook(dst, 'pre-receive', '#!/bin/sh\necho "maintenance window" >&2\nexit 1\n');
     const all = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1'] });
@@ -101,6 +101,16 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
       ['rejected', '[remote rejected] (pre-receive hook declined)'],
     ]);
     expect(refsOf(dst).size).toBe(0);
+
+    // Declines only pushes that carry refs/heads/b1: split, main lands on its own.
+    writeHook(dst, 'pre-receive', '#!/bin/sh\ngrep -q " refs/heads/b1$" && exit 1\nexit 0\n');
+    const split = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1'] });
+    expect(split.refs.map((r) => [r.ref, r.status, r.detail])).toEqual([
+      ['refs/heads/b1', 'rejected', '[remote rejected] (pre-receive hook declined)'],
+      ['refs/heads/main', 'new', '[new branch]'],
+    ]);
+    expect([...refsOf(dst).keys()]).toEqual(['refs/heads/main']);
+    git(dst, ['update-ref', '-d', 'refs/heads/main']);
 
     writeHook(dst, 'pre-receive', '#!/bin/sh\nexit 0\n');
     writeHook(dst, 'update', '#!/bin/sh\n[ "$1" = refs/heads/frozen ] && { echo "frozen" >&2; exit 1; }\nexit 0\n');
