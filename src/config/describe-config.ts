@@ -26,6 +26,7 @@ export function describeConfig(config: ReplicationConfig): string {
     `secureConfig: ${config.secureConfig ?? '(none)'}${config.allowInsecureSecrets ? ' (insecure permissions allowed)' : ''}`,
     `storeUmask: ${config.storeUmask.toString(8).padStart(3, '0')}`,
     `maxRefNameBytes: ${config.maxRefNameBytes}`,
+    `refRejectionLimit: ${config.refRejectionLimit}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
@@ -88,6 +89,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     allowInsecureSecrets: config.allowInsecureSecrets,
     storeUmask: config.storeUmask.toString(8).padStart(3, '0'),
     maxRefNameBytes: config.maxRefNameBytes,
+    refRejectionLimit: config.refRejectionLimit,
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,

@@ -101,6 +101,11 @@ export interface ReplicationConfig {
   readonly storeUmask: number;
   /** Ref names longer than this many UTF-8 bytes are refused where they enter and in task files. */
   readonly maxRefNameBytes: number;
+  /**
+   * A ref refused this many pushes in a row with the same transient-looking reason, while other refs
+   * of those pushes landed, is parked in failed/ instead of being retried again.
+   */
+  readonly refRejectionLimit: number;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

@@ -18,6 +18,11 @@ export const DEFAULT_USAGE_HALF_LIFE_MS = 5 * 60_000;
  * services cap names), so a longer name could only fail at every push.
  */
 export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
+/**
+ * A ref the destination keeps refusing for a reason that looks passing (it could not lock or
+ * write the ref) while it takes the others is parked after this many attempts in a row.
+ */
+export const DEFAULT_REF_REJECTION_LIMIT = 3;
 
 /** Two pushes per CPU: a push spends much of its time waiting on the network or the destination. */
 export function defaultMaxPushes(): number {
@@ -79,6 +84,7 @@ export function buildNodeSettings(
     allowInsecureSecrets: setting('allowInsecureSecrets', parseBoolean, false),
     storeUmask: setting('storeUmask', parseUmask, DEFAULT_STORE_UMASK),
     maxRefNameBytes: setting('maxRefNameBytes', (t) => parseWholeNumber(t, 1), DEFAULT_MAX_REF_NAME_BYTES),
+    refRejectionLimit: setting('refRejectionLimit', (t) => parseWholeNumber(t, 1), DEFAULT_REF_REJECTION_LIMIT),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {

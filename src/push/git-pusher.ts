@@ -12,7 +12,7 @@ import { gitEnvironment, localRepoEnvironment } from './push-env.js';
 import { readRefsFromFiles } from './ref-files.js';
 import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
-import { refOutcomes, resultOf } from './ref-outcomes.js';
+import { accepted, refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
 import { splitDeclined, type ChunkAnswer } from './split-declined.js';
 import type { SshConnectionReuse } from './ssh-reuse.js';
@@ -196,7 +196,9 @@ export class GitPusher implements Pusher {
   private chunkAnswer(run: Run, chunk: readonly PlannedRef[], result: RunResult): ChunkAnswer {
     const { refs, transientRejections, declinedWithPush } = refOutcomes(chunk, parsePushPorcelain(result.stdout));
     const tail = stderrTail(result.stderr);
-    if (transientRejections.length > 0) {
+    // With other refs taken, the destination works and only these refs are in trouble: they are
+    // reported (and counted by the scheduler) instead of failing a push that delivered the rest.
+    if (transientRejections.length > 0 && !refs.some(accepted)) {
       // The whole push is retried: landed refs come back up to date, and no ref is parked for a busy remote.
       const names = transientRejections.map((ref) => `${ref.dst} (${ref.detail ?? 'rejected'})`).join(', ');
       return { refs, declinedWithPush, failure: failure('transient', `the destination could not update ${names}`, tail) };

@@ -32,6 +32,11 @@ export interface RefOutcome {
   readonly status: RefStatus;
   /** Why a ref was rejected or dropped, or git's summary (`abc..def`). */
   readonly detail?: string;
+  /**
+   * Rejected for a reason that may pass (the remote could not lock or write the ref): retried,
+   * and parked only once refused the same way `replication.refRejectionLimit` times in a row.
+   */
+  readonly transient?: boolean;
 }
 
 export type PushFailureKind = 'transient' | 'missing-repository' | 'auth' | 'permanent' | 'local-missing' | 'timeout' | 'aborted';
@@ -51,12 +56,15 @@ export interface PushFailure {
  * - `ok`: every ref landed or was already there.
  * - `partial`: git reported a result for every ref, and at least one was
  *   rejected or dropped. This holds even when nothing landed: the per-ref list
- *   is authoritative, and the caller parks exactly the refs that failed. When
- *   a pre-receive hook declined a push of several refs as a whole, the refs
- *   were pushed again in parts, and only the refs it refuses are rejected here.
+ *   is authoritative, and the caller parks exactly the refs that failed. A ref
+ *   refused for a reason that may pass is marked `transient`: the caller
+ *   decides when to give up on it. When a pre-receive hook declined a push of
+ *   several refs as a whole, the refs were pushed again in parts, and only the
+ *   refs it refuses are rejected here.
  * - `failed`: the push did not complete (or a later chunk of a long push did
- *   not), or the remote could not lock a ref (`failure` kind `transient`);
- *   `failure` says why, `refs` holds what was reported.
+ *   not), or a chunk's only answers were refusals that may pass (the remote
+ *   could not lock a ref): `failure` says why (then kind `transient`), `refs`
+ *   holds what was reported.
  */
 export interface PushOutcome {
   readonly result: 'ok' | 'partial' | 'failed';

@@ -35,12 +35,18 @@ export function refOutcomes(planned: readonly PlannedRef[], reported: readonly P
       continue;
     }
     const detail = line.reason === undefined ? line.summary : `${line.summary} (${line.reason})`;
-    const outcome: RefOutcome = { ref: want.ref, dst: want.dst, status: STATUS_BY_FLAG[line.flag], detail };
+    const transient = isTransientRejection(line);
+    const outcome: RefOutcome = { ref: want.ref, dst: want.dst, status: STATUS_BY_FLAG[line.flag], detail, ...(transient ? { transient } : {}) };
     refs.push(outcome);
-    if (isTransientRejection(line)) transientRejections.push(outcome);
+    if (transient) transientRejections.push(outcome);
     if (isWholePushDecline(line)) declinedWithPush.push(outcome);
   }
   return { refs, transientRejections, declinedWithPush };
+}
+
+/** Landed, or already there: the destination took this ref. */
+export function accepted(ref: RefOutcome): boolean {
+  return ref.status !== 'rejected' && ref.status !== 'dropped';
 }
 
 /** `ok` unless something was rejected or dropped. */

@@ -9,17 +9,20 @@ import type { Lease, SchedulerDeps } from './ports.js';
 import type { PushSlot } from './push-slots.js';
 import type { UriGroup } from './uri-groups.js';
 import { logPush } from './push-log.js';
+import { isEmpty, type RefRejections } from './ref-rejections.js';
+import { settleRefs } from './settle-refs.js';
 import { capNotBefore, parseUriState, type UriState } from './uri-state.js';
 
 /** Failed authentication is retried a few times (a key may be rotated), then given up. */
 const AUTH_GIVE_UP_AFTER = 3;
 
 /**
- * `failedRefs`: rejected refs parked in failed/, one task file each. `failedTasks` (present only
+ * `failedRefs`: rejected refs parked in failed/, one task file each. `refusedForNow`: refs the
+ * destination refused for a passing-looking reason while taking others; their tasks wait again. `failedTasks` (present only
  * when not 0): claimed tasks of another push unit of the same URI that failed for good meanwhile.
  */
 export type JobResult =
-  | { readonly kind: 'pushed'; readonly claimed: number; readonly failedRefs: number; readonly failedTasks?: number }
+  | { readonly kind: 'pushed'; readonly claimed: number; readonly failedRefs: number; readonly failedTasks?: number; readonly refusedForNow?: number }
   | { readonly kind: 'retry'; readonly notBefore: number; readonly attempts: number; readonly failedTasks?: number }
   | { readonly kind: 'failed'; readonly claimed: number }
   | { readonly kind: 'backoff'; readonly notBefore: number }
@@ -241,6 +244,8 @@ async function pushClaimed(
   let overloaded = false;
   let failedTasks = 0;
   let aborted = false;
+  let refusedForNow = 0;
+  let rejections = state?.refRejections;
   const toRetry: string[] = [];
   const units = pushUnits(claimed);
   for (const [index, unit] of units.entries()) {
@@ -264,14 +269,21 @@ async function pushClaimed(
     // Reached: the host answered (even with a rejection or an error), and did not say it is busy.
     if (failure === undefined || (failure.kind !== 'aborted' && failure.overload === undefined && !isConnectionFailure(failure.message))) deps.hosts?.reached(group.uri);
     if (outcome.result !== 'failed') {
-      for (const ref of outcome.refs.filter((item) => item.status === 'rejected')) {
-        failedRefs++;
-        await store.parkFailed(
-          { project: unit.project, refs: [ref.ref], uri: group.uri, remote: remote.name },
-          { reason: `rejected by the destination: ${ref.detail ?? 'rejected'}`, refs: [ref.ref] },
-        );
+      const settled = await settleRefs(store, { project: unit.project, uri: group.uri, remote: remote.name }, outcome.refs, rejections, config.refRejectionLimit);
+      failedRefs += settled.parked;
+      rejections = settled.rejections;
+      if (settled.untracked.length > 0) {
+        retryable = { message: `the destination refused ${settled.untracked.length} refs: ${settled.untracked[0]!.reason}`, kind: 'transient' };
+        toRetry.push(...names);
+        hostDown = false;
+      } else if (settled.retry.length > 0) {
+        // Only these refs are in trouble: the tasks are pushed again after rescheduleDelay, without a backoff that would hold up the URI's other updates.
+        refusedForNow += settled.retry.length;
+        claims.movedOut(await store.reset(lock.claimName, names));
+        log.warn({ uri: redactUrl(group.uri), project: unit.project, refs: settled.retry.map((item) => item.ref), reason: settled.retry[0]!.reason, limit: config.refRejectionLimit }, 'refs refused by the destination; pushing them again');
+      } else if (!claims.pushedAll(names)) {
+        await store.finish(lock.claimName, names);
       }
-      if (!claims.pushedAll(names)) await store.finish(lock.claimName, names);
       continue;
     }
     if (failure === undefined) throw new Error('a failed push outcome carries its failure');
@@ -319,7 +331,7 @@ async function pushClaimed(
     }
     const now = clock.now();
     const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
-    const next: UriState = { uri: group.uri, attempts, lastError: retryable.message, notBefore, updatedAt: now, nodeId: config.nodeId };
+    const next: UriState = { uri: group.uri, attempts, lastError: retryable.message, notBefore, updatedAt: now, nodeId: config.nodeId, ...withRejections(rejections) };
     await store.writeUriState(group.uriKey, next);
     claims.movedOut(await store.reset(lock.claimName, toRetry));
     log.warn({ uri: redactUrl(group.uri), attempts, retryInMs: notBefore - now, reason: retryable.message }, 'retry scheduled');
@@ -327,12 +339,21 @@ async function pushClaimed(
     return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
   }
   if (aborted) return { kind: 'aborted', ...alsoFailed(failedTasks) };
-  if (state !== undefined) {
+  if (!isEmpty(rejections)) {
+    // No backoff: the runs of refused refs are all that is kept.
+    await fence(lock);
+    const now = clock.now();
+    await store.writeUriState(group.uriKey, { uri: group.uri, attempts: 0, lastError: '', notBefore: 0, updatedAt: now, nodeId: config.nodeId, refRejections: rejections } satisfies UriState);
+  } else if (state !== undefined) {
     await fence(lock);
     await store.deleteUriState(group.uriKey);
   }
   if (failedTasks > 0 && failedTasks === claimed.length) return { kind: 'failed', claimed: failedTasks };
-  return { kind: 'pushed', claimed: claimed.length, failedRefs, ...alsoFailed(failedTasks) };
+  return { kind: 'pushed', claimed: claimed.length, failedRefs, ...alsoFailed(failedTasks), ...(refusedForNow > 0 ? { refusedForNow } : {}) };
+}
+
+function withRejections(rejections: RefRejections | undefined): { refRejections?: RefRejections } {
+  return isEmpty(rejections) ? {} : { refRejections: rejections };
 }
 
 function alsoFailed(failedTasks: number): { failedTasks?: number } {

@@ -1,3 +1,5 @@
+import { parseRefRejections, type RefRejections } from './ref-rejections.js';
+
 /**
  * Retry state of one destination URI, persisted in `uri-state/<uriKey>.json` by the lock holder,
  * so backoff and max-retries hold across nodes and restarts.
@@ -10,6 +12,8 @@ export interface UriState {
   readonly notBefore: number;
   readonly updatedAt: number;
   readonly nodeId: string;
+  /** Refs the destination refused in a row while taking others (see ref-rejections.ts); absent when none. */
+  readonly refRejections?: RefRejections;
 }
 
 /**
@@ -30,6 +34,7 @@ export function parseUriState(value: unknown): UriState | undefined {
     notBefore,
     updatedAt: typeof fields.updatedAt === 'number' && Number.isFinite(fields.updatedAt) ? fields.updatedAt : 0,
     nodeId: typeof fields.nodeId === 'string' ? fields.nodeId : '',
+    ...optionalRefRejections(fields.refRejections),
   };
 }
 
@@ -41,4 +46,9 @@ export function parseUriState(value: unknown): UriState | undefined {
 export function capNotBefore(state: UriState, now: number, capMs: number): UriState {
   const latest = now + capMs;
   return state.notBefore > latest ? { ...state, notBefore: latest } : state;
+}
+
+function optionalRefRejections(value: unknown): { refRejections?: RefRejections } {
+  const parsed = parseRefRejections(value);
+  return parsed === undefined ? {} : { refRejections: parsed };
 }

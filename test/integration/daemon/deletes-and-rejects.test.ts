@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { appSource, commitFile, git, initBare, refsOf, writeHook } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn } from '../../support/store-files.js';
+import { namesIn, readUriStateFile, taskFilesIn } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -27,11 +27,11 @@ interface Setup {
  * Source `app` with main (2 commits) and feature; one destination per remote, seeded with the
  * source's branches as they are now (as an earlier replication left them).
  */
-function setup(label: string, remotes: Record<string, string[]>): Setup {
+function setup(label: string, remotes: Record<string, string[]>, replication: string[] = []): Setup {
   const root = tempDir(label);
   const { store, base, source, work } = appSource(root);
   const dest = (remote: string): string => join(root, `dest-${remote}`, 'app.git');
-  const lines = ['[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms'];
+  const lines = ['[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms', ...replication.map((line) => `  ${line}`)];
   for (const [name, settings] of Object.entries(remotes)) {
     initBare(dest(name));
     git(source, ['push', '-q', dest(name), 'refs/heads/*:refs/heads/*']);
@@ -205,5 +205,44 @@ describe('deleted, forced and rejected refs', () => {
       refs: ['refs/heads/bad'],
     });
     expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+  });
+
+  it('a ref the destination cannot write on any attempt, while main lands, is parked after replication.refRejectionLimit attempts, and a later update of main goes out without backoff', async () => {
+    // A backoff would hold the URI for 10 minutes: far past these tests' timeouts.
+    const s = setup('refrelay-refused', { plain: ['push = refs/heads/*:refs/heads/*', 'replicationRetry = 10m', 'rescheduleDelay = 3s'] }, ['refRejectionLimit = 3']);
+    const dest = s.dest('plain');
+    // A stale lock file: git reports `[remote rejected] (failed to update ref)`, which looks passing.
+    writeFileSync(join(dest, 'refs', 'heads', 'stuck.lock'), '');
+    git(s.source, ['update-ref', 'refs/heads/stuck', 'refs/heads/main']);
+    commitFile(s.work, 'file3.txt', 'three\n');
+    git(s.work, ['push', '-q', s.source, 'main']);
+    expect(enqueue(s, ['refs/heads/main', 'refs/heads/stuck'])).toBe('refrelay: queued 1 task for app\n');
+
+    const first = await drain(s);
+    expect(first.code).toBe(1);
+    expect(refsOf(dest).get('refs/heads/main')).toBe(refsOf(s.source).get('refs/heads/main'));
+    expect(refsOf(dest).has('refs/heads/stuck')).toBe(false);
+    const pushed = first.node.logs().filter((line) => line.msg === 'pushed');
+    expect(pushed.map((line) => line.outcomes)).toEqual([{ updated: 1, rejected: 1 }, { 'up-to-date': 1, rejected: 1 }, { 'up-to-date': 1, rejected: 1 }]);
+    expect(first.node.logs().filter((line) => line.msg === 'retry scheduled')).toEqual([]);
+
+    const key = uriKey(`${join(s.root, 'dest-plain')}/app.git`);
+    const parked = namesIn(storeDir(s.store, 'failed', key));
+    expect(parked).toHaveLength(2);
+    const [taskName, reasonName] = parked as [string, string];
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', key, taskName), 'utf8'))).toMatchObject({ refs: ['refs/heads/stuck'] });
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', key, reasonName), 'utf8'))).toMatchObject({
+      reason: 'rejected by the destination: [remote rejected] (failed to update ref) (refused 3 times in a row)',
+    });
+    expect(readUriStateFile(s.store, key)).toBeUndefined();
+
+    commitFile(s.work, 'file4.txt', 'four\n');
+    git(s.work, ['push', '-q', s.source, 'main']);
+    expect(enqueue(s, ['refs/heads/main'])).toBe('refrelay: queued 1 task for app\n');
+    const second = await drain(s);
+    expect(second.code).toBe(0);
+    expect(second.node.problems()).toEqual([]);
+    expect(refsOf(dest).get('refs/heads/main')).toBe(refsOf(s.source).get('refs/heads/main'));
+    expect(second.node.logs().filter((line) => line.msg === 'pushed').map((line) => line.outcomes)).toEqual([{ updated: 1 }]);
   });
 });

@@ -120,17 +120,21 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect([...refsOf(dst).keys()]).toEqual(['refs/heads/main']);
   });
 
-  it('retries the whole push (transient failure) when the destination cannot lock a ref', async () => {
+  it('marks a ref the destination cannot lock as refused for now while the others land, and fails the push as transient when nothing else was taken', async () => {
     const { source, dst } = setup();
     await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main'] });
     commitFile(source.work, 'next.txt', 'next\n');
     source.publish();
     writeFileSync(join(dst, 'refs', 'heads', 'main.lock'), '');
     const outcome = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1'] });
-    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'transient', retryable: true } });
-    expect(outcome.failure?.message).toContain('refs/heads/main');
-    expect(outcome.failure?.stderrTail).toContain('cannot lock ref');
-    expect(outcome.refs.map((r) => [r.ref, r.status])).toEqual([['refs/heads/b1', 'new'], ['refs/heads/main', 'rejected']]);
+    expect(outcome.result).toBe('partial');
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.refs.map((r) => [r.ref, r.status, r.transient ?? false])).toEqual([['refs/heads/b1', 'new', false], ['refs/heads/main', 'rejected', true]]);
+
+    const alone = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main'] });
+    expect(alone).toMatchObject({ result: 'failed', failure: { kind: 'transient', retryable: true } });
+    expect(alone.failure?.message).toContain('refs/heads/main');
+    expect(alone.failure?.stderrTail).toContain('cannot lock ref');
   });
 
   it('retries (transient failure) a push whose destination is deleted under it, and the retry creates it again', async () => {

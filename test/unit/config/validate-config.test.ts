@@ -278,6 +278,13 @@ describe('validateConfig warnings', () => {
     expect(result.problems.map((p) => p.key)).toEqual(['replication.maxRefNameBytes']);
   });
 
+  it('parks a ref refused 3 times in a row unless refRejectionLimit says otherwise, and refuses a limit below 1', () => {
+    expect(valid(...BASE).refRejectionLimit).toBe(3);
+    expect(valid(...BASE, 'replication.refRejectionLimit=10').refRejectionLimit).toBe(10);
+    const result = validate(...BASE, 'replication.refRejectionLimit=0');
+    expect(result.problems.map((p) => p.key)).toEqual(['replication.refRejectionLimit']);
+  });
+
   it('warns once per unknown section and ignores its keys', () => {
     const result = validate(...BASE, 'core.bare=true', 'core.editor=vi', 'plugin.x.a=1', 'include.path=other.config');
     expect(result.problems).toEqual([]);
