@@ -264,6 +264,11 @@ export class HeldLock {
     return `${this.lockName}/${this.record.leaseId}`;
   }
 
+  /** Monotonic time at which the last successful owner-record write began: what a holder's stop deadline counts from. */
+  get lastWriteAt(): number {
+    return this.wroteAt;
+  }
+
   get counter(): number {
     return this.record.counter;
   }

@@ -20,6 +20,11 @@ export interface Lease {
   readonly leaseId: string;
   /** The claim folder (relative to running/) that store moves under this lease use. */
   readonly claimName: string;
+  /**
+   * Monotonic time at which the last successful owner-record write began (leases that do not
+   * know leave it out; the job then counts from its last successful heartbeat call).
+   */
+  readonly lastWriteAt?: number;
   /** False once another node has taken the lock over: then nothing more may be written. */
   stillMine(): Promise<boolean>;
   /**

@@ -8,6 +8,7 @@ import { DEFAULT_BACKOFF_CAP_MS, retryDelayMs } from './backoff.js';
 import type { Lease, SchedulerDeps } from './ports.js';
 import type { PushSlot } from './push-slots.js';
 import type { UriGroup } from './uri-groups.js';
+import { JobHeartbeat } from './job-heartbeat.js';
 import { logPush } from './push-log.js';
 import { isEmpty, type RefRejections } from './ref-rejections.js';
 import { settleRefs } from './settle-refs.js';
@@ -31,7 +32,9 @@ export type JobResult =
   | { readonly kind: 'locked' }
   | { readonly kind: 'nothing-claimed' }
   | { readonly kind: 'aborted'; readonly failedTasks?: number }
-  | { readonly kind: 'lock-lost' };
+  | { readonly kind: 'lock-lost' }
+  /** Stopped by its own heartbeat: the lock's record could not be written (`error`, the last failure) for lockStale / 2. */
+  | { readonly kind: 'stalled'; readonly error: unknown; readonly failedTasks?: number };
 
 /** How many task files a job put in failed/: what `daemon --drain` exits 1 for. */
 export function movedToFailed(result: JobResult): number {
@@ -42,6 +45,7 @@ export function movedToFailed(result: JobResult): number {
       return result.failedRefs + (result.failedTasks ?? 0);
     case 'retry':
     case 'aborted':
+    case 'stalled':
     case 'host-down':
       return result.failedTasks ?? 0;
     default:
@@ -66,77 +70,64 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   // The retry state is read under the lock (below), where it is authoritative; this node's
   // distributor remembers notBefore from earlier results while the state file is listed, so no
   // read is needed before.
+  const acquiredFrom = clock.monotonic();
   const lock = await deps.locks.acquire(group.uriKey, group.uri);
   if (lock === undefined) return { kind: 'locked' };
-  // The push stops when the node stops (signal) or as soon as the lock is found lost.
+  // The push stops when the node stops (signal), as soon as the lock is found lost, or when the
+  // lock's record could not be written for so long that peers may soon judge it stale.
   const jobControl = new AbortController();
   const onOuterAbort = (): void => jobControl.abort();
   signal.addEventListener('abort', onOuterAbort, { once: true });
   if (signal.aborted) jobControl.abort();
-  let pushProcess: { pushPid: number; pushStartTime?: number; bootId?: string } | undefined;
-  let finished = false;
   const claims = new ClaimLedger(lock);
-  // Heartbeats run one at a time and are awaited before the release, so a late beat can never
-  // race the release and mistake our own clean-up for a takeover.
-  let beating: Promise<void> = Promise.resolve();
-  const beat = (): void => {
-    if (finished) return;
-    beating = beating.then(() =>
-      lock.heartbeat(pushProcess ?? {}).then(
-        (mine) => {
-          if (mine || finished || jobControl.signal.aborted) return;
-          log.warn({ uri: redactUrl(group.uri), lease: lock.leaseId }, 'lost the URI lock while holding it; aborting the push');
-          jobControl.abort();
-        },
-        (error: unknown) => log.warn({ uri: redactUrl(group.uri), err: String(error) }, 'lock heartbeat failed'),
-      ),
-    );
-  };
-  const stopHeartbeat = deps.timers.every(Math.max(250, Math.floor(config.lockStaleMs / 6)), beat);
-  const onPushSpawn = (pid: number): void => {
-    // Read at once, while the process surely exists. Every key is set (undefined when unknown),
-    // so the record never pairs this pid with an earlier push's start time.
-    const identity = deps.identifyPush?.(pid);
-    pushProcess = { pushPid: pid, pushStartTime: identity?.pushStartTime, bootId: identity?.bootId };
-    beat();
-  };
+  const heartbeat = new JobHeartbeat(deps, lock, group.uri, jobControl, config.lockStaleMs, acquiredFrom);
+  heartbeat.start();
   try {
-    // Re-read under the lock: a peer may have failed this URI just before we took it.
-    const state = await readRetryState(deps, group, lock);
-    if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
-
-    const claimedNames = new Set(await store.claim(lock.claimName, group.tasks.map((item) => item.name)));
-    claims.claimed(claimedNames);
-    const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
-    if (claimed.length === 0) return { kind: 'nothing-claimed' };
-    log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
-    deps.events?.({ type: 'claimed', remote: group.remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: claimed.length, oldestQueuedAtMs: oldestMtime(claimed) });
-    if (!(await slot.acquire(jobControl.signal))) {
-      // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
-      await fence(lock);
-      claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
-      return { kind: 'aborted' };
-    }
-    if (deps.hosts?.mayPush(group.uri, group.uriKey) === false) {
-      // Claimed ahead, and the host's circuit opened meanwhile: back to waiting, retries unspent.
-      slot.release();
-      await fence(lock);
-      claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
-      return { kind: 'host-down' };
-    }
-    return await pushClaimed(deps, group, lock, claims, claimed, state, jobControl.signal, onPushSpawn, () => slot.release());
+    const result = await claimAndPush(deps, group, lock, claims, jobControl.signal, slot, heartbeat.onPushSpawn);
+    const stall = heartbeat.stall;
+    // Stopped by its own heartbeat: the tasks went back to waiting/ (or stay in the lease folder
+    // for a takeover), and the node learns its store is failing.
+    if (stall !== undefined && result.kind === 'aborted') return { kind: 'stalled', error: stall.error, ...alsoFailed(result.failedTasks ?? 0) };
+    return result;
   } catch (error) {
     if (error instanceof LockLost) return { kind: 'lock-lost' };
     throw error;
   } finally {
     slot.release();
-    finished = true;
-    stopHeartbeat();
-    await beating;
+    await heartbeat.stop();
     signal.removeEventListener('abort', onOuterAbort);
     const uri = redactUrl(group.uri);
     await claims.close(store, (error) => log.warn({ uri, err: String(error) }, 'could not move the finished claim folder aside; deleting its files one by one')).catch((error: unknown) => log.warn({ uri, err: String(error) }, 'could not release the URI lock'));
   }
+}
+
+/** Under the lock: check the backoff, claim the URI's waiting tasks, wait for a slot, push. */
+async function claimAndPush(deps: SchedulerDeps, group: UriGroup, lock: Lease, claims: ClaimLedger, signal: AbortSignal, slot: PushSlot, onPushSpawn: (pid: number) => void): Promise<JobResult> {
+  const { store, clock, log } = deps;
+  // Re-read under the lock: a peer may have failed this URI just before we took it.
+  const state = await readRetryState(deps, group, lock);
+  if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
+
+  const claimedNames = new Set(await store.claim(lock.claimName, group.tasks.map((item) => item.name)));
+  claims.claimed(claimedNames);
+  const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
+  if (claimed.length === 0) return { kind: 'nothing-claimed' };
+  log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
+  deps.events?.({ type: 'claimed', remote: group.remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: claimed.length, oldestQueuedAtMs: oldestMtime(claimed) });
+  if (!(await slot.acquire(signal))) {
+    // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
+    await fence(lock);
+    claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
+    return { kind: 'aborted' };
+  }
+  if (deps.hosts?.mayPush(group.uri, group.uriKey) === false) {
+    // Claimed ahead, and the host's circuit opened meanwhile: back to waiting, retries unspent.
+    slot.release();
+    await fence(lock);
+    claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
+    return { kind: 'host-down' };
+  }
+  return await pushClaimed(deps, group, lock, claims, claimed, state, signal, onPushSpawn, () => slot.release());
 }
 
 /**

@@ -41,3 +41,42 @@ export const inertTimers: Timers = {
   every: () => () => undefined,
   after: () => () => undefined,
 };
+
+/** Timers that fire as a FakeClock is advanced through them (`advance`), in due order. */
+export class FakeTimers implements Timers {
+  private readonly pending: Array<{ at: number; every?: number; action: () => void; cancelled: boolean }> = [];
+
+  constructor(private readonly clock: FakeClock) {}
+
+  every(intervalMs: number, action: () => void): () => void {
+    const timer = { at: this.clock.monotonic() + intervalMs, every: intervalMs, action, cancelled: false };
+    this.pending.push(timer);
+    return () => {
+      timer.cancelled = true;
+    };
+  }
+
+  after(delayMs: number, action: () => void): () => void {
+    const timer = { at: this.clock.monotonic() + delayMs, action, cancelled: false };
+    this.pending.push(timer);
+    return () => {
+      timer.cancelled = true;
+    };
+  }
+
+  /** Move the clock `ms` ahead, firing each timer at its time; `between` runs after each firing (to let promises settle). */
+  async advance(ms: number, between: () => Promise<void> = async () => undefined): Promise<void> {
+    const end = this.clock.monotonic() + ms;
+    for (;;) {
+      const live = this.pending.filter((timer) => !timer.cancelled && timer.at <= end);
+      if (live.length === 0) break;
+      const next = live.reduce((a, b) => (b.at < a.at ? b : a));
+      this.clock.advance(next.at - this.clock.monotonic());
+      if (next.every === undefined) next.cancelled = true;
+      else next.at += next.every;
+      next.action();
+      await between();
+    }
+    this.clock.advance(end - this.clock.monotonic());
+  }
+}

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Log } from '../../../src/observe/log.js';
+import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
+import type { SchedulerLocks } from '../../../src/schedule/ports.js';
+import { FakeTimers } from '../../support/fake-clock.js';
 import { runPushJob } from '../../../src/schedule/push-job.js';
 import type { UriGroup } from '../../../src/schedule/uri-groups.js';
 import { harness, uriKey, ROOT, type FakePusher } from './scheduler-harness.js';
@@ -190,5 +193,92 @@ describe('recording the running push in the owner record', () => {
       { pushPid: 101, pushStartTime: 25756, bootId: 'boot-1' },
       { pushPid: 102, pushStartTime: undefined, bootId: 'boot-1' },
     ]);
+  });
+});
+
+describe('a holder whose lock heartbeat cannot be written (a full store)', () => {
+  /** Locks whose records were written at acquire and never again: every heartbeat fails with ENOSPC. */
+  function enospcLocks(h: ReturnType<typeof harness>): SchedulerLocks & { beats: number } {
+    const locks = {
+      beats: 0,
+      acquire: async (lockName: string) => {
+        const lease = await h.locks.acquire(lockName);
+        if (lease === undefined) return undefined;
+        const wroteAt = h.clock.monotonic();
+        return Object.assign(Object.create(lease) as typeof lease, {
+          lastWriteAt: wroteAt,
+          heartbeat: async () => {
+            locks.beats++;
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+          },
+        });
+      },
+    };
+    return locks;
+  }
+
+  /** A git push that runs until it is aborted. */
+  function endlessPusher(): Pusher & { started: number } {
+    const pusher = {
+      started: 0,
+      push: (request: PushRequest) =>
+        new Promise<PushOutcome>((resolve) => {
+          pusher.started++;
+          request.signal?.addEventListener('abort', () =>
+            resolve({ result: 'failed', refs: [], createdRepository: false, durationMs: 0, argv: [], failure: { kind: 'aborted', message: 'push aborted', stderrTail: '', retryable: false } }),
+          );
+        }),
+    };
+    return pusher;
+  }
+
+  it('aborts its push lockStale / 2 after its last record write, not before, puts the tasks back in waiting/ and gives up the lock', async () => {
+    const h = harness([...config, 'replication.lockStale=6s']);
+    await h.enqueue('a', ['refs/heads/main']);
+    const tasks = await h.store.listWaiting();
+    const group = { uri: h.uriOf('a'), uriKey: uriKey(h.uriOf('a')), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: tasks[0]!.mtimeMs } as UriGroup;
+    const timers = new FakeTimers(h.clock);
+    const locks = enospcLocks(h);
+    const pusher = endlessPusher();
+    const log = recordingLog();
+
+    let settled = false;
+    const job = runPushJob({ ...h.deps, timers, locks, pusher, log }, group, new AbortController().signal).finally(() => (settled = true));
+    await h.settle();
+    expect(pusher.started).toBe(1);
+
+    await timers.advance(2999, () => h.settle());
+    expect(locks.beats).toBeGreaterThan(0);
+    expect(settled).toBe(false);
+    expect(log.warnings.filter((w) => w.startsWith('lock heartbeat writes failed'))).toEqual([]);
+
+    await timers.advance(1, () => h.settle());
+    const result = await job;
+
+    expect(result.kind).toBe('stalled');
+    expect(String((result as { error: unknown }).error)).toMatch(/ENOSPC/);
+    expect(log.warnings).toContain('lock heartbeat writes failed for 3000ms; aborting the push before the lock can be judged stale');
+    expect((await h.store.listWaiting()).map((t) => t.name)).toEqual(tasks.map((t) => t.name));
+    expect(h.locks.held.size).toBe(0);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+  });
+
+  it('goes on pushing while its heartbeat writes succeed, however long the push takes', async () => {
+    const h = harness([...config, 'replication.lockStale=6s']);
+    await h.enqueue('a', ['refs/heads/main']);
+    const tasks = await h.store.listWaiting();
+    const group = { uri: h.uriOf('a'), uriKey: uriKey(h.uriOf('a')), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: tasks[0]!.mtimeMs } as UriGroup;
+    const timers = new FakeTimers(h.clock);
+    h.pusher.manual = true;
+
+    let settled = false;
+    const job = runPushJob({ ...h.deps, timers }, group, new AbortController().signal).finally(() => (settled = true));
+    await h.settle();
+    expect(h.pusher.inFlight).toBe(1);
+    await timers.advance(60_000, () => h.settle());
+    expect(settled).toBe(false);
+    h.pusher.releaseAll();
+
+    expect(await job).toMatchObject({ kind: 'pushed', claimed: 1 });
   });
 });
