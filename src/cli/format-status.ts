@@ -59,6 +59,10 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain')
       nodeRows.push([node.nodeId, node.state, `${formatAge(node.lastBeatAgeMs)} ago`, typeof host === 'string' ? host : '-', typeof pid === 'number' ? String(pid) : '-', clock]);
     }
     out.push(table(nodeRows, style));
+    for (const node of status.nodes) {
+      const failing = node.storeNotWritable;
+      if (failing !== undefined) out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${new Date(failing.sinceAt).toISOString()}, ${failing.failures} failures in a row: ${failing.lastError}`);
+    }
     if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
   }
   if (status.circuits.length > 0) {

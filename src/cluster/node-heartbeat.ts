@@ -19,6 +19,16 @@ export interface NodeRecord {
   readonly stoppedAt: number | null;
   /** Destination hosts this node has stopped scheduling (open circuits), for `status` on any node. */
   readonly circuits?: readonly OpenCircuit[];
+  /** This node's jobs or passes meet a store that refuses writes (full, read-only, I/O errors): for `status` on any node. */
+  readonly storeNotWritable?: StoreNotWritable;
+}
+
+export interface StoreNotWritable {
+  readonly code: string;
+  /** This node's clock. */
+  readonly sinceAt: number;
+  readonly failures: number;
+  readonly lastError: string;
 }
 
 export interface OpenCircuit {
@@ -53,7 +63,7 @@ export class NodeHeartbeat {
     return join(this.options.nodesDir, `${this.options.nodeId}.json`);
   }
 
-  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false, circuits: readonly OpenCircuit[] = []): Promise<NodeRecord> {
+  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false, circuits: readonly OpenCircuit[] = [], storeNotWritable?: StoreNotWritable): Promise<NodeRecord> {
     const { options } = this;
     this.counter++;
     const record: NodeRecord = {
@@ -69,6 +79,7 @@ export class NodeHeartbeat {
       clockOffsetMs,
       stoppedAt: stopped ? options.clock.now() : null,
       ...(circuits.length > 0 && !stopped ? { circuits } : {}),
+      ...(storeNotWritable !== undefined && !stopped ? { storeNotWritable } : {}),
     };
     const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);
     try {

@@ -25,6 +25,7 @@ import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
+import { reportHeartbeatFailure, reportPassFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
 
 /** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
@@ -383,9 +384,10 @@ export class Daemon {
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;
         this.lastPassAt = clock.monotonic();
+        reportStoreWorks(this.distributor.storeOutage, log, 'pass');
       } catch (error) {
         // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
-        log.error({ err: error instanceof Error ? error.message : String(error) }, 'distributor pass failed');
+        reportPassFailure(this.distributor.storeOutage, log, error);
       }
       if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0) {
         if (fresh) break;
@@ -418,11 +420,16 @@ export class Daemon {
   }
 
   private async beat(stopped = false): Promise<void> {
-    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped, this.distributor.openCircuits()).then(
-      () => (this.heartbeatError = undefined),
+    const outage = this.distributor.storeOutage;
+    // What this node's jobs and passes meet shows in `status` on every node, when the record itself can be written.
+    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped, this.distributor.openCircuits(), outage.view('heartbeat')).then(
+      () => {
+        this.heartbeatError = undefined;
+        reportStoreWorks(outage, this.options.log, 'heartbeat');
+      },
       (error: unknown) => {
         this.heartbeatError = error instanceof Error ? error.message : String(error);
-        this.options.log.warn({ err: this.heartbeatError }, 'node heartbeat write failed');
+        reportHeartbeatFailure(outage, this.options.log, error);
       },
     );
     await this.options.observability?.afterBeat().catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'could not write this node\'s history file'));
@@ -440,7 +447,9 @@ export class Daemon {
     if (this.stopping) reasons.push('the node is stopping');
     if (sincePass === undefined) reasons.push('the node is starting: no distributor pass yet');
     else if (sincePass > 3 * passEvery + 5000) reasons.push(`the distributor loop has not completed a pass for ${Math.round(sincePass / 1000)} s`);
-    if (this.heartbeatError !== undefined) reasons.push(`the store is not writable: ${this.heartbeatError}`);
+    const storeReason = storeHealthReason(this.distributor.storeOutage.view());
+    if (storeReason !== undefined) reasons.push(storeReason);
+    else if (this.heartbeatError !== undefined) reasons.push(`the node heartbeat could not be written: ${this.heartbeatError}`);
     const offset = this.offset.current();
     if (offset !== undefined && Math.abs(offset) > config.lockStaleMs / 4) {
       reasons.push(`this node's clock is ${Math.round(offset / 1000)} s off the store's clock (limit ${Math.round(config.lockStaleMs / 4000)} s): run NTP`);

@@ -50,6 +50,8 @@ export interface NodeStatus {
   clockOffsetMs: number | null;
   /** |clockOffsetMs| above lockStale / 4: that node should run NTP. */
   clockWarning: boolean;
+  /** Present while an alive node says its jobs or passes meet a store refusing writes (`sinceAt`: its own clock). */
+  storeNotWritable?: { code: string; sinceAt: number; failures: number; lastError: string };
   record: Record<string, unknown>;
 }
 
@@ -276,6 +278,7 @@ function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): 
     lastBeatAgeMs,
     clockOffsetMs: offset,
     clockWarning: offset !== null && Math.abs(offset) > config.lockStaleMs / 4,
+    ...(state === 'alive' ? storeNotWritableOf(fields.storeNotWritable) : {}),
     record: fields,
   }];
 }
@@ -288,4 +291,12 @@ function ownerOf(record: unknown): RunningClaim['owner'] {
     pid: typeof fields.pid === 'number' ? fields.pid : null,
     host: typeof fields.host === 'string' ? fields.host : null,
   };
+}
+
+/** The record is the store's, so untrusted: only well-typed fields, the error text redacted. */
+function storeNotWritableOf(value: unknown): Pick<NodeStatus, 'storeNotWritable'> {
+  if (value === null || typeof value !== 'object') return {};
+  const fields = value as Record<string, unknown>;
+  if (typeof fields.code !== 'string' || typeof fields.sinceAt !== 'number' || typeof fields.failures !== 'number') return {};
+  return { storeNotWritable: { code: fields.code.slice(0, 32), sinceAt: fields.sinceAt, failures: fields.failures, lastError: typeof fields.lastError === 'string' ? redactText(fields.lastError.slice(0, 500)) : '' } };
 }

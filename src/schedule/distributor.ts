@@ -11,6 +11,7 @@ import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
 import { groupWaiting, withoutTasks, type Grouping, type ResolutionCache, type UntrustedTask, type UriGroup } from './uri-groups.js';
 import { parkUntrusted } from './park-untrusted.js';
+import { StoreOutage, storeFailureCode } from './store-outage.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */
 interface UriSchedule {
@@ -102,6 +103,8 @@ export class Distributor {
   private readonly pacing: HostPacing;
   private readonly pushSlots: PushSlots;
   private readonly jobDeps: SchedulerDeps;
+  /** Store failures of this node (jobs, passes, heartbeats): job starts back off while it fails. */
+  readonly storeOutage: StoreOutage;
   private soleGroupAtWork = true;
   /** The oldest due URI of each group that the last pass could not start. */
   private dueHeads: Array<{ fair: FairCandidate; remote: RemoteConfig }> = [];
@@ -126,6 +129,7 @@ export class Distributor {
     });
     this.circuits = new HostCircuits(deps.clock, deps.random);
     this.pacing = new HostPacing(deps.clock);
+    this.storeOutage = new StoreOutage(deps.clock, () => deps.config().distributionIntervalMs);
     this.pushSlots = new PushSlots({ nodeLimit: () => deps.config().maxPushes, fairShare: this.fairShare, hold: (best) => this.slotHeldFor(best) });
     const { circuits, pacing } = this;
     const hosts: HostHealth = {
@@ -317,7 +321,7 @@ export class Distributor {
     let started = 0;
     const pass: StartPass = { config, now, circuitsOpen, paced, takeAheadAfterMs: config.distributionIntervalMs + config.randomDelayMs, dueLeft: new Map(), room: new Map() };
     for (const { group } of due) pass.dueLeft.set(group.remote.name, (pass.dueLeft.get(group.remote.name) ?? 0) + 1);
-    while (this.accepting) {
+    while (this.accepting && this.storeOutage.mayStart()) {
       pass.room = new Map();
       const heads: Array<{ entry: Due; fair: FairCandidate; bucket: { taken: Set<Due> } }> = [];
       for (const bucket of buckets) {
@@ -337,6 +341,7 @@ export class Distributor {
       if (probe) this.circuits.beginProbe(entry.host, entry.group.uriKey);
       const ahead = !(this.hasRoom(entry.group.remote, false, entry.group.lane) && this.nodeHasRoom(config, false));
       this.start(entry.group, chosen.fair, probe, ahead);
+      this.storeOutage.started();
       started++;
     }
     return started;
@@ -562,8 +567,11 @@ export class Distributor {
     const done = runPushJob(this.jobDeps, group, controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
-        this.deps.log.error({ uri: redactUrl(group.uri), err: error instanceof Error ? error.message : String(error) }, 'push job failed');
-        this.finished(group, { kind: 'locked' });
+        const err = error instanceof Error ? error.message : String(error);
+        const store = this.storeOutage.failed('push', error, 'push job failed');
+        if (store === undefined) this.deps.log.error({ uri: redactUrl(group.uri), err }, 'push job failed');
+        else if (store.log) this.deps.log.error({ uri: redactUrl(group.uri), err, code: store.code, suppressed: store.suppressed, retryInMs: store.retryInMs }, 'push job failed');
+        this.finished(group, { kind: 'locked' }, true);
       },
     );
     const schedule = this.schedules.get(group.uriKey);
@@ -571,9 +579,11 @@ export class Distributor {
     this.inFlight.set(group.uriKey, { group, fair, probe, host, controller, startedAt, done, phase });
   }
 
-  private finished(group: UriGroup, result: JobResult): void {
+  /** `threw`: the job failed with an error (already reported), not with a result. */
+  private finished(group: UriGroup, result: JobResult, threw = false): void {
     const job = this.inFlight.get(group.uriKey);
     this.inFlight.delete(group.uriKey);
+    this.noteStore(result, threw);
     // A probe that never reached git (lock taken, nothing left to push, stopped) leaves the
     // circuit as it was, ready for another probe; one that pushed already told the circuit.
     if (job?.probe === true && !['pushed', 'retry', 'failed', 'host-down'].includes(result.kind)) this.circuits.probeAbandoned(hostOf(group.uri), group.uriKey);
@@ -587,6 +597,7 @@ export class Distributor {
         break;
       case 'locked':
       case 'lock-lost':
+      case 'stalled':
       case 'host-down':
         schedule.recheckAt = now + config.distributionIntervalMs;
         break;
@@ -600,6 +611,18 @@ export class Distributor {
     this.failedToFailedDir += movedToFailed(result);
     this.schedules.set(group.uriKey, schedule);
     this.onSlotFree();
+  }
+
+  /**
+   * What a job's end says about the store: a job that took its lock wrote an owner record, so
+   * the store works again; one stopped by its own heartbeat met a failing store (logged by
+   * the job). A lock refused (EEXIST) wrote nothing and says neither.
+   */
+  private noteStore(result: JobResult, threw: boolean): void {
+    const outage = this.storeOutage;
+    outage.ended();
+    if (result.kind === 'stalled') outage.failed('push', result.error, 'lock heartbeat writes failed', storeFailureCode(result.error) ?? 'STALLED');
+    else if (!threw && result.kind !== 'locked' && outage.succeeded('push')) this.deps.log.info({}, 'the store works again');
   }
 }
 

@@ -70,6 +70,21 @@ describe('status: nodes', () => {
     expect(boxed.split('\n').filter((row) => row.startsWith('┌'))).toHaveLength(2); // the queue and the nodes
   });
 
+  it('shows an alive node\'s "store not writable" with its errno and since when, not a stale node\'s, and not a malformed one', async () => {
+    const { clock, store, writeNode } = setup();
+    const failing = { code: 'ENOSPC', sinceAt: Date.UTC(2026, 0, 1, 12, 0, 0), failures: 7, lastError: 'claim failed (ENOSPC) at /store/ref-updates/waiting' };
+    writeNode('node-a', clock.now() - 1000, { storeNotWritable: failing });
+    writeNode('node-b', clock.now() - 60_000, { storeNotWritable: failing });
+    writeNode('node-c', clock.now() - 1000, { storeNotWritable: { code: 7 } });
+
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
+
+    expect(status.nodes.map((node) => node.storeNotWritable)).toEqual([failing, undefined, undefined]);
+    expect(formatStatus(status).split('\n').filter((row) => row.startsWith('!'))).toEqual([
+      '! node-a: store not writable (ENOSPC) since 2026-01-01T12:00:00.000Z, 7 failures in a row: claim failed (ENOSPC) at /store/ref-updates/waiting',
+    ]);
+  });
+
   it('falls back to the local clock when the store clock could not be measured (read-only store), and says so', async () => {
     const { clock, store, writeNode } = setup();
     writeNode('node-a', clock.now() - 11_001);
