@@ -24,11 +24,21 @@ export class RefrelayNode {
     this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   }
 
-  static start(options: { config: string; nodeId: string; drain?: boolean; env?: NodeJS.ProcessEnv; extraArgs?: string[] }): RefrelayNode {
+  /**
+   * `hostname`: run the node in a UTS namespace of its own under that host name (root only), as a
+   * peer on another machine: it cannot signal this host's processes, so it never kills another
+   * node's git push when it takes a lock over.
+   */
+  static start(options: { config: string; nodeId: string; drain?: boolean; env?: NodeJS.ProcessEnv; extraArgs?: string[]; hostname?: string }): RefrelayNode {
     const args = [cliBin, 'daemon', '--config', options.config, '--node-id', options.nodeId, '--log-level', 'debug'];
     if (options.drain) args.push('--drain');
     args.push(...(options.extraArgs ?? []));
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const spawnOptions = { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] };
+    // unshare and sh exec in turn, so the child's pid is the node's.
+    const child =
+      options.hostname === undefined
+        ? spawn(process.execPath, args, spawnOptions)
+        : spawn('unshare', ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', options.hostname, process.execPath, ...args], spawnOptions);
     return new RefrelayNode(child, options.nodeId);
   }
 

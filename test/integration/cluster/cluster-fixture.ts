@@ -98,8 +98,9 @@ export class Cluster {
     return new TaskStore({ root: this.store, nodeId });
   }
 
-  start(nodeId: string, env: NodeJS.ProcessEnv = {}): RefrelayNode {
-    const node = RefrelayNode.start({ config: this.config, nodeId, env });
+  /** `hostname`: as if on another machine (see RefrelayNode.start; root only). */
+  start(nodeId: string, env: NodeJS.ProcessEnv = {}, hostname?: string): RefrelayNode {
+    const node = RefrelayNode.start({ config: this.config, nodeId, env, ...(hostname === undefined ? {} : { hostname }) });
     this.nodes.push(node);
     return node;
   }

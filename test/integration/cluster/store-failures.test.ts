@@ -8,7 +8,7 @@ import { overlapsSeen } from '../../support/destination.js';
 import { commitFile, git } from '../../support/git.js';
 import { storeDir } from '../../support/refrelay-node.js';
 import { namesIn, sleep, taskFilesIn, waitUntil } from '../../support/store-files.js';
-import { useCluster } from './cluster-fixture.js';
+import { hookPids, logTime, useCluster } from './cluster-fixture.js';
 
 // Registered before the cluster's hooks, so it runs after them (hooks unwind as a stack): the
 // nodes are dead before their store is unmounted.
@@ -113,6 +113,60 @@ describe('a store that fails under a running node', () => {
     expect(namesIn(join(c.store, 'nodes'))).toEqual(['node-1.json']);
     node.signal('SIGTERM');
     expect(await node.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('a store filling up under a running push: the holder aborts before its lock can be judged stale, no push overlaps, failures are logged once, and everything is delivered after space is freed', async (ctx) => {
+    const mount = mountSmallTmpfs();
+    if ('refused' in mount) {
+      console.warn(`skipped: ${mount.refused}`);
+      return ctx.skip(mount.refused);
+    }
+    // lockStale 2 s: node-1 must stop 1 s after its last heartbeat write; node-2 may take over after 2 s.
+    const c = cluster({ label: 'refrelay-full-under-push', storePath: join(mount.mountPoint, 'store'), lockStale: '2s' });
+    c.setPushSleep(8);
+    await c.update('app', 'main');
+    const node1 = c.start('node-1');
+    await waitUntil('node-1 pushing', () => hookPids(c.dest()).length === 1, 10_000);
+    // On another host: a same-host peer would kill node-1's push when it takes the lock over,
+    // hiding the overlap this test is about.
+    const node2 = c.start('node-2', {}, 'peer-host');
+    // node-2 is up (its first heartbeat written) and watching node-1's lock before the store fills.
+    await waitUntil('node-2 running', () => existsSync(join(c.store, 'nodes', 'node-2.json')), 10_000);
+
+    const filler = join(mount.mountPoint, 'filler');
+    fill(filler);
+    const filledAt = Date.now();
+    const abort = await node1.waitForLog((line) => /^lock heartbeat writes failed for \d+ms; aborting the push before the lock can be judged stale$/.test(line.msg), 5000);
+    expect(Number(abort.sinceMs)).toBeLessThan(2000);
+    expect(logTime(abort) - filledAt).toBeLessThan(2000);
+
+    // Full for twice lockStale. A holder that pushed on regardless would be judged stale and taken
+    // over by node-2 (asserted below). Here both nodes' writes fail alike, so node-2 could not
+    // push before space is back, and node-1 would notice the takeover at its next beat: the
+    // overlap itself needs a store that takes node-2's writes but not node-1's, which a tmpfs
+    // cannot stage; the takeover is what shows the holder did not stop in time.
+    while (Date.now() - filledAt < 4000) await sleep(100);
+    c.setPushSleep(0.2);
+    rmSync(filler);
+    await c.waitDelivered();
+    expect(overlapsSeen(c.dest())).toBe(0);
+    // node-1 gave its lock up before anyone could judge it stale: nothing was taken over.
+    expect(node2.logs().filter((line) => line.msg === 'took over a stale URI lock')).toEqual([]);
+
+    // Every node tried again and again while the store was full: one error line per message each.
+    for (const node of [node1, node2]) {
+      const errors = node.logs().filter((line) => line.level >= 50);
+      const counts: Record<string, number> = {};
+      for (const line of errors) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
+      console.info(`full store under a push: ${node.nodeId} error lines ${JSON.stringify(counts)}`);
+      for (const count of Object.values(counts)) expect(count, node.nodeId).toBe(1);
+      // Its heartbeat failed on every beat (every 200 ms for 4 s): one warning says so.
+      expect(node.logs().filter((line) => line.msg === 'node heartbeat write failed'), node.nodeId).toHaveLength(1);
+      expect(node.child.exitCode).toBeNull();
+    }
+    expect(node1.logs().some((line) => line.msg === 'the store works again')).toBe(true);
+    for (const deadline = Date.now() + 3000; namesIn(storeDir(c.store, 'running')).length > 0 && Date.now() < deadline; ) await sleep(20);
+    expect(namesIn(storeDir(c.store, 'running'))).toEqual([]);
   });
 
   it('waiting/ renamed away and back mid-run, again and again: the node logs failed passes, never stops, and delivers everything afterwards', async () => {
