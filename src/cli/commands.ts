@@ -63,7 +63,8 @@ export async function runCommands(argv: string[]): Promise<number> {
         quiet: { type: 'boolean', alias: 'q', describe: 'print nothing on success' },
       })
         .example('refrelay enqueue --project team/app --ref refs/heads/main', '')
-        .example('refrelay enqueue --stdin   # in a post-receive hook; project from GIT_DIR', ''),
+        .example('refrelay enqueue --stdin   # in a post-receive hook; project from GIT_DIR', '')
+        .epilogue('When the store cannot be written (not mounted, full, read-only, I/O errors, no answer within replication.spoolAfter), the update is spooled in replication.spoolPath, exit 0 with a warning, and a daemon of the store on this machine forwards it. Exit 1 only when the spool fails too.'),
       async () => {
         // Reached only for --help (main.ts routes enqueue straight to its lean path).
       },

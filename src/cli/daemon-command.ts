@@ -12,8 +12,9 @@ import { offsetClock, systemClock } from '../runtime/clock.js';
 import { systemRandom } from '../runtime/random.js';
 import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
+import { spoolDirFor } from '../intake/spool.js';
 import { UsageError } from '../errors.js';
-import { loadCliConfig } from './load-cli-config.js';
+import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { VERSION } from './version.js';
 
 export interface DaemonArgs {
@@ -74,6 +75,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     reloadConfig: () => loadCliConfig({ config: config.file, nodeId: args.nodeId }),
     observability,
     credentials,
+    spoolDir: spoolDirFor(localSpoolPath(config.spoolPath), config.storePath),
   });
   const onHangup = (): void => {
     daemon.reload('SIGHUP');

@@ -5,8 +5,11 @@ import { UsageError } from '../errors.js';
 import { assertProjectName, assertRefName } from '../intake/names.js';
 import { parseHookInput, projectFromGitDir } from '../intake/hook-input.js';
 import { planTasks } from '../intake/plan-tasks.js';
+import { spoolDirFor, spoolTasks } from '../intake/spool.js';
+import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
-import { loadCliConfig } from './load-cli-config.js';
+import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
+import { publishOrSpool, spooledWarning } from './publish-or-spool.js';
 
 export interface EnqueueArgs {
   config?: string;
@@ -69,8 +72,23 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
 
   const tasks = planTasks(config, project!, [...new Set(refs)], { remoteNames: args.remotes });
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
-  const results = await store.createMany(tasks);
-  const created = results.filter((result) => result.created).length;
+  const enqueuedAt = new Date();
+  const spoolDir = spoolDirFor(localSpoolPath(config.spoolPath), config.storePath);
+  const outcome = await publishOrSpool({
+    storePath: config.storePath,
+    publish: () => store.createMany(tasks),
+    spool: async () => {
+      await spoolTasks(spoolDir, config.storePath, tasks, enqueuedAt);
+      return spoolDir;
+    },
+    spoolAfterMs: config.spoolAfterMs,
+    timers: systemTimers,
+  });
+  if (outcome.kind === 'spooled') {
+    process.stderr.write(spooledWarning(config.storePath, outcome.reason, outcome.spoolDir));
+    return 0;
+  }
+  const created = outcome.result.filter((result) => result.created).length;
   if (!args.quiet) {
     const already = tasks.length - created;
     process.stdout.write(

@@ -1,5 +1,6 @@
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { findConfigFile, loadConfig } from '../config/load-config.js';
+import { spoolPathFor } from '../config/spool-path.js';
 import type { ReplicationConfig } from '../config/types.js';
 
 export interface CliConfigOptions {
@@ -18,4 +19,9 @@ export function loadCliConfig(options: CliConfigOptions): ReplicationConfig {
   process.umask(config.storeUmask);
   if (options.nodeId !== undefined && options.nodeId !== '') return Object.freeze({ ...config, nodeId: options.nodeId });
   return config;
+}
+
+/** `replication.spoolPath`, or the default for the user running this process (`enqueue` and `daemon` alike). */
+export function localSpoolPath(configured: string | undefined): string {
+  return spoolPathFor(configured, { xdgStateHome: process.env.XDG_STATE_HOME, root: process.getuid?.() === 0, home: homedir() });
 }

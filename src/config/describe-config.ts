@@ -27,6 +27,8 @@ export function describeConfig(config: ReplicationConfig): string {
     `storeUmask: ${config.storeUmask.toString(8).padStart(3, '0')}`,
     `maxRefNameBytes: ${config.maxRefNameBytes}`,
     `refRejectionLimit: ${config.refRejectionLimit}`,
+    `spoolPath: ${config.spoolPath ?? '(default for the user)'}`,
+    `spoolAfter: ${formatDuration(config.spoolAfterMs)}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
@@ -90,6 +92,8 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     storeUmask: config.storeUmask.toString(8).padStart(3, '0'),
     maxRefNameBytes: config.maxRefNameBytes,
     refRejectionLimit: config.refRejectionLimit,
+    spoolPath: config.spoolPath ?? null,
+    spoolAfterMs: config.spoolAfterMs,
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,

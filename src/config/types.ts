@@ -106,6 +106,13 @@ export interface ReplicationConfig {
    * of those pushes landed, is parked in failed/ instead of being retried again.
    */
   readonly refRejectionLimit: number;
+  /**
+   * Local folder for updates `enqueue` cannot write to the store (absolute); undefined = the
+   * default for the user who runs it (`config/spool-path.ts`), resolved where the process is known.
+   */
+  readonly spoolPath?: string;
+  /** A store write `enqueue` still waits on after this long is spooled instead. */
+  readonly spoolAfterMs: number;
   readonly remotes: readonly RemoteConfig[];
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];

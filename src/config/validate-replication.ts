@@ -23,6 +23,8 @@ export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
  * write the ref) while it takes the others is parked after this many attempts in a row.
  */
 export const DEFAULT_REF_REJECTION_LIMIT = 3;
+/** Long enough for a busy NFS server, short enough that a hung mount does not hold a developer's push. */
+export const DEFAULT_SPOOL_AFTER_MS = 5000;
 
 /** Two pushes per CPU: a push spends much of its time waiting on the network or the destination. */
 export function defaultMaxPushes(): number {
@@ -85,6 +87,8 @@ export function buildNodeSettings(
     storeUmask: setting('storeUmask', parseUmask, DEFAULT_STORE_UMASK),
     maxRefNameBytes: setting('maxRefNameBytes', (t) => parseWholeNumber(t, 1), DEFAULT_MAX_REF_NAME_BYTES),
     refRejectionLimit: setting('refRejectionLimit', (t) => parseWholeNumber(t, 1), DEFAULT_REF_REJECTION_LIMIT),
+    ...optional('spoolPath', setting<string | undefined>('spoolPath', relativeToFile, undefined)),
+    spoolAfterMs: setting('spoolAfter', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_SPOOL_AFTER_MS),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {

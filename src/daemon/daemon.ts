@@ -26,6 +26,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 import { reportHeartbeatFailure, reportPassFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
+import { SpoolForwarder } from './spool-forwarder.js';
 
 /** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
@@ -42,6 +43,8 @@ const DONE_SWEEP_BACKLOG = 64;
 const DONE_SWEEP_BUSY_FOLDERS = 16;
 const DONE_SWEEP_QUIET_MS = 500;
 const DONE_SWEEP_RETRY_MS = 60_000;
+/** While the local spool holds tasks the store did not take yet, passes come at least this often. */
+const SPOOL_RETRY_MS = 1000;
 /** After the store refused to take a claim folder into done/, pushes finish file by file this long. */
 const RETIRE_OFF_AFTER_ERROR_MS = 10 * 60_000;
 
@@ -64,6 +67,8 @@ export interface DaemonOptions {
   readonly credentials?: Credentials;
   /** Reads the config file again (SIGHUP, autoReload); throws ConfigError when it is invalid. */
   readonly reloadConfig?: () => ReplicationConfig;
+  /** This store's folder in the local spool, whose tasks the node forwards into the store. */
+  readonly spoolDir?: string;
   /** Metrics, history and the HTTP endpoints; absent in tests that need none. */
   readonly observability?: DaemonObservability;
 }
@@ -113,6 +118,7 @@ export class Daemon {
   private config: ReplicationConfig;
   private configStamp = '';
   private readonly periodicVerify: PeriodicVerify;
+  private readonly spool: SpoolForwarder | undefined;
   /** Monotonic time of the last completed distributor pass, and of the last heartbeat outcome. */
   private lastPassAt: number | undefined;
   private heartbeatError: string | undefined;
@@ -147,6 +153,9 @@ export class Daemon {
       },
       () => this.waker.wake('slot'),
     );
+    this.spool = options.spoolDir === undefined
+      ? undefined
+      : new SpoolForwarder({ dir: options.spoolDir, store: options.store, log: options.log, storeClockOffsetMs: () => this.offset.current() ?? 0 });
     this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0, options.credentials);
     this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, processes, () => this.config.lockStaleMs, (uriKey) => {
       this.distributor.expedite(uriKey);
@@ -372,6 +381,8 @@ export class Daemon {
           if (swept > 0) log.info({ files: swept }, 'swept temp files left in building/');
         }
         if (!this.options.drain) this.periodicVerify.maybeRun();
+        // Before the listing, so a drain sees what it forwarded.
+        await this.forwardSpool();
         // A freed slot asks for the next push at once; the listing it needs is at most one
         // interval old, as it would be on the periodic pass.
         const reuseListing = woke === 'slot' && now - listedAt < config.distributionIntervalMs;
@@ -389,7 +400,7 @@ export class Daemon {
         // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
         reportPassFailure(this.distributor.storeOutage, log, error);
       }
-      if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0) {
+      if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0 && this.spooledTasks === 0) {
         if (fresh) break;
         // A reused listing cannot end a drain, but it says the end is near: list afresh now
         // instead of after a whole interval.
@@ -398,12 +409,25 @@ export class Daemon {
       }
       let waitMs = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
       if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
+      // Spooled updates go into the store within a second of it taking writes again.
+      if (this.spooledTasks > 0) waitMs = Math.min(waitMs, SPOOL_RETRY_MS);
       woke = await this.waker.wait(waitMs);
     }
     await this.shutdown();
     const failed = this.distributor.failedCount;
     log.info({ nodeId: config.nodeId, failedTasks: failed, takeovers: this.takeovers }, 'refrelay node stopped');
     return this.options.drain && failed > 0 ? 1 : 0;
+  }
+
+  get spooledTasks(): number {
+    return this.spool?.waiting ?? 0;
+  }
+
+  /** A store that fails here fails the pass's listing too; the spool stays for the next pass. */
+  private async forwardSpool(): Promise<void> {
+    await this.spool?.tick().catch((error: unknown) => {
+      this.options.log.warn({ err: error instanceof Error ? error.message : String(error), spooled: this.spooledTasks }, 'could not forward spooled tasks into the store');
+    });
   }
 
   private async measureOffset(): Promise<void> {

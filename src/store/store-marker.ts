@@ -31,7 +31,7 @@ export type StoreState =
 export type UnmarkedStorePolicy = 'create' | 'adopt-earlier' | 'refuse';
 
 export class StoreMissingError extends StoreError {
-  constructor(root: string, detail: string) {
+  constructor(root: string, readonly detail: string) {
     super(
       `no refrelay store at ${root} (${detail}). If the store is on a network filesystem, it may not be mounted; ` +
         'to create a new store there, run: refrelay init --config FILE',

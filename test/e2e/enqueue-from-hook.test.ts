@@ -160,14 +160,15 @@ describe('enqueue from a real post-receive hook', () => {
     expect(waitingTasks(ws.store)).toEqual([]);
   });
 
-  it('fails with exit 1 and a clear message when the store cannot be written', () => {
+  it('fails with exit 1 and a clear message when the store is damaged (a mistake to fix, not spooled: see enqueue-spool.test.ts)', () => {
     const ws = workspace();
-    // A file where the store folder should be: every write fails, nothing may claim success.
-    writeFileSync(ws.store, 'not a directory');
+    // Not an outage a spool bridges: someone must look at the store, nothing may claim success.
+    writeFileSync(join(ws.store, 'refrelay-store.json'), 'garbage');
     const result = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--ref', 'refs/heads/main']);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/^refrelay: .*store/i);
+    expect(result.stderr).toBe(`refrelay: the store marker ${join(ws.store, 'refrelay-store.json')} is damaged: expected {"format":1,"storeId":…}\n`);
     expect(result.stdout).toBe('');
+    expect(waitingTasks(ws.store)).toEqual([]);
   });
 
   it('reports an invalid configuration with exit 3 and every problem', () => {

@@ -42,6 +42,8 @@ export interface ClusterOptions {
 
 export class Cluster {
   readonly store: string;
+  /** `replication.spoolPath`: in the test's temp folder, never the machine's default spool. */
+  readonly spoolRoot: string;
   readonly base: string;
   readonly destRoot: string;
   readonly config: string;
@@ -52,6 +54,7 @@ export class Cluster {
 
   constructor(readonly root: string, options: ClusterOptions) {
     this.store = options.storePath ?? join(root, 'store');
+    this.spoolRoot = join(root, 'spool');
     this.base = join(root, 'base');
     this.destRoot = join(root, 'dest');
     this.projects = options.projects ?? ['app'];
@@ -59,6 +62,7 @@ export class Cluster {
       '[replication]',
       `  storePath = ${this.store}`,
       `  basePath = ${this.base}`,
+      `  spoolPath = ${this.spoolRoot}`,
       `  distributionInterval = ${options.distributionInterval ?? '200ms'}`,
       `  randomDelay = ${options.randomDelay ?? '100ms'}`,
       `  lockStale = ${options.lockStale ?? '2s'}`,

@@ -9,6 +9,7 @@ import { commitFile, git } from '../../support/git.js';
 import { storeDir } from '../../support/refrelay-node.js';
 import { namesIn, sleep, taskFilesIn, waitUntil } from '../../support/store-files.js';
 import { hookPids, logTime, useCluster } from './cluster-fixture.js';
+import { spoolDirFor } from '../../../src/intake/spool.js';
 
 // Registered before the cluster's hooks, so it runs after them (hooks unwind as a stack): the
 // nodes are dead before their store is unmounted.
@@ -55,7 +56,7 @@ function errorsOf(node: { logs(): Array<{ level: number; msg: string }> }): stri
 }
 
 describe('a store that fails under a running node', () => {
-  it('a full disk: enqueue exits 1 naming the store and ENOSPC with nothing half-written, the daemon keeps running, and once space is freed it delivers what was queued', async (ctx) => {
+  it('a full disk: enqueue spools the update locally and exits 0 with nothing half-written in the store, the daemon keeps running, and once space is freed it forwards and delivers everything', async (ctx) => {
     const mount = mountSmallTmpfs();
     if ('refused' in mount) {
       console.warn(`skipped: ${mount.refused}`);
@@ -71,15 +72,19 @@ describe('a store that fails under a running node', () => {
     const node = c.start('node-1');
     await node.waitForLog((line) => line.msg === 'push job failed', 10_000);
 
-    // A developer's push arrives now: its hook's enqueue must fail loudly, not half-succeed.
+    // A developer's push arrives now: its hook's enqueue spools the update on this machine's
+    // disk and says so, and leaves nothing half-written in the store.
     const work = join(c.root, 'work', 'app');
     commitFile(work, 'during-full.txt', 'during\n');
     git(work, ['push', '-q', c.source(), 'HEAD:refs/heads/during']);
-    const refused = runCli(['enqueue', '--config', c.config, '--project', 'app', '--ref', 'refs/heads/during']);
-    expect(refused.status).toBe(1);
-    expect(refused.stdout).toBe('');
-    expect(refused.stderr).toContain(c.store);
-    expect(refused.stderr).toMatch(/^refrelay: create task failed \(ENOSPC\) at .*ENOSPC/);
+    const spooled = runCli(['enqueue', '--config', c.config, '--project', 'app', '--ref', 'refs/heads/during']);
+    const spool = spoolDirFor(c.spoolRoot, c.store);
+    expect(spooled.status, spooled.stderr).toBe(0);
+    expect(spooled.stdout).toBe('');
+    expect(spooled.stderr).toBe(
+      `refrelay: the store at ${c.store} cannot be written (ENOSPC); the update is spooled in ${spool} and will be forwarded by a daemon of this store on this machine\n`,
+    );
+    expect(taskFilesIn(spool)).toHaveLength(1);
     expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual(queued);
     expect(namesIn(storeDir(c.store, 'building'))).toEqual([]);
 
@@ -95,13 +100,14 @@ describe('a store that fails under a running node', () => {
     expect(namesIn(join(c.store, 'nodes')).filter((name) => name.startsWith('.'))).toEqual([]);
     expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual(queued);
 
+    expect(taskFilesIn(spool)).toHaveLength(1);
+
     rmSync(filler);
     const freedAt = Date.now();
-    // The refused update is queued again (a hook would be re-run by the next push, or `verify --fix`).
-    const again = runCli(['enqueue', '--config', c.config, '--project', 'app', '--ref', 'refs/heads/during']);
-    expect(again.status, again.stderr).toBe(0);
+    // Nobody enqueues again: the daemon forwards the spooled update and delivers it.
     await c.waitDelivered();
     console.info(`full disk: delivered ${Date.now() - freedAt} ms after space was freed`);
+    expect(taskFilesIn(spool)).toEqual([]);
     expect(node.child.exitCode).toBeNull();
     expect(overlapsSeen(c.dest())).toBe(0);
     expect(errorsOf(node)).toEqual(['push job failed']);

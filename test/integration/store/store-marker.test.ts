@@ -6,6 +6,7 @@ import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
 import { sleep, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
+import { spoolDirFor } from '../../../src/intake/spool.js';
 
 /**
  * DESIGN.md invariant 9 with the real CLI and daemon: a store is created once by `refrelay
@@ -22,7 +23,10 @@ const MISSING = (store: string): string =>
   `refrelay: no refrelay store at ${store} (refrelay-store.json is missing). If the store is on a network filesystem, it may not be mounted; ` +
   'to create a new store there, run: refrelay init --config FILE\n';
 
-function setUp(label: string): { root: string; store: string; config: string; source: string; dest: string } {
+const SPOOLED = (store: string, spool: string): string =>
+  `refrelay: the store at ${store} cannot be written (refrelay-store.json is missing); the update is spooled in ${spool} and will be forwarded by a daemon of this store on this machine\n`;
+
+function setUp(label: string): { root: string; store: string; config: string; source: string; dest: string; spool: string } {
   const root = tempDir(label);
   const store = join(root, 'mnt', 'store');
   if (!label.includes('no-mount-point')) mkdirSync(join(root, 'mnt'));
@@ -38,23 +42,24 @@ function setUp(label: string): { root: string; store: string; config: string; so
       '  distributionInterval = 100ms',
       '  randomDelay = 0',
       '  httpListen = off',
+      `  spoolPath = ${join(root, 'spool')}`,
       '[remote "mirror"]',
       `  url = ${join(root, 'dest')}/\${name}.git`,
       '  replicationDelay = 0',
     ],
     { initStore: false },
   );
-  return { root, store, config, source, dest };
+  return { root, store, config, source, dest, spool: spoolDirFor(join(root, 'spool'), store) };
 }
 
 describe('the store marker', () => {
-  it('enqueue, status and the daemon refuse a store path without the marker and create nothing there; after refrelay init they work', async () => {
+  it('status and the daemon refuse a store path without the marker, enqueue spools locally, and none creates anything there; after refrelay init they work', async () => {
     const s = setUp('refrelay-unmounted');
     mkdirSync(s.store); // the empty mount point
 
     const enqueue = runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main']);
-    expect(enqueue.status).toBe(1);
-    expect(enqueue.stderr).toBe(MISSING(s.store));
+    expect(enqueue.status).toBe(0);
+    expect(enqueue.stderr).toBe(SPOOLED(s.store, s.spool));
     const status = runCli(['status', '--config', s.config]);
     expect(status.status).toBe(1);
     expect(status.stderr).toBe(MISSING(s.store));
@@ -83,29 +88,30 @@ describe('the store marker', () => {
     expect(existsSync(join(s.root, 'mnt'))).toBe(false);
   });
 
-  it('a store renamed away under a running daemon is not recreated; once it is back, the daemon delivers what waits there', async () => {
+  it('a store renamed away under a running daemon is not recreated; once it is back, the daemon forwards what was spooled meanwhile and delivers it', async () => {
     const s = setUp('refrelay-store-away');
     expect(runCli(['init', '--config', s.config]).status).toBe(0);
     const node = RefrelayNode.start({ config: s.config, nodeId: 'node-1' });
     nodes.push(node);
-    await node.waitForLog((line) => line.msg === 'refrelay node starting');
+    // Its heartbeat file: the node has opened the store (the start log line comes before that).
+    await waitUntil('node-1 beat', () => existsSync(join(s.store, 'nodes', 'node-1.json')));
     const away = join(s.root, 'mnt', 'away');
     renameSync(s.store, away);
     mkdirSync(s.store); // what an unmount leaves: the empty mount point
 
-    const refused = runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main']);
-    expect(refused.status).toBe(1);
-    expect(refused.stderr).toBe(MISSING(s.store));
+    const spooled = runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main']);
+    expect(spooled.status).toBe(0);
+    expect(spooled.stderr).toBe(SPOOLED(s.store, s.spool));
     // Several passes and heartbeats on the empty mount point: nothing of the store appears there.
     await node.waitForLog((line) => line.msg === 'distributor pass failed');
     await sleep(500);
     expect(readdirSync(s.store)).toEqual([]);
     expect(node.child.exitCode).toBeNull();
 
-    // The mount comes back, and the update a hook queues now is delivered by the same daemon.
+    // The mount comes back, and the same daemon forwards the spooled update and delivers it.
+    expect(node.logs().some((line) => line.msg === 'could not forward spooled tasks into the store')).toBe(true);
     rmSync(s.store, { recursive: true });
     renameSync(away, s.store);
-    expect(runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main']).status).toBe(0);
     await waitUntil('main delivered', () => refsOf(s.dest).get('refs/heads/main') === refsOf(s.source).get('refs/heads/main'));
   });
 

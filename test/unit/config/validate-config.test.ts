@@ -285,6 +285,16 @@ describe('validateConfig warnings', () => {
     expect(result.problems.map((p) => p.key)).toEqual(['replication.refRejectionLimit']);
   });
 
+  it('leaves spoolPath to the user default unless set (relative to the config file), and spools a store write after 5s unless spoolAfter says otherwise', () => {
+    const defaults = valid(...BASE);
+    expect(defaults.spoolPath).toBeUndefined();
+    expect(defaults.spoolAfterMs).toBe(5000);
+    const set = valid(...BASE, 'replication.spoolPath=spool', 'replication.spoolAfter=2s');
+    expect(set.spoolPath).toBe(join(dirname(set.file), 'spool'));
+    expect(set.spoolAfterMs).toBe(2000);
+    expect(validate(...BASE, 'replication.spoolAfter=0').problems.map((p) => p.key)).toEqual(['replication.spoolAfter']);
+  });
+
   it('warns once per unknown section and ignores its keys', () => {
     const result = validate(...BASE, 'core.bare=true', 'core.editor=vi', 'plugin.x.a=1', 'include.path=other.config');
     expect(result.problems).toEqual([]);

@@ -1,0 +1,159 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { link, mkdir, open, readdir, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { readBounded, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { errnoName } from '../runtime/errno.js';
+import { decodeTask, encodeTask, taskKey, type Task } from '../task/task.js';
+
+/**
+ * The local spool (DESIGN.md invariant 9): where `enqueue` leaves the tasks of an update the
+ * store cannot take, until a daemon of that store on this machine forwards them. One folder per
+ * store, named by the sha1 of the resolved store path, so the nodes of another store on the same
+ * machine never forward it; `store.txt` in it names the store for a person looking. Task files
+ * have the store's format and name (`<taskKey>.json`); their mtime is the enqueue time.
+ */
+
+export const SPOOL_STORE_FILE = 'store.txt';
+export const SPOOL_CORRUPT_DIR = 'corrupt';
+const TASK_NAME = /^[0-9a-f]{40}\.json$/;
+/** Files read or published side by side: a local disk, but the store behind may be NFS. */
+const SPOOL_CONCURRENCY = 16;
+
+export function spoolDirFor(spoolRoot: string, storePath: string): string {
+  return join(spoolRoot, createHash('sha1').update(resolve(storePath)).digest('hex'));
+}
+
+/**
+ * Writes each task as `<taskKey>.json` in `dir` (made with its parents): temp, fsync, then `link`
+ * (an existing file is the same task, queued earlier: it and its older mtime stay), and the
+ * folder fsynced last, so a task is on disk before `enqueue` says it is spooled.
+ */
+export async function spoolTasks(dir: string, storePath: string, tasks: readonly Task[], enqueuedAt: Date): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeNew(dir, SPOOL_STORE_FILE, `${resolve(storePath)}\n`, enqueuedAt);
+  const seen = new Set<string>();
+  for (const task of tasks) {
+    const key = taskKey(task);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    await writeNew(dir, `${key}.json`, encodeTask(task), enqueuedAt);
+  }
+  await fsyncDir(dir);
+}
+
+async function writeNew(dir: string, name: string, text: string, mtime: Date): Promise<void> {
+  const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, 'wx');
+    await handle.writeFile(text);
+    await handle.utimes(mtime, mtime);
+    await handle.sync();
+    const opened = handle;
+    handle = undefined;
+    await opened.close();
+    await link(temp, join(dir, name)).catch((error: unknown) => {
+      if (errnoName(error) !== 'EEXIST') throw error;
+    });
+  } finally {
+    await handle?.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export interface SpooledTask {
+  readonly path: string;
+  readonly task: Task;
+  /** When `enqueue` spooled it, on this machine's clock. */
+  readonly enqueuedAtMs: number;
+}
+
+export interface SpoolReading {
+  readonly tasks: SpooledTask[];
+  /** Files moved to `corrupt/`: names and why (type, size or format; never content). */
+  readonly quarantined: Array<{ readonly name: string; readonly reason: string }>;
+}
+
+/**
+ * The spooled tasks in `dir` (none when it does not exist). A spool file is as untrusted as a
+ * store file: read bounded and `lstat`-checked, and one that is refused or does not decode is
+ * moved to `corrupt/` with a `.reason` beside it, never deleted. A file gone meanwhile was
+ * forwarded by another node of this machine.
+ */
+export async function readSpool(dir: string): Promise<SpoolReading> {
+  const names = await spooledNames(dir);
+  const tasks: SpooledTask[] = [];
+  const quarantined: Array<{ name: string; reason: string }> = [];
+  for (let start = 0; start < names.length; start += SPOOL_CONCURRENCY) {
+    await Promise.all(
+      names.slice(start, start + SPOOL_CONCURRENCY).map(async (name) => {
+        const path = join(dir, name);
+        let read;
+        try {
+          read = await readBounded(path, STORE_RECORD_MAX_BYTES);
+        } catch (error) {
+          if (errnoName(error) === 'ENOENT') return;
+          throw error;
+        }
+        let reason: string;
+        if (read.kind === 'text') {
+          try {
+            tasks.push({ path, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs });
+            return;
+          } catch (error) {
+            // decodeTask's messages never quote the content.
+            reason = error instanceof Error ? error.message : String(error);
+          }
+        } else {
+          reason = read.reason;
+        }
+        if (await quarantineSpooled(dir, name, reason)) quarantined.push({ name, reason });
+      }),
+    );
+  }
+  return { tasks, quarantined };
+}
+
+/** Task file names in `dir`, one `readdir`; 0 entries when it does not exist. */
+export async function spooledNames(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((name) => TASK_NAME.test(name)).sort();
+  } catch (error) {
+    if (errnoName(error) === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** After its task is durable in the store. Returns false when another node removed it first. */
+export async function removeSpooled(path: string): Promise<boolean> {
+  try {
+    await unlink(path);
+    return true;
+  } catch (error) {
+    if (errnoName(error) === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function quarantineSpooled(dir: string, name: string, reason: string): Promise<boolean> {
+  const corrupt = join(dir, SPOOL_CORRUPT_DIR);
+  await mkdir(corrupt, { recursive: true });
+  const target = join(corrupt, `${name}.${randomBytes(6).toString('hex')}`);
+  try {
+    await rename(join(dir, name), target);
+  } catch (error) {
+    if (errnoName(error) === 'ENOENT') return false;
+    throw error;
+  }
+  await writeFile(`${target}.reason`, `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, name) })}\n`).catch(() => undefined);
+  return true;
+}

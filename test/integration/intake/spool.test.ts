@@ -1,0 +1,80 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readSpool, removeSpooled, spoolDirFor, spoolTasks, spooledNames } from '../../../src/intake/spool.js';
+import { encodeTask, taskKey, type Task } from '../../../src/task/task.js';
+import { useTempDirs } from '../../support/temp-dir.js';
+
+const tempDir = useTempDirs();
+const task = (ref: string, uri = '/dest/app.git'): Task => ({ project: 'app', refs: [ref], uri, remote: 'mirror' });
+
+describe('the local spool', () => {
+  it('keeps one folder per resolved store path, with store.txt naming the store', async () => {
+    const root = tempDir('refrelay-spool');
+    const dir = spoolDirFor(root, '/mnt/store/');
+    expect(spoolDirFor(root, '/mnt/store')).toBe(dir);
+    expect(spoolDirFor(root, '/mnt/other')).not.toBe(dir);
+    await spoolTasks(dir, '/mnt/store/', [task('refs/heads/main')], new Date());
+    expect(readFileSync(join(dir, 'store.txt'), 'utf8')).toBe('/mnt/store\n');
+  });
+
+  it('writes each task in the store format as <taskKey>.json, with the enqueue time as its mtime and no temps left', async () => {
+    const dir = join(tempDir('refrelay-spool'), 'a', 'b');
+    const at = new Date('2026-01-02T03:04:05Z');
+    const tasks = [task('refs/heads/main'), task('refs/heads/main', '/dest2/app.git'), task('refs/heads/main')];
+    await spoolTasks(dir, '/store', tasks, at);
+    const names = [taskKey(tasks[0]!), taskKey(tasks[1]!)].map((key) => `${key}.json`).sort();
+    expect(readdirSync(dir).sort()).toEqual([...names, 'store.txt'].sort());
+    expect(readFileSync(join(dir, `${taskKey(tasks[0]!)}.json`), 'utf8')).toBe(encodeTask(tasks[0]!));
+    expect(statSync(join(dir, names[0]!)).mtimeMs).toBe(at.getTime());
+
+    const reading = await readSpool(dir);
+    expect(reading.quarantined).toEqual([]);
+    expect(reading.tasks.map((spooled) => [spooled.task.uri, spooled.enqueuedAtMs]).sort()).toEqual([
+      ['/dest/app.git', at.getTime()],
+      ['/dest2/app.git', at.getTime()],
+    ]);
+  });
+
+  it('keeps the first file and its older enqueue time when the same task is spooled again', async () => {
+    const dir = tempDir('refrelay-spool');
+    await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date(1_000_000));
+    await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date(2_000_000));
+    const [only] = (await readSpool(dir)).tasks;
+    expect(only?.enqueuedAtMs).toBe(1_000_000);
+  });
+
+  it('moves a damaged file, a symlink and a folder under a task name to corrupt/ with a reason, and reads the rest', async () => {
+    const dir = tempDir('refrelay-spool');
+    await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
+    const secret = join(tempDir('refrelay-secret'), 'secret');
+    writeFileSync(secret, encodeTask(task('refs/heads/secret')));
+    writeFileSync(join(dir, `${'a'.repeat(40)}.json`), '{"version":1,"proj');
+    symlinkSync(secret, join(dir, `${'b'.repeat(40)}.json`));
+    mkdirSync(join(dir, `${'c'.repeat(40)}.json`));
+    writeFileSync(join(dir, 'notes.txt'), 'not ours: ignored');
+
+    const reading = await readSpool(dir);
+    expect(reading.tasks.map((spooled) => spooled.task.refs)).toEqual([['refs/heads/main']]);
+    expect(reading.quarantined.map((bad) => `${bad.name.slice(0, 1)}: ${bad.reason}`).sort()).toEqual([
+      'a: invalid JSON (truncated or damaged) at byte 18',
+      'b: a symbolic link where a file is expected',
+      'c: a directory where a file is expected',
+    ]);
+    const corrupt = readdirSync(join(dir, 'corrupt'));
+    expect(corrupt.filter((name) => !name.endsWith('.reason'))).toHaveLength(3);
+    expect(corrupt.filter((name) => name.endsWith('.reason'))).toHaveLength(3);
+    expect(existsSync(join(dir, 'notes.txt'))).toBe(true);
+    expect(await spooledNames(dir)).toEqual([`${taskKey(task('refs/heads/main'))}.json`]);
+  });
+
+  it('reads an absent spool as empty, and a file another node removed first as not there', async () => {
+    const dir = join(tempDir('refrelay-spool'), 'never-made');
+    expect(await readSpool(dir)).toEqual({ tasks: [], quarantined: [] });
+    await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
+    const [spooled] = (await readSpool(dir)).tasks;
+    expect(await removeSpooled(spooled!.path)).toBe(true);
+    expect(await removeSpooled(spooled!.path)).toBe(false);
+    expect(await spooledNames(dir)).toEqual([]);
+  });
+});
