@@ -52,11 +52,16 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain')
   if (status.nodes.length === 0) {
     out.push('nodes: none has reported yet');
   } else {
-    const nodeRows = [['NODE', 'STATE', 'LAST BEAT', 'HOST', 'PID', 'CLOCK']];
+    // The SPOOLED column only while some machine holds updates the store has not got yet.
+    const spooled = status.nodes.some((node) => node.spooledTasks > 0);
+    const nodeRows = [['NODE', 'STATE', 'LAST BEAT', 'HOST', 'PID', 'CLOCK', ...(spooled ? ['SPOOLED'] : [])]];
     for (const node of status.nodes) {
       const { host, pid } = node.record;
       const clock = node.clockOffsetMs === null ? '-' : node.clockWarning ? `! clock off by ${formatOffset(node.clockOffsetMs)}` : formatOffset(node.clockOffsetMs);
-      nodeRows.push([node.nodeId, node.state, `${formatAge(node.lastBeatAgeMs)} ago`, typeof host === 'string' ? host : '-', typeof pid === 'number' ? String(pid) : '-', clock]);
+      nodeRows.push([
+        node.nodeId, node.state, `${formatAge(node.lastBeatAgeMs)} ago`, typeof host === 'string' ? host : '-', typeof pid === 'number' ? String(pid) : '-', clock,
+        ...(spooled ? [String(node.spooledTasks)] : []),
+      ]);
     }
     out.push(table(nodeRows, style));
     for (const node of status.nodes) {

@@ -19,6 +19,8 @@ export interface NodeRecord {
   readonly stoppedAt: number | null;
   /** Destination hosts this node has stopped scheduling (open circuits), for `status` on any node. */
   readonly circuits?: readonly OpenCircuit[];
+  /** Tasks in this machine's spool not yet forwarded into the store; absent when none. */
+  readonly spooled?: number;
   /** This node's jobs or passes meet a store that refuses writes (full, read-only, I/O errors): for `status` on any node. */
   readonly storeNotWritable?: StoreNotWritable;
 }
@@ -63,7 +65,7 @@ export class NodeHeartbeat {
     return join(this.options.nodesDir, `${this.options.nodeId}.json`);
   }
 
-  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false, circuits: readonly OpenCircuit[] = [], storeNotWritable?: StoreNotWritable): Promise<NodeRecord> {
+  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false, circuits: readonly OpenCircuit[] = [], storeNotWritable?: StoreNotWritable, spooled = 0): Promise<NodeRecord> {
     const { options } = this;
     this.counter++;
     const record: NodeRecord = {
@@ -80,6 +82,7 @@ export class NodeHeartbeat {
       stoppedAt: stopped ? options.clock.now() : null,
       ...(circuits.length > 0 && !stopped ? { circuits } : {}),
       ...(storeNotWritable !== undefined && !stopped ? { storeNotWritable } : {}),
+      ...(spooled > 0 ? { spooled } : {}),
     };
     const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);
     try {

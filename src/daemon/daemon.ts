@@ -80,6 +80,8 @@ export interface DaemonView {
   readonly schedule: () => NodeSchedule;
   /** Store clock minus local clock (ms), 0 before the first measurement. */
   readonly storeClockOffsetMs: () => number;
+  /** Tasks in this machine's spool for the store, not forwarded yet. */
+  readonly spooledTasks: () => number;
 }
 
 export interface DaemonObservability {
@@ -329,6 +331,7 @@ export class Daemon {
       health: () => this.health(),
       schedule: () => this.distributor.schedule(config.nodeId),
       storeClockOffsetMs: () => this.offset.current() ?? 0,
+      spooledTasks: () => this.spooledTasks,
     });
     try {
       return await this.runStarted();
@@ -446,7 +449,7 @@ export class Daemon {
   private async beat(stopped = false): Promise<void> {
     const outage = this.distributor.storeOutage;
     // What this node's jobs and passes meet shows in `status` on every node, when the record itself can be written.
-    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped, this.distributor.openCircuits(), outage.view('heartbeat')).then(
+    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped, this.distributor.openCircuits(), outage.view('heartbeat'), this.spooledTasks).then(
       () => {
         this.heartbeatError = undefined;
         reportStoreWorks(outage, this.options.log, 'heartbeat');

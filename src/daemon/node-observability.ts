@@ -69,6 +69,7 @@ export class NodeObservability implements DaemonObservability {
 
   async start(view: DaemonView): Promise<void> {
     this.view = view;
+    this.metrics.trackSpooled(() => view.spooledTasks());
     const listen = this.config.httpListen;
     if (listen === 'off') return;
     try {
@@ -90,6 +91,7 @@ export class NodeObservability implements DaemonObservability {
       schedule: () => view.schedule(),
       health: () => view.health(),
       caughtUpThresholdMs: () => view.config().caughtUpThresholdMs,
+      spooledTasks: () => view.spooledTasks(),
       retry: async ({ uriKey, names }) => {
         const retried = await this.store.retryFailed((task) => task.uriKey === uriKey && (names === undefined || names.includes(task.name)));
         this.statusCache = undefined;

@@ -52,6 +52,8 @@ export interface NodeStatus {
   clockWarning: boolean;
   /** Present while an alive node says its jobs or passes meet a store refusing writes (`sinceAt`: its own clock). */
   storeNotWritable?: { code: string; sinceAt: number; failures: number; lastError: string };
+  /** Updates spooled on that node's machine (the store could not be written), not forwarded yet. */
+  spooledTasks: number;
   record: Record<string, unknown>;
 }
 
@@ -279,6 +281,8 @@ function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): 
     clockOffsetMs: offset,
     clockWarning: offset !== null && Math.abs(offset) > config.lockStaleMs / 4,
     ...(state === 'alive' ? storeNotWritableOf(fields.storeNotWritable) : {}),
+    // An untrusted record: anything but a count is no information.
+    spooledTasks: typeof fields.spooled === 'number' && Number.isSafeInteger(fields.spooled) && fields.spooled > 0 ? fields.spooled : 0,
     record: fields,
   }];
 }

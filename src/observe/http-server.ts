@@ -35,6 +35,8 @@ export interface HttpDeps {
   readonly schedule: () => NodeSchedule;
   readonly health: () => Health;
   readonly caughtUpThresholdMs: () => number;
+  /** Tasks spooled on this machine and not in the store yet: the node is not caught up while there are any. */
+  readonly spooledTasks?: () => number;
   /** Puts failed tasks back in the queue: all of a URI, or the named task files. Returns how many. */
   readonly retry: (request: { uriKey: string; names?: readonly string[] }) => Promise<number>;
   /** Required for POSTs unless the listener is loopback-only; undefined: POSTs refused off loopback. */
@@ -107,9 +109,10 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
       const status = await deps.clusterStatus();
       const threshold = deps.caughtUpThresholdMs();
       const oldest = status.remotes.reduce<number | null>((max, remote) => (remote.oldestWaitingAgeMs !== null && (max === null || remote.oldestWaitingAgeMs > max) ? remote.oldestWaitingAgeMs : max), null);
-      const ready = oldest === null || oldest <= threshold;
+      const spooledTasks = deps.spooledTasks?.() ?? 0;
+      const ready = (oldest === null || oldest <= threshold) && spooledTasks === 0;
       const lagging = status.remotes.filter((remote) => remote.oldestWaitingAgeMs !== null && remote.oldestWaitingAgeMs > threshold).map((remote) => remote.name);
-      return sendJson(response, ready ? 200 : 503, { status: ready ? 'caught up' : 'lagging', oldestWaitingAgeMs: oldest, caughtUpThresholdMs: threshold, laggingRemotes: lagging });
+      return sendJson(response, ready ? 200 : 503, { status: ready ? 'caught up' : 'lagging', oldestWaitingAgeMs: oldest, caughtUpThresholdMs: threshold, laggingRemotes: lagging, spooledTasks });
     }
     case 'GET /status':
       return sendJson(response, 200, { ...(await deps.clusterStatus()), node: deps.schedule() });

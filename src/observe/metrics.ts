@@ -30,6 +30,7 @@ export class NodeMetrics {
   private readonly clockOffset: Gauge<'node'>;
   private readonly verifyDrift: Gauge<'remote'>;
   private readonly openCircuits: Gauge<'host'>;
+  private spooledNow: () => number = () => 0;
 
   constructor(private readonly storeNow: () => number) {
     const registers = [this.registry];
@@ -47,9 +48,23 @@ export class NodeMetrics {
     this.clockOffset = new Gauge({ name: 'refrelay_clock_offset_seconds', help: "Each node's clock offset from the store's clock, as it measured it.", labelNames: ['node'], registers });
     this.openCircuits = new Gauge({ name: 'refrelay_host_circuits_open', help: 'Live nodes that stopped scheduling a destination host after connection failures (its circuit is open).', labelNames: ['host'], registers });
     this.verifyDrift = new Gauge({ name: 'refrelay_verify_drift', help: 'Destinations out of sync at the last periodic verify.', labelNames: ['remote'], registers });
+    const metrics = this;
+    new Gauge({
+      name: 'refrelay_spooled_tasks',
+      help: "Tasks enqueue spooled on this node's machine because the store could not be written, not yet forwarded into the store.",
+      registers,
+      collect() {
+        this.set(metrics.spooledNow());
+      },
+    });
     // Present from the first scrape, so rate() and alerts work before the first event.
     this.takeovers.inc(0);
     this.quarantined.inc(0);
+  }
+
+  /** Where `refrelay_spooled_tasks` reads its value at each scrape (the node's spool forwarder). */
+  trackSpooled(count: () => number): void {
+    this.spooledNow = count;
   }
 
   record(event: ReplicationEvent): void {

@@ -41,12 +41,12 @@ describe('status: nodes', () => {
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 30_000 });
     expect(status.storeClockOffsetMs).toBe(30_000);
     expect(status.nodes.map(({ record: _record, ...node }) => node)).toEqual([
-      { nodeId: 'node-a', state: 'alive', lastBeatAgeMs: 1000, clockOffsetMs: 0, clockWarning: false },
-      { nodeId: 'node-b', state: 'stale', lastBeatAgeMs: 11_001, clockOffsetMs: 0, clockWarning: false },
-      { nodeId: 'node-c', state: 'alive', lastBeatAgeMs: 11_000, clockOffsetMs: 2001, clockWarning: true },
-      { nodeId: 'node-d', state: 'alive', lastBeatAgeMs: 500, clockOffsetMs: -2000, clockWarning: false },
-      { nodeId: 'node-e', state: 'stopped', lastBeatAgeMs: 60_000, clockOffsetMs: -600_000, clockWarning: true },
-      { nodeId: 'node-f', state: 'alive', lastBeatAgeMs: 100, clockOffsetMs: null, clockWarning: false },
+      { nodeId: 'node-a', state: 'alive', lastBeatAgeMs: 1000, clockOffsetMs: 0, clockWarning: false, spooledTasks: 0 },
+      { nodeId: 'node-b', state: 'stale', lastBeatAgeMs: 11_001, clockOffsetMs: 0, clockWarning: false, spooledTasks: 0 },
+      { nodeId: 'node-c', state: 'alive', lastBeatAgeMs: 11_000, clockOffsetMs: 2001, clockWarning: true, spooledTasks: 0 },
+      { nodeId: 'node-d', state: 'alive', lastBeatAgeMs: 500, clockOffsetMs: -2000, clockWarning: false, spooledTasks: 0 },
+      { nodeId: 'node-e', state: 'stopped', lastBeatAgeMs: 60_000, clockOffsetMs: -600_000, clockWarning: true, spooledTasks: 0 },
+      { nodeId: 'node-f', state: 'alive', lastBeatAgeMs: 100, clockOffsetMs: null, clockWarning: false, spooledTasks: 0 },
     ]);
     expect(status.nodes[0]!.record).toMatchObject({ nodeId: 'node-a', pid: 100, host: 'h1' });
 
@@ -83,6 +83,23 @@ describe('status: nodes', () => {
     expect(formatStatus(status).split('\n').filter((row) => row.startsWith('!'))).toEqual([
       '! node-a: store not writable (ENOSPC) since 2026-01-01T12:00:00.000Z, 7 failures in a row: claim failed (ENOSPC) at /store/ref-updates/waiting',
     ]);
+  });
+
+  it('shows the tasks each node reports spooled on its machine in a SPOOLED column, only while there are any, and ignores a value that is no count', async () => {
+    const { clock, store, writeNode } = setup();
+    writeNode('node-a', clock.now() - 1000, { spooled: 3 });
+    writeNode('node-b', clock.now() - 1000, { spooled: 'lots' });
+    writeNode('node-c', clock.now() - 1000, { spooled: -2 });
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
+    expect(status.nodes.map((node) => [node.nodeId, node.spooledTasks])).toEqual([['node-a', 3], ['node-b', 0], ['node-c', 0]]);
+    const rows = formatStatus(status).split('\n');
+    const header = rows.findIndex((row) => row.startsWith('NODE '));
+    expect(rows[header]).toMatch(/^NODE\s+STATE\s+LAST BEAT\s+HOST\s+PID\s+CLOCK\s+SPOOLED$/);
+    expect(rows.slice(header + 1, header + 4).map((row) => row.split(/\s{2,}/).at(-1))).toEqual(['3', '0', '0']);
+
+    writeNode('node-a', clock.now() - 500);
+    const none = formatStatus(await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 }));
+    expect(none).not.toContain('SPOOLED');
   });
 
   it('falls back to the local clock when the store clock could not be measured (read-only store), and says so', async () => {

@@ -49,12 +49,24 @@ describe('HTTP endpoints', () => {
     const base = await start(deps({ health: () => ({ ok: false, reasons: ['the store is not writable: ENOSPC'] }) }));
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'lagging', oldestWaitingAgeMs: 61_000, caughtUpThresholdMs: 60_000, laggingRemotes: ['dr'] });
+    expect(await ready.json()).toEqual({ status: 'lagging', oldestWaitingAgeMs: 61_000, caughtUpThresholdMs: 60_000, laggingRemotes: ['dr'], spooledTasks: 0 });
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toEqual({ status: 'unhealthy', reasons: ['the store is not writable: ENOSPC'] });
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('answers /readyz 503 while this machine holds spooled tasks, even with the store caught up, and counts them in /metrics', async () => {
+    const metrics = new NodeMetrics(() => 0);
+    metrics.trackSpooled(() => 3);
+    const base = await start(deps({ caughtUpThresholdMs: () => 120_000, spooledTasks: () => 3, metrics }));
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'lagging', oldestWaitingAgeMs: 61_000, caughtUpThresholdMs: 120_000, laggingRemotes: [], spooledTasks: 3 });
+    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^refrelay_spooled_tasks 3$/m);
+    const caughtUp = await start(deps({ caughtUpThresholdMs: () => 120_000, spooledTasks: () => 0 }));
+    expect((await fetch(`${caughtUp}/readyz`)).status).toBe(200);
   });
 
   it('retries on loopback without a token, and checks the body', async () => {

@@ -35,7 +35,7 @@ describe('NodeMetrics', () => {
 
   it('sets the cluster-wide gauges from a store snapshot, replacing the previous one', async () => {
     const metrics = new NodeMetrics(() => 0);
-    const node = (nodeId: string, state: 'alive' | 'stale' | 'stopped', clockOffsetMs: number | null) => ({ nodeId, state, lastBeatAgeMs: 0, clockOffsetMs, clockWarning: false, record: {} });
+    const node = (nodeId: string, state: 'alive' | 'stale' | 'stopped', clockOffsetMs: number | null) => ({ nodeId, state, lastBeatAgeMs: 0, clockOffsetMs, clockWarning: false, spooledTasks: 0, record: {} });
     metrics.updateCluster(status({
       totals: { waiting: 3, running: 1, failed: 2, corrupt: 1 },
       remotes: [{ name: 'dr', configured: true, waiting: 3, running: 1, failed: 2, oldestWaitingAgeMs: 90_000, uris: [] }],
