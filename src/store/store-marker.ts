@@ -50,7 +50,9 @@ export async function inspectStore(ctx: StoreContext): Promise<StoreState> {
   try {
     read = await ctx.fs.readBounded(path, STORE_RECORD_MAX_BYTES);
   } catch (error) {
-    if (!isGone(error) && errnoOf(error) !== 'ENOTDIR') throw storeError('read store marker', path, error);
+    // ESTALE is no answer about the marker (a stale handle to the store's folder), not its absence.
+    const code = errnoOf(error);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw storeError('read store marker', path, error);
     return (await isRealFolder(ctx, ctx.paths.waiting)) ? { kind: 'earlier' } : { kind: 'missing' };
   }
   if (read.kind === 'refused') throw new StoreError(`the store marker ${path} is not a refrelay store marker: ${read.reason}`);

@@ -85,7 +85,8 @@ describe('consolidated pushes', () => {
     try {
       const { root, storePath, config } = oneProject(tempDir('refrelay-done-elsewhere'), 5, ['dest'], '0');
       const dest = join(root, 'dest', 'p.git');
-      mkdirSync(join(storePath, 'ref-updates'), { recursive: true });
+      // An operator's choice of where done/ lives: the store's own folder replaced by a link.
+      rmSync(join(storePath, 'ref-updates', 'done'), { recursive: true, force: true });
       symlinkSync(elsewhere, join(storePath, 'ref-updates', 'done'));
       await queueBranches(storePath, root, 5, ['dest']);
 

@@ -91,6 +91,7 @@ describe('lock folders on a client where a reader holds the owner record open (N
 
     const root = tempDir('refrelay-estale');
     const runningDir = join(root, 'running');
+    mkdirSync(runningDir); // part of the store's layout
     const acquired = await locks(runningDir, 'node-a').acquire(LOCK, URI);
     expect(acquired).toBeDefined();
     const staleReads = { ...fsp, readFile: async (path: string) => Promise.reject(realEstale('open', String(path))) } as LockFs;
@@ -101,7 +102,7 @@ describe('lock folders on a client where a reader holds the owner record open (N
     const reader = new TaskStore({
       root,
       nodeId: 'reader',
-      fs: { ...nodeStoreFs, readBounded: async (path) => Promise.reject(realEstale('open', path)) },
+      fs: { ...nodeStoreFs, readBounded: async (path, max) => (path.includes('/waiting/') ? Promise.reject(realEstale('open', path)) : nodeStoreFs.readBounded(path, max)) },
     });
     await expect(reader.listWaiting(), 'the file was replaced under the listing: skipped, the pass goes on').resolves.toEqual([]);
     expect(readdirSync(join(root, 'ref-updates', 'corrupt'))).toEqual([]);

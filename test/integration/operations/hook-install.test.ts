@@ -65,8 +65,14 @@ describe('refrelay hook install / uninstall', () => {
   it('never fails the push when refrelay cannot queue, and says so loudly', () => {
     const s = setup();
     const repo = s.repos[0]!;
-    runCli(['hook', 'install', '--repo', repo, '--config', s.config]);
-    writeFileSync(join(s.root, 'store'), 'the store is not a folder');
+    // Neither the store nor the local spool can be written: a file stands where each folder should be.
+    const notAFolder = join(s.root, 'not-a-folder');
+    writeFileSync(notAFolder, 'the store is not a folder');
+    const broken = writeConfig(join(s.root, 'broken.config'), [
+      '[replication]', `  storePath = ${notAFolder}`, `  spoolPath = ${join(notAFolder, 'spool')}`, `  basePath = ${s.base}`,
+      '[remote "mirror"]', `  url = ${join(s.root, 'dest')}/\${name}.git`,
+    ], { initStore: false });
+    runCli(['hook', 'install', '--repo', repo, '--config', broken]);
     const work = makeWorkTree(join(s.root, 'work'), 1);
     const push = spawnSync('git', ['push', repo, 'main'], { cwd: work, env: gitEnv, encoding: 'utf8' });
     expect(push.status).toBe(0);
