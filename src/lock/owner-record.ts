@@ -1,3 +1,5 @@
+import { parseJsonObject } from '../runtime/json-object.js';
+
 /** What a URI lock's `owner.json` says about its holder. */
 export interface OwnerRecord {
   readonly version: 1;
@@ -37,14 +39,8 @@ function boundedString(value: unknown, maxLength: number): string | undefined {
 }
 
 export function parseOwnerRecord(text: string): OwnerRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const record = value as Record<string, unknown>;
+  const record = parseJsonObject(text);
+  if (record === undefined) return undefined;
   if (typeof record.nodeId !== 'string' || typeof record.leaseId !== 'string' || typeof record.counter !== 'number') return undefined;
   return {
     version: 1,

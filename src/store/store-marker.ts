@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
 import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { parseJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, isGone, removeQuietly, storeError } from './store-fs.js';
 import { writeDurable } from './publish.js';
@@ -65,14 +66,9 @@ export async function inspectStore(ctx: StoreContext): Promise<StoreState> {
 }
 
 export function parseMarker(text: string): StoreMarker | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const { format, storeId, createdAt } = value as Record<string, unknown>;
+  const fields = parseJsonObject(text);
+  if (fields === undefined) return undefined;
+  const { format, storeId, createdAt } = fields;
   if (typeof format !== 'number' || !Number.isSafeInteger(format) || format < 1) return undefined;
   if (typeof storeId !== 'string' || storeId === '' || storeId.length > 200) return undefined;
   return { format, storeId, createdAt: typeof createdAt === 'number' ? createdAt : 0 };

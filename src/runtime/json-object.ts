@@ -1,0 +1,13 @@
+/**
+ * A JSON object's fields, or undefined for text that is not JSON or not an object: records in the
+ * shared store may hold anything, and a reader checks each field it uses itself.
+ */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
