@@ -1,4 +1,4 @@
-import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 
@@ -10,11 +10,14 @@ import type { Clock } from '../runtime/clock.js';
  */
 export async function measureStoreClockOffset(nodesDir: string, nodeId: string, clock: Clock): Promise<number> {
   const probe = join(nodesDir, `.clock-probe.${nodeId}`);
+  // Whatever stands at the name is removed first and the probe made new ('wx' never opens an
+  // existing entry): a symlink planted there must not make this node write through it.
+  await unlink(probe).catch(() => undefined);
   try {
     const before = clock.now();
-    await writeFile(probe, String(before));
+    await writeFile(probe, String(before), { flag: 'wx' });
     const after = clock.now();
-    const { mtimeMs } = await stat(probe);
+    const { mtimeMs } = await lstat(probe);
     return Math.round(mtimeMs - (before + after) / 2);
   } finally {
     // Also after a failed write (ENOSPC), which leaves the probe behind.

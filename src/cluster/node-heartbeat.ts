@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile, unlink } from 'node:fs/promises';
+import { rename, writeFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';

@@ -186,6 +186,10 @@ export class Daemon {
           claimName: held.claimName,
           stillMine: () => held.stillMine(),
           heartbeat: (extra) => held.heartbeat(extra),
+          // A getter: the holder's deadline counts from its last successful record write, now.
+          get lastWriteAt() {
+            return held.lastWriteAt;
+          },
           release: async () => {
             try {
               return await held.release();
@@ -373,11 +377,12 @@ export class Daemon {
       let nextDueAt: number | undefined;
       let pendingUris = 1;
       let fresh = false;
+      if (now - lastObserve >= Math.min(config.distributionIntervalMs, config.lockStaleMs / 6)) {
+        lastObserve = now;
+        // Apart from the pass: a lock folder the observer cannot read must not stop the pushes.
+        await this.recovery.pass(this.ownLeases, this.ownLocks).catch((error: unknown) => reportPassFailure(this.distributor.storeOutage, log, error));
+      }
       try {
-        if (now - lastObserve >= Math.min(config.distributionIntervalMs, config.lockStaleMs / 6)) {
-          lastObserve = now;
-          await this.recovery.pass(this.ownLeases, this.ownLocks);
-        }
         if (now - lastSweep >= SWEEP_EVERY_MS) {
           lastSweep = now;
           const swept = await this.options.store.sweepBuilding(BUILDING_MAX_AGE_MS);

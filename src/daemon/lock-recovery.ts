@@ -5,9 +5,9 @@ import type { OwnerRecord } from '../lock/owner-record.js';
 import { ownerSignature, type UriLocks } from '../lock/uri-lock.js';
 import type { Log } from '../observe/log.js';
 import type { Clock } from '../runtime/clock.js';
-import { ownProcessGroup, readBootId, readCmdline, readProcStat } from '../runtime/process-identity.js';
+import { ownProcessGroup, readBootId, readCmdline, readProcessUid, readProcStat } from '../runtime/process-identity.js';
 import type { TaskStore } from '../store/task-store.js';
-import { judgeOrphanPush, type OrphanPushVerdict } from './orphan-push-proof.js';
+import { judgeOrphanPush, type OrphanPushVerdict, type RunningProcess } from './orphan-push-proof.js';
 
 export interface ProcessControl {
   isAlive(pid: number): boolean;
@@ -16,11 +16,11 @@ export interface ProcessControl {
   /** Resolves once `pid` is no longer alive, or after `timeoutMs`. Without it, nothing is awaited. */
   waitForExit?(pid: number, timeoutMs: number): Promise<void>;
   /** The start time (clock ticks after boot) and first command-line word of `pid` now; undefined fields when unreadable. */
-  identify(pid: number): { startTime: number | undefined; argv0: string | undefined };
+  identify(pid: number): RunningProcess;
   /** This machine's boot id, undefined when unknown. */
   bootId(): string | undefined;
   /** This node's own pid and process group: never signalled, whatever a record says. */
-  self(): { pid: number; group: number | undefined };
+  self(): { pid: number; group: number | undefined; uid: number | undefined };
 }
 
 export const realProcessControl: ProcessControl = {
@@ -47,10 +47,11 @@ export const realProcessControl: ProcessControl = {
     while (realProcessControl.isAlive(pid) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   },
   identify(pid) {
-    return { startTime: readProcStat(pid)?.startTime, argv0: readCmdline(pid)?.[0] };
+    const stat = readProcStat(pid);
+    return { startTime: stat?.startTime, group: stat?.pgrp, argv0: readCmdline(pid)?.[0], uid: readProcessUid(pid) };
   },
   bootId: readBootId,
-  self: () => ({ pid: process.pid, group: ownProcessGroup() }),
+  self: () => ({ pid: process.pid, group: ownProcessGroup(), uid: process.getuid?.() }),
 };
 
 /**
@@ -96,18 +97,31 @@ export class LockRecovery {
   /** One observer pass; `ownLeases` are the locks this process holds right now, `ownLocks` their names. */
   async pass(ownLeases: ReadonlySet<string>, ownLocks: ReadonlySet<string> = new Set()): Promise<void> {
     const { stale, abandonedTombstones } = await this.observer.scan(ownLeases, ownLocks);
+    // Each lock on its own: one that cannot be recovered costs its own URI, not the others'.
     for (const lock of stale) {
-      const moved = await this.breakAndRecover(lock.lockName, lock.owner, 'took over a stale URI lock', lock.unchangedMs);
-      if (moved !== undefined) {
-        this.takeovers++;
-        this.events({ type: 'takeover', uriKey: lock.lockName, formerNode: lock.owner?.nodeId ?? null, tasks: moved });
-      }
+      await this.isolated(lock.lockName, async () => {
+        const moved = await this.breakAndRecover(lock.lockName, lock.owner, 'took over a stale URI lock', lock.unchangedMs);
+        if (moved !== undefined) {
+          this.takeovers++;
+          this.events({ type: 'takeover', uriKey: lock.lockName, formerNode: lock.owner?.nodeId ?? null, tasks: moved });
+        }
+      });
     }
     for (const tombstone of abandonedTombstones) {
-      const { recovered, removed } = await this.store.recoverLockFolder(tombstone);
-      this.observer.forget(tombstone);
-      if (recovered > 0 || removed) this.log.info({ tombstone, tasks: recovered }, 'swept an abandoned tombstone');
-      if (recovered > 0) this.onRecovered(tombstone.slice(0, 40));
+      await this.isolated(tombstone, async () => {
+        const { recovered, removed } = await this.store.recoverLockFolder(tombstone);
+        this.observer.forget(tombstone);
+        if (recovered > 0 || removed) this.log.info({ tombstone, tasks: recovered }, 'swept an abandoned tombstone');
+        if (recovered > 0) this.onRecovered(tombstone.slice(0, 40));
+      });
+    }
+  }
+
+  private async isolated(lock: string, recover: () => Promise<void>): Promise<void> {
+    try {
+      await recover();
+    } catch (error) {
+      this.log.warn({ lock, err: String(error) }, 'could not recover a lock folder; trying again on a later pass');
     }
   }
 
@@ -157,6 +171,7 @@ export class LockRecovery {
       recordedBootId: owner.bootId,
       ownPid: self.pid,
       ownGroup: self.group,
+      ownUid: self.uid,
       bootId: this.processes.bootId(),
       running: this.processes.isAlive(pid) ? this.processes.identify(pid) : undefined,
     });

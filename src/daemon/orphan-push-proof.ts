@@ -11,16 +11,26 @@ export interface OrphanPushFacts {
   /** `pushStartTime` and `bootId` from the owner record; absent in records of earlier versions. */
   readonly recordedStartTime: number | undefined;
   readonly recordedBootId: string | undefined;
-  /** This node's pid and process group (undefined when unknown). */
+  /** This node's pid, process group and user (undefined when unknown). */
   readonly ownPid: number;
   readonly ownGroup: number | undefined;
+  readonly ownUid: number | undefined;
   /** This machine's boot id now (undefined when unknown). */
   readonly bootId: string | undefined;
   /**
    * The process with that pid now: undefined when none runs (gone, or a zombie); its fields
    * undefined when they could not be read.
    */
-  readonly running: { readonly startTime: number | undefined; readonly argv0: string | undefined } | undefined;
+  readonly running: RunningProcess | undefined;
+}
+
+export interface RunningProcess {
+  readonly startTime: number | undefined;
+  readonly argv0: string | undefined;
+  /** Its process group: a push runs as the leader of a group of its own. */
+  readonly group: number | undefined;
+  /** Its user: a node only ever starts pushes as itself. */
+  readonly uid: number | undefined;
 }
 
 export type OrphanPushVerdict =
@@ -35,12 +45,18 @@ export type OrphanPushVerdict =
   | 'unrecorded'
   | 'other-boot'
   | 'other-start-time'
+  /** Not the leader of its own group, or another user's: not a push this node's kind started. */
+  | 'not-group-leader'
+  | 'other-user'
   | 'not-git';
 
 /**
  * May the process group of the recorded push be signalled? Only when every fact says it is the
  * very `git push` the former holder started on this machine: the pid sane and not this node's,
- * the same boot, the same start time (not a later process reusing the pid), and git's command.
+ * the same boot, the same start time (not a later process reusing the pid), the leader of its own
+ * process group, run by this node's user, and git's command. Start time and boot id are readable
+ * by anyone, so a forger could copy them from another git; the group and the user narrow what such
+ * a record can name to pushes that a node of this user started.
  * Anything short of that is left alone: the lock is still broken as stale, only nothing is killed.
  */
 export function judgeOrphanPush(facts: OrphanPushFacts): OrphanPushVerdict {
@@ -54,6 +70,8 @@ export function judgeOrphanPush(facts: OrphanPushFacts): OrphanPushVerdict {
   if (facts.recordedStartTime === undefined || facts.recordedBootId === undefined) return 'unrecorded';
   if (facts.bootId === undefined || facts.recordedBootId !== facts.bootId) return 'other-boot';
   if (facts.running.startTime === undefined || facts.running.startTime !== facts.recordedStartTime) return 'other-start-time';
+  if (facts.running.group !== pid) return 'not-group-leader';
+  if (facts.ownUid === undefined || facts.running.uid !== facts.ownUid) return 'other-user';
   if (facts.running.argv0 === undefined || basename(facts.running.argv0) !== 'git') return 'not-git';
   return 'orphaned-push';
 }

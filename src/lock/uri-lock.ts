@@ -173,6 +173,16 @@ function gone(error: unknown): boolean {
 }
 
 /**
+ * An entry of the lock folder this node may not read (mode 000, another user's): no record to
+ * judge by, as for one that is not there. The lock counts as ownerless and is taken over after
+ * lockStale; the recovery moves the entry to corrupt/. Never a failure of the whole scan.
+ */
+function unreadable(error: unknown): boolean {
+  const code = errno(error);
+  return code === 'EACCES' || code === 'EPERM';
+}
+
+/**
  * Writes `temp`, then renames it over `path`: in one step where the filesystem offers one, else
  * writeFile and rename. A failed write leaves no temp behind (the worker removes its own; the
  * unlink here also covers a worker that died mid-way): an empty one (ENOSPC) in a new lock folder
@@ -202,7 +212,7 @@ async function readRecordFile(fs: LockFs, path: string): Promise<OwnerRecord | u
     return parseOwnerRecord(await fs.readFile(path, 'utf8'));
   } catch (error) {
     const code = errno(error);
-    if (gone(error) || code === 'EREFUSED' || code === 'ELOOP' || code === 'EISDIR') return undefined;
+    if (gone(error) || unreadable(error) || code === 'EREFUSED' || code === 'ELOOP' || code === 'EISDIR') return undefined;
     throw error;
   }
 }
@@ -224,7 +234,7 @@ async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undef
     if (!(await isRealDir(fs, dir))) return undefined;
     names = await fs.readdir(dir);
   } catch (error) {
-    if (gone(error)) return undefined;
+    if (gone(error) || unreadable(error)) return undefined;
     throw error;
   }
   for (const name of names) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationEvent } from './events.js';

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 
 /**
  * What Linux says about a process, enough to tell one process from a later one that reuses its
@@ -112,6 +112,16 @@ export function readBootId(): string | undefined {
     bootIdRead = true;
   }
   return bootIdValue;
+}
+
+/** The user a process runs as (the owner of its /proc folder), or undefined without /proc. */
+export function readProcessUid(pid: number): number | undefined {
+  if (!validPid(pid)) return undefined;
+  try {
+    return statSync(`/proc/${pid}`).uid;
+  } catch {
+    return undefined;
+  }
 }
 
 /** This process's group, or undefined without /proc. */

@@ -1,3 +1,7 @@
+import { basename } from 'node:path';
+import { StoreError } from '../errors.js';
+import { entryType } from '../runtime/bounded-read.js';
+import { quarantine } from './quarantine.js';
 import { encodeTask, taskKey, uriKey, type Task } from '../task/task.js';
 import { mapBounded } from './bounded.js';
 import { replaceAtomic, wakeLocalNodes } from './publish.js';
@@ -116,13 +120,23 @@ async function writeReason(ctx: StoreContext, key: string, name: string, reason:
   await replaceAtomic(ctx, ctx.paths.failedReasonFile(key, name), `${JSON.stringify(record)}\n`, `${name}.reason`, 'write failure reason');
 }
 
+/**
+ * `failed/<uriKey>/`. failed/ itself is part of the layout: never made here, so an unmounted store
+ * fails. An entry of that name that is not a real folder (a symlink would take the failed tasks
+ * out of the store, where no one lists or retries them) is moved to corrupt/ and the folder made.
+ */
 async function makeFolder(ctx: StoreContext, dir: string): Promise<void> {
-  try {
-    await ctx.fs.mkdir(dir);
-  } catch (error) {
-    // failed/ itself is part of the layout: never made here, so an unmounted store fails.
-    if (errnoOf(error) === 'EEXIST') return;
-    throw storeError('create folder', dir, error);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ctx.fs.mkdir(dir);
+      return;
+    } catch (error) {
+      if (errnoOf(error) !== 'EEXIST') throw storeError('create folder', dir, error);
+    }
+    const stats = await ctx.fs.lstat(dir).catch(() => undefined);
+    if (stats === undefined || stats.isDirectory()) return;
+    if (attempt > 0) throw new StoreError(`create folder failed at ${dir}: ${entryType(stats)} stands there`);
+    await quarantine(ctx, dir, basename(dir), `${entryType(stats)} where a failed-tasks folder is expected`);
   }
 }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
-import { isGone, storeError, type StoreStats } from './store-fs.js';
+import { errnoOf, isGone, storeError, type StoreStats } from './store-fs.js';
 import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
@@ -66,7 +66,16 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
     await quarantine(ctx, dir, lockName.replaceAll('/', '_'), `${entryType(stats)} where a lock folder is expected`);
     return { recovered: 0, removed: true };
   }
-  const names = await readdirTolerant(ctx, dir, 'recover lock folder');
+  let names: string[] | undefined;
+  try {
+    names = await readdirTolerant(ctx, dir, 'recover lock folder');
+  } catch (error) {
+    // A folder this node may not list (mode 000) would be recovered again on every pass.
+    const code = errnoOf(error instanceof Error && error.cause !== undefined ? error.cause : error);
+    if (code !== 'EACCES' && code !== 'EPERM') throw error;
+    await quarantine(ctx, dir, lockName.replaceAll('/', '_'), `a lock folder this node may not read (${code})`);
+    return { recovered: 0, removed: true };
+  }
   if (names === undefined) return { recovered: 0, removed: true };
   let recovered = 0;
   for (const name of names) {

@@ -1,6 +1,7 @@
 import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
 import { readdirStrict } from './store-listing.js';
+import { URI_KEY_PATTERN } from './store-paths.js';
 import { readJsonTolerant } from './task-reader.js';
 
 const STATE_SUFFIX = '.json';
@@ -10,9 +11,11 @@ export async function listUriStateKeys(ctx: StoreContext): Promise<string[]> {
   const names = await readdirStrict(ctx, ctx.paths.uriState, 'list uri states');
   const keys: string[] = [];
   for (const name of names) {
-    // Dot files are a filesystem's own (NFS silly renames); temps are written in building/.
-    if (name.startsWith('.') || !name.endsWith(STATE_SUFFIX) || name.length === STATE_SUFFIX.length) continue;
-    keys.push(name.slice(0, -STATE_SUFFIX.length));
+    // Only `<uriKey>.json` is ours: dot files are a filesystem's own (NFS silly renames), temps are
+    // written in building/, and any other name was put there by someone else.
+    if (!name.endsWith(STATE_SUFFIX)) continue;
+    const key = name.slice(0, -STATE_SUFFIX.length);
+    if (URI_KEY_PATTERN.test(key)) keys.push(key);
   }
   return keys;
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { STORE_RECORD_MAX_BYTES } from '../../src/runtime/bounded-read.js';
 import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { useTempDirs } from '../support/temp-dir.js';
+import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
 
 /**
@@ -113,6 +114,41 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(env.list(WAITING)).toEqual([fileOf(good)]);
     expect(reasonsText(env)).toContain('a directory named \\"owner.json\\" in a lock folder');
     expect(env.list(CORRUPT).filter((name) => !name.endsWith('.reason'))).toHaveLength(2);
+  });
+
+  it('moves a lock folder this node may not list (EACCES) to corrupt/ whole instead of failing every recovery of it', async () => {
+    const env = makeEnv();
+    await env.store('node-a').create(good);
+    const tomb = `${'d'.repeat(40)}.tomb.node-b.t3`;
+    env.mkdir(`${RUNNING}/${tomb}`);
+    const denied = faultyFs(env.fs, {
+      readdir: async (path) => {
+        if (path.endsWith(tomb)) throw fsError('EACCES', 'scandir', path);
+        return env.fs.readdir(path);
+      },
+    });
+
+    expect(await env.store('node-a', { fs: denied }).recoverLockFolder(tomb)).toEqual({ recovered: 0, removed: true });
+
+    expect(env.list(RUNNING)).toEqual([]);
+    expect(reasonFor(env, tomb)).toBe('a lock folder this node may not read (EACCES)');
+  });
+
+  it('parks failed tasks in a real failed/<uriKey>/ folder even when a symlink stands at that name', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good);
+    const victim = victimFolder();
+    const before = readdirSync(victim).sort();
+    env.symlink(`ref-updates/failed/${uriKey(uri)}`, victim);
+    env.mkdir(`${RUNNING}/lock-1`);
+    expect(await store.claim('lock-1', [fileOf(good)])).toEqual([fileOf(good)]);
+
+    expect(await store.fail('lock-1', [fileOf(good)], { reason: 'rejected' })).toEqual([fileOf(good)]);
+
+    expect((await store.listFailed()).map((failed) => failed.name)).toEqual([fileOf(good)]);
+    expect(reasonFor(env, uriKey(uri))).toBe('a symbolic link where a failed-tasks folder is expected');
+    expect(readdirSync(victim).sort()).toEqual(before);
   });
 
   it('never looks through a lock folder that is a symlink: the link goes to corrupt/, the folder it names stays intact', async () => {

@@ -113,8 +113,15 @@ export class MemoryStoreFs implements StoreFs {
     return this.statSync(path);
   }
 
-  async mkdir(path: string): Promise<unknown> {
-    this.mkdirSync(path);
+  async mkdir(path: string, options?: { recursive: true }): Promise<unknown> {
+    if (options?.recursive) {
+      this.mkdirSync(path);
+      return undefined;
+    }
+    // As mkdir(2): the parent must exist, and any entry at the name is EEXIST.
+    const [parent, name] = this.parentOf(path, 'mkdir');
+    if (parent.entries.has(name)) throw fsError('EEXIST', 'mkdir', path);
+    this.add(parent, name, { kind: 'dir', entries: new Map(), mtimeMs: this.now() });
     return undefined;
   }
 

@@ -107,4 +107,17 @@ describe('lock folders on a client where a reader holds the owner record open (N
     await expect(reader.listWaiting(), 'the file was replaced under the listing: skipped, the pass goes on').resolves.toEqual([]);
     expect(readdirSync(join(root, 'ref-updates', 'corrupt'))).toEqual([]);
   });
+
+  it('a lock folder or owner record this node may not read (EACCES, EPERM) counts as ownerless, not as a failed scan', async () => {
+    const root = tempDir('refrelay-eacces');
+    const runningDir = join(root, 'running');
+    mkdirSync(runningDir);
+    expect(await locks(runningDir, 'node-a').acquire(LOCK, URI)).toBeDefined();
+    const denied = (code: string) => Object.assign(new Error(`${code}: permission denied`), { code });
+    const noList = { ...fsp, readdir: async () => Promise.reject(denied('EACCES')) } as unknown as LockFs;
+    const noRead = { ...fsp, readFile: async () => Promise.reject(denied('EPERM')) } as unknown as LockFs;
+    await expect(locks(runningDir, 'node-b', noList).readOwner(LOCK)).resolves.toBeUndefined();
+    await expect(locks(runningDir, 'node-b', noRead).readOwner(LOCK)).resolves.toBeUndefined();
+    expect((await locks(runningDir, 'node-b').readOwner(LOCK))?.nodeId).toBe('node-a');
+  });
 });

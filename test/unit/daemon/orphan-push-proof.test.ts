@@ -10,14 +10,16 @@ const orphan: OrphanPushFacts = {
   recordedBootId: BOOT,
   ownPid: 1000,
   ownGroup: 990,
+  ownUid: 1001,
   bootId: BOOT,
-  running: { startTime: 25756, argv0: 'git' },
+  running: { startTime: 25756, argv0: 'git', group: 4242, uid: 1001 },
 };
+const running = orphan.running!;
 
 describe('judgeOrphanPush: may the recorded push process group be signalled?', () => {
   it('yes for a running git whose start time and boot match the record (argv0 as a bare name or a path)', () => {
     expect(judgeOrphanPush(orphan)).toBe('orphaned-push');
-    expect(judgeOrphanPush({ ...orphan, running: { startTime: 25756, argv0: '/usr/bin/git' } })).toBe('orphaned-push');
+    expect(judgeOrphanPush({ ...orphan, running: { ...running, argv0: '/usr/bin/git' } })).toBe('orphaned-push');
   });
 
   it('never for pid 0 (this node\'s own group), 1 (every process), negative or non-integer pids, even when all else matches', () => {
@@ -47,13 +49,20 @@ describe('judgeOrphanPush: may the recorded push process group be signalled?', (
   });
 
   it('never for a process started at another time (the pid reused), or whose start time cannot be read', () => {
-    expect(judgeOrphanPush({ ...orphan, running: { startTime: 25757, argv0: 'git' } })).toBe('other-start-time');
-    expect(judgeOrphanPush({ ...orphan, running: { startTime: undefined, argv0: 'git' } })).toBe('other-start-time');
+    expect(judgeOrphanPush({ ...orphan, running: { ...running, startTime: 25757 } })).toBe('other-start-time');
+    expect(judgeOrphanPush({ ...orphan, running: { ...running, startTime: undefined } })).toBe('other-start-time');
   });
 
   it('never for a process that is not git, or whose command line cannot be read', () => {
     for (const argv0 of ['sleep', '/bin/sh', 'gitk', '/usr/bin/git-wrapper', '/opt/git/bin/legit', '', undefined]) {
-      expect(judgeOrphanPush({ ...orphan, running: { startTime: 25756, argv0 } })).toBe('not-git');
+      expect(judgeOrphanPush({ ...orphan, running: { ...running, argv0 } })).toBe('not-git');
     }
+  });
+
+  it('never for a git that is not the leader of its own process group, or that runs as another user (start time and boot id can be copied by anyone)', () => {
+    expect(judgeOrphanPush({ ...orphan, running: { ...running, group: 990 } })).toBe('not-group-leader');
+    expect(judgeOrphanPush({ ...orphan, running: { ...running, group: undefined } })).toBe('not-group-leader');
+    expect(judgeOrphanPush({ ...orphan, running: { ...running, uid: 0 } })).toBe('other-user');
+    expect(judgeOrphanPush({ ...orphan, ownUid: undefined })).toBe('other-user');
   });
 });
