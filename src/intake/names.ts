@@ -25,7 +25,7 @@ export function projectNameProblem(project: string): string | undefined {
 
 export function assertProjectName(project: string): string {
   const problem = projectNameProblem(project);
-  if (problem !== undefined) throw new UsageError(`invalid project name ${JSON.stringify(project)}: ${problem}`);
+  if (problem !== undefined) throw new UsageError(`invalid project name ${quoteUntrusted(project)}: ${problem}`);
   return project;
 }
 
@@ -59,11 +59,15 @@ export function assertRefName(ref: string, maxBytes = DEFAULT_MAX_REF_NAME_BYTES
 const QUOTED_PREFIX_CHARS = 64;
 
 /**
- * A ref name for a message: quoted whole when short, else its first characters and "…", so that
- * a name of thousands of characters does not flood a terminal or a log line.
+ * A value from untrusted input (a task file, argv) for a message: JSON-quoted (control characters
+ * escaped) and whole when short, else its first characters, "…" and its length, so that a field
+ * of up to a megabyte does not flood a terminal, a log line or a failed/*.reason.json.
  */
-export function quoteRefName(ref: string): string {
-  const chars = Array.from(ref); // code points: a cut never splits a surrogate pair
-  if (chars.length <= QUOTED_PREFIX_CHARS) return JSON.stringify(ref);
-  return `${JSON.stringify(chars.slice(0, QUOTED_PREFIX_CHARS).join(''))}…`;
+export function quoteUntrusted(value: string): string {
+  const chars = Array.from(value); // code points: a cut never splits a surrogate pair
+  if (chars.length <= QUOTED_PREFIX_CHARS) return JSON.stringify(value);
+  return `${JSON.stringify(chars.slice(0, QUOTED_PREFIX_CHARS).join(''))}… (${chars.length} characters)`;
 }
+
+/** A ref name for a message (see quoteUntrusted). */
+export const quoteRefName = quoteUntrusted;

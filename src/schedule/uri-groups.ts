@@ -3,7 +3,7 @@ import { expandUrl } from '../config/remote-url.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { FULL_SYNC_REF, uriKey as computeUriKey } from '../task/task.js';
 import type { Lane } from './fair-share.js';
-import { projectNameProblem, quoteRefName, refNameProblem } from '../intake/names.js';
+import { projectNameProblem, quoteUntrusted, refNameProblem } from '../intake/names.js';
 import { redactUrl } from '../observe/redact.js';
 
 /** Every waiting task of one destination URI. */
@@ -48,16 +48,16 @@ export interface UntrustedTask {
  */
 function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): RemoteConfig | string {
   const project = projectNameProblem(task.project);
-  if (project !== undefined) return `invalid project name ${JSON.stringify(task.project)}: ${project}`;
+  if (project !== undefined) return `invalid project name ${quoteUntrusted(task.project)}: ${project}`;
   for (const ref of task.refs) {
     if (ref === FULL_SYNC_REF) continue;
     const problem = refNameProblem(ref, config.maxRefNameBytes);
-    if (problem !== undefined) return `invalid ref name ${quoteRefName(ref)}: ${problem}`;
+    if (problem !== undefined) return `invalid ref name ${quoteUntrusted(ref)}: ${problem}`;
   }
   const remote = config.remotes.find((candidate) => candidate.name === task.remote);
-  if (remote === undefined) return `remote ${JSON.stringify(task.remote)} is not configured in ${config.file}`;
+  if (remote === undefined) return `remote ${quoteUntrusted(task.remote)} is not configured in ${config.file}`;
   if (!remote.urls.some((template) => expandUrl(template, task.project, remote.remoteNameStyle) === task.uri)) {
-    return `uri ${redactUrl(task.uri)} is not a URL of remote ${JSON.stringify(task.remote)} for project ${JSON.stringify(task.project)}`;
+    return `uri ${quoteUntrusted(redactUrl(task.uri))} is not a URL of remote ${quoteUntrusted(task.remote)} for project ${quoteUntrusted(task.project)}`;
   }
   return remote;
 }

@@ -70,7 +70,7 @@ describe('refrelay import-gerrit-queue', () => {
 
     expect(result.stderr.trim().split('\n').sort()).toEqual([
       `skipped ${unknownRemote}: remote "gone" is not configured in ${s.config}`,
-      `skipped ${foreignUri}: uri ssh://old-replica.example.com/app.git is not a URL of remote "mirror" for project "app"`,
+      `skipped ${foreignUri}: uri "ssh://old-replica.example.com/app.git" is not a URL of remote "mirror" for project "app"`,
       `skipped ${badProject}: invalid project name "../etc": has a ".." segment`,
       `skipped ${badRef}: invalid ref name "refs/heads/a..b": contains ".."`,
       `skipped ${noRefs}: missing field "refs"`,
@@ -144,7 +144,7 @@ describe('refrelay import-gerrit-queue', () => {
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config, '--remove']);
     expect(result.stdout).toBe('imported 2 tasks (0 already queued), skipped 1, removed 2 Gerrit files\n');
     expect(result.stderr).toBe([
-      `skipped ${skipped}: uri ssh://elsewhere/app.git is not a URL of remote "mirror" for project "app"`,
+      `skipped ${skipped}: uri "ssh://elsewhere/app.git" is not a URL of remote "mirror" for project "app"`,
       `note: 1 task file in ${join(s.refUpdates, 'running')} not imported: Gerrit was pushing it when it stopped; move it into waiting/ and run this again`,
       '',
     ].join('\n'));

@@ -124,7 +124,7 @@ describe('task files are untrusted input', () => {
     expect(reasons.sort()).toEqual([
       'invalid project name "../base/app": has a ".." segment',
       `remote "nosuch" is not configured in ${s.config}`,
-      `uri ${evilTarget} is not a URL of remote "dr" for project "app"`,
+      `uri "${evilTarget}" is not a URL of remote "dr" for project "app"`,
     ]);
     expect(node.logs().filter((line) => line.msg === 'task refused: parked in failed/ without pushing')).toHaveLength(3);
   });

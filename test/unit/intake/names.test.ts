@@ -26,7 +26,7 @@ describe('ref name length limit', () => {
     }
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toBe(
-      `invalid ref name "refs/heads/${'x'.repeat(53)}"…: is 5000 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)`,
+      `invalid ref name "refs/heads/${'x'.repeat(53)}"… (5000 characters): is 5000 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)`,
     );
   });
 
@@ -41,6 +41,6 @@ describe('quoteRefName', () => {
     expect(quoteRefName('refs/heads/main')).toBe('"refs/heads/main"');
     // 63 characters, then an emoji (a surrogate pair) as the 64th: kept whole, not split.
     const ref = `refs/heads/${'y'.repeat(52)}😀tail`;
-    expect(quoteRefName(ref)).toBe(`"refs/heads/${'y'.repeat(52)}😀"…`);
+    expect(quoteRefName(ref)).toBe(`"refs/heads/${'y'.repeat(52)}😀"… (68 characters)`);
   });
 });

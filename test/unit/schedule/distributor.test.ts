@@ -179,7 +179,7 @@ describe('Distributor consolidation and concurrency', () => {
       'invalid project name "../../etc": has a ".." segment',
       'invalid ref name "refs/heads/../x": contains ".."',
       `remote "unknown" is not configured in ${h.deps.config().file}`,
-      'uri /elsewhere/evil.git is not a URL of remote "mirror" for project "p"',
+      'uri "/elsewhere/evil.git" is not a URL of remote "mirror" for project "p"',
     ]);
     expect(await distributor.tick()).toMatchObject({ pendingUris: 0 });
     expect(await h.store.listRunning()).toEqual([]);

@@ -26,12 +26,27 @@ describe('task files no node may push', () => {
     const item = Object.freeze({ name: 'long.json', key: 'long', task: Object.freeze({ project: 'p1', refs: ['refs/heads/ok', long], uri: '/dest/mirror/p1.git', remote: 'mirror' }), mtimeMs: 1 });
     const grouping = groupWaiting(config, [item, waiting(2, 'p1', 'mirror', 2)], new WeakMap());
     expect(grouping.untrusted.map((entry) => [entry.item.name, entry.reason])).toEqual([
-      ['long.json', `invalid ref name "refs/heads/${'z'.repeat(53)}"…: is 5011 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)`],
+      ['long.json', `invalid ref name "refs/heads/${'z'.repeat(53)}"… (5011 characters): is 5011 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)`],
     ]);
     expect([...grouping.groups.values()].map((group) => group.tasks.map((task) => task.name))).toEqual([['t2.json']]);
 
     const roomier = configOf(['replication.maxRefNameBytes=6000', 'remote.mirror.url=/dest/mirror/${name}.git']);
     expect(groupWaiting(roomier, [item], new WeakMap()).untrusted).toEqual([]);
+  });
+
+  it('quotes at most a prefix and the length of a megabyte-long project, remote or uri, with credentials redacted first', () => {
+    const huge = 'x'.repeat(1024 * 1024);
+    const reasonOf = (task: { project: string; refs: string[]; uri: string; remote: string }): string => {
+      const item = Object.freeze({ name: 'big.json', key: 'big', task: Object.freeze(task), mtimeMs: 1 });
+      return groupWaiting(config, [item], new WeakMap()).untrusted[0]!.reason;
+    };
+    const quoted = `"${'x'.repeat(64)}"… (1048576 characters)`;
+    expect(reasonOf({ project: `../${huge}`, refs: ['refs/heads/main'], uri: '/dest/mirror/p1.git', remote: 'mirror' })).toBe(`invalid project name "../${'x'.repeat(61)}"… (1048579 characters): has a ".." segment`);
+    expect(reasonOf({ project: 'p1', refs: ['refs/heads/main'], uri: '/dest/mirror/p1.git', remote: huge })).toBe(`remote ${quoted} is not configured in ${config.file}`);
+    expect(reasonOf({ project: 'p1', refs: ['refs/heads/main'], uri: `https://u:secret@evil/${huge}`, remote: 'mirror' })).toBe(
+      `uri "https://u:***@evil/${'x'.repeat(45)}"… (1048595 characters) is not a URL of remote "mirror" for project "p1"`,
+    );
+    expect(reasonOf({ project: huge, refs: ['refs/heads/main'], uri: '/dest/mirror/p1.git', remote: 'mirror' })).toBe(`uri "/dest/mirror/p1.git" is not a URL of remote "mirror" for project ${quoted}`);
   });
 });
 
