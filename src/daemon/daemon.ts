@@ -486,6 +486,8 @@ export class Daemon {
     if (offset !== undefined && Math.abs(offset) > config.lockStaleMs / 4) {
       reasons.push(`this node's clock is ${Math.round(offset / 1000)} s off the store's clock (limit ${Math.round(config.lockStaleMs / 4000)} s): run NTP`);
     }
+    const spoolProblem = this.spool?.problem();
+    if (spoolProblem !== undefined) reasons.push(spoolProblem);
     return { ok: reasons.length === 0, reasons };
   }
 

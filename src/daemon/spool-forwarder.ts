@@ -1,4 +1,6 @@
-import { readSpool, removeSpooled, spooledNames } from '../intake/spool.js';
+import { readSpool, realSpoolFiles, removeSpooled, spooledNames, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
+import { errnoName } from '../runtime/errno.js';
+import { basename } from 'node:path';
 import type { Log } from '../observe/log.js';
 import type { Task } from '../task/task.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -13,12 +15,27 @@ export interface SpoolForwarderOptions {
   readonly log: Log;
   /** Store clock minus local clock: a spooled file's mtime is local, a task's due time is store time. */
   readonly storeClockOffsetMs: () => number;
+  /** The real file operations unless a test injects faults. */
+  readonly files?: SpoolFiles;
 }
 
 export interface ForwardReport {
   readonly forwarded: number;
   readonly quarantined: number;
+  /** Unreadable files that could not be moved to corrupt/: left in place. */
+  readonly skipped: number;
 }
+
+/** A spool file forwarded but not removed: forwarded again only once it changes. */
+interface Stuck {
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+  readonly sizeBytes: number;
+  readonly reason: string;
+}
+
+const sameFile = (stuck: Stuck, spooled: SpooledTask): boolean =>
+  stuck.mtimeMs === spooled.enqueuedAtMs && stuck.ctimeMs === spooled.ctimeMs && stuck.sizeBytes === spooled.sizeBytes;
 
 /**
  * Moves what `enqueue` spooled on this machine into the store (DESIGN.md invariant 9). Each task
@@ -30,6 +47,13 @@ export interface ForwardReport {
  */
 export class SpoolForwarder {
   private waitingCount = 0;
+  /**
+   * By file name. In memory only: after a restart each is forwarded once more, which the store's
+   * no-clobber create or a push of refs already there makes harmless.
+   */
+  private readonly stuck = new Map<string, Stuck>();
+  /** Unreadable, unmovable files of the last pass, by name; each is logged once. */
+  private skipped = new Map<string, string>();
 
   constructor(private readonly options: SpoolForwarderOptions) {}
 
@@ -38,27 +62,69 @@ export class SpoolForwarder {
     return this.waitingCount;
   }
 
+  /** Why the spool needs a person (for /healthz), or undefined. */
+  problem(): string | undefined {
+    const { dir } = this.options;
+    const problems: string[] = [];
+    if (this.stuck.size > 0) {
+      const reasons = [...new Set([...this.stuck.values()].map((stuck) => stuck.reason))].join(', ');
+      problems.push(`${this.stuck.size} spool file(s) in ${dir} were forwarded but could not be removed (${reasons}): give this daemon's user write permission on that folder`);
+    }
+    if (this.skipped.size > 0) {
+      problems.push(`${this.skipped.size} unreadable spool file(s) in ${dir} could not be moved to corrupt/: check the permissions of that folder`);
+    }
+    return problems.length === 0 ? undefined : problems.join('; ');
+  }
+
   /** One pass: a `readdir` when the spool is empty. Store errors reject (the spool is kept for the next pass). */
   async tick(): Promise<ForwardReport> {
     const { dir, store, log } = this.options;
+    const files = this.options.files ?? realSpoolFiles;
     if ((await spooledNames(dir)).length === 0) {
       this.waitingCount = 0;
-      return { forwarded: 0, quarantined: 0 };
+      this.stuck.clear();
+      this.skipped.clear();
+      return { forwarded: 0, quarantined: 0, skipped: 0 };
     }
-    const reading = await readSpool(dir);
+    const reading = await readSpool(dir, files);
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
-    this.waitingCount = reading.tasks.length;
+    const skipped = new Map(reading.skipped.map((bad) => [bad.name, bad.reason]));
+    for (const [name, reason] of skipped) {
+      if (!this.skipped.has(name)) log.error({ file: name, reason, spool: dir }, 'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder');
+    }
+    this.skipped = skipped;
+    const seen = new Set<string>();
+    const pending: SpooledTask[] = [];
+    for (const spooled of reading.tasks) {
+      const name = basename(spooled.path);
+      seen.add(name);
+      const stuck = this.stuck.get(name);
+      if (stuck !== undefined && sameFile(stuck, spooled)) continue;
+      this.stuck.delete(name);
+      pending.push(spooled);
+    }
+    for (const name of this.stuck.keys()) if (!seen.has(name)) this.stuck.delete(name);
+    this.waitingCount = pending.length;
     const offset = this.options.storeClockOffsetMs();
     let forwarded = 0;
-    for (let start = 0; start < reading.tasks.length; start += FORWARD_BATCH) {
-      const batch = reading.tasks.slice(start, start + FORWARD_BATCH);
+    for (let start = 0; start < pending.length; start += FORWARD_BATCH) {
+      const batch = pending.slice(start, start + FORWARD_BATCH);
       const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
       await store.createMany(batch.map((spooled) => spooled.task), { mtimeOf: (task) => enqueuedAt.get(task) });
-      await Promise.all(batch.map((spooled) => removeSpooled(spooled.path)));
+      const failures = await Promise.all(batch.map((spooled) => removeSpooled(spooled.path, files).then(() => undefined, (error: unknown) => ({ spooled, error }))));
+      for (const failure of failures) {
+        if (failure === undefined) continue;
+        // The task is durable in the store: forwarding this file again would queue it again
+        // once a node has pushed and finished it, i.e. push the same update every pass.
+        const { spooled, error } = failure;
+        const reason = errnoName(error) ?? (error instanceof Error ? error.message : String(error));
+        this.stuck.set(basename(spooled.path), { mtimeMs: spooled.enqueuedAtMs, ctimeMs: spooled.ctimeMs, sizeBytes: spooled.sizeBytes, reason });
+        log.warn({ file: basename(spooled.path), reason, spool: dir }, "forwarded a spooled task but could not remove its spool file: it is not forwarded again while unchanged; give the daemon's user write permission on the spool folder");
+      }
       forwarded += batch.length;
       this.waitingCount -= batch.length;
     }
     if (forwarded > 0) log.info({ tasks: forwarded, spool: dir }, 'forwarded spooled tasks into the store');
-    return { forwarded, quarantined: reading.quarantined.length };
+    return { forwarded, quarantined: reading.quarantined.length, skipped: reading.skipped.length };
   }
 }

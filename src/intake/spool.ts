@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { readBounded, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
 import { decodeTask, encodeTask, taskKey, type Task } from '../task/task.js';
 
@@ -36,12 +36,19 @@ export async function spoolTasks(dir: string, storePath: string, tasks: readonly
     const key = taskKey(task);
     if (seen.has(key)) continue;
     seen.add(key);
-    await writeNew(dir, `${key}.json`, encodeTask(task), enqueuedAt);
+    const path = join(dir, `${key}.json`);
+    if (!(await writeNew(dir, `${key}.json`, encodeTask(task), enqueuedAt))) {
+      // Same mtime, new ctime: a forwarder that could not delete this file after forwarding it
+      // ignores it while unchanged (daemon/spool-forwarder.ts), and must see this update.
+      const existing = await stat(path).catch(() => undefined);
+      if (existing !== undefined) await utimes(path, existing.atime, existing.mtime).catch(() => undefined);
+    }
   }
   await fsyncDir(dir);
 }
 
-async function writeNew(dir: string, name: string, text: string, mtime: Date): Promise<void> {
+/** False when `name` existed already (and was kept). */
+async function writeNew(dir: string, name: string, text: string, mtime: Date): Promise<boolean> {
   const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   let handle: FileHandle | undefined;
   try {
@@ -52,9 +59,13 @@ async function writeNew(dir: string, name: string, text: string, mtime: Date): P
     const opened = handle;
     handle = undefined;
     await opened.close();
-    await link(temp, join(dir, name)).catch((error: unknown) => {
-      if (errnoName(error) !== 'EEXIST') throw error;
-    });
+    return await link(temp, join(dir, name)).then(
+      () => true,
+      (error: unknown) => {
+        if (errnoName(error) !== 'EEXIST') throw error;
+        return false;
+      },
+    );
   } finally {
     await handle?.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
@@ -75,39 +86,66 @@ export interface SpooledTask {
   readonly task: Task;
   /** When `enqueue` spooled it, on this machine's clock. */
   readonly enqueuedAtMs: number;
+  /** With the mtime and ctime, what tells the same spool file from a rewritten one. */
+  readonly sizeBytes: number;
+  /** Changes when `enqueue` spools the same task again (spoolTasks touches the file). */
+  readonly ctimeMs: number;
 }
 
 export interface SpoolReading {
   readonly tasks: SpooledTask[];
-  /** Files moved to `corrupt/`: names and why (type, size or format; never content). */
+  /** Files moved to `corrupt/`: names and why (type, size, format or errno; never content). */
   readonly quarantined: Array<{ readonly name: string; readonly reason: string }>;
+  /** Files neither read nor moved this pass (left where they are): names and why. */
+  readonly skipped: Array<{ readonly name: string; readonly reason: string }>;
 }
+
+/** The file operations of a spool pass: the real ones, or faults in tests (a root test user gets no EACCES). */
+export interface SpoolFiles {
+  readonly read: (path: string) => Promise<BoundedRead>;
+  readonly rename: (from: string, to: string) => Promise<void>;
+  readonly unlink: (path: string) => Promise<void>;
+}
+
+export const realSpoolFiles: SpoolFiles = { read: (path) => readBounded(path, STORE_RECORD_MAX_BYTES), rename, unlink };
+
+/** Errors of one entry itself: it stays unreadable however often it is read, so it is quarantined. */
+const ENTRY_ERRORS = new Set(['EACCES', 'EPERM', 'EISDIR', 'ELOOP', 'ENAMETOOLONG', 'ENXIO']);
 
 /**
  * The spooled tasks in `dir` (none when it does not exist). A spool file is as untrusted as a
- * store file: read bounded and `lstat`-checked, and one that is refused or does not decode is
- * moved to `corrupt/` with a `.reason` beside it, never deleted. A file gone meanwhile was
- * forwarded by another node of this machine.
+ * store file: read bounded and `lstat`-checked, and one that is refused, unreadable for reasons
+ * of its own (EACCES, EPERM, EISDIR, ELOOP) or does not decode is moved to `corrupt/` with a
+ * `.reason` beside it, never deleted. One that cannot be moved, or fails with another error
+ * (EIO), is skipped and reported, so one bad file never holds back the others; only a failing
+ * `readdir` of the folder fails the pass. A file gone meanwhile was forwarded by another node
+ * of this machine.
  */
-export async function readSpool(dir: string): Promise<SpoolReading> {
+export async function readSpool(dir: string, files: SpoolFiles = realSpoolFiles): Promise<SpoolReading> {
   const names = await spooledNames(dir);
   const tasks: SpooledTask[] = [];
   const quarantined: Array<{ name: string; reason: string }> = [];
+  const skipped: Array<{ name: string; reason: string }> = [];
   for (let start = 0; start < names.length; start += SPOOL_CONCURRENCY) {
     await Promise.all(
       names.slice(start, start + SPOOL_CONCURRENCY).map(async (name) => {
         const path = join(dir, name);
-        let read;
+        let read: BoundedRead;
         try {
-          read = await readBounded(path, STORE_RECORD_MAX_BYTES);
+          read = await files.read(path);
         } catch (error) {
-          if (errnoName(error) === 'ENOENT') return;
-          throw error;
+          const code = errnoName(error) ?? 'an unknown error';
+          if (code === 'ENOENT') return;
+          if (!ENTRY_ERRORS.has(code)) {
+            skipped.push({ name, reason: `could not be read: ${code}` });
+            return;
+          }
+          read = { kind: 'refused', reason: `could not be read: ${code}` };
         }
         let reason: string;
         if (read.kind === 'text') {
           try {
-            tasks.push({ path, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs });
+            tasks.push({ path, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs, sizeBytes: read.sizeBytes, ctimeMs: read.ctimeMs });
             return;
           } catch (error) {
             // decodeTask's messages never quote the content.
@@ -116,11 +154,13 @@ export async function readSpool(dir: string): Promise<SpoolReading> {
         } else {
           reason = read.reason;
         }
-        if (await quarantineSpooled(dir, name, reason)) quarantined.push({ name, reason });
+        const moved = await quarantineSpooled(dir, name, reason, files);
+        if (moved === true) quarantined.push({ name, reason });
+        else if (moved !== false) skipped.push({ name, reason: `${reason}; could not be moved to ${SPOOL_CORRUPT_DIR}/: ${moved}` });
       }),
     );
   }
-  return { tasks, quarantined };
+  return { tasks, quarantined, skipped };
 }
 
 /** Task file names in `dir`, one `readdir`; 0 entries when it does not exist. */
@@ -134,9 +174,9 @@ export async function spooledNames(dir: string): Promise<string[]> {
 }
 
 /** After its task is durable in the store. Returns false when another node removed it first. */
-export async function removeSpooled(path: string): Promise<boolean> {
+export async function removeSpooled(path: string, files: SpoolFiles = realSpoolFiles): Promise<boolean> {
   try {
-    await unlink(path);
+    await files.unlink(path);
     return true;
   } catch (error) {
     if (errnoName(error) === 'ENOENT') return false;
@@ -144,15 +184,16 @@ export async function removeSpooled(path: string): Promise<boolean> {
   }
 }
 
-async function quarantineSpooled(dir: string, name: string, reason: string): Promise<boolean> {
+/** True when moved, false when gone meanwhile, else the errno that kept it in place. */
+async function quarantineSpooled(dir: string, name: string, reason: string, files: SpoolFiles): Promise<boolean | string> {
   const corrupt = join(dir, SPOOL_CORRUPT_DIR);
-  await mkdir(corrupt, { recursive: true });
   const target = join(corrupt, `${name}.${randomBytes(6).toString('hex')}`);
   try {
-    await rename(join(dir, name), target);
+    await mkdir(corrupt, { recursive: true });
+    await files.rename(join(dir, name), target);
   } catch (error) {
-    if (errnoName(error) === 'ENOENT') return false;
-    throw error;
+    const code = errnoName(error) ?? 'an unknown error';
+    return code === 'ENOENT' ? false : code;
   }
   await writeFile(`${target}.reason`, `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, name) })}\n`).catch(() => undefined);
   return true;

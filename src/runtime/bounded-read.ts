@@ -15,7 +15,7 @@ export const STORE_RECORD_MAX_BYTES = 1024 * 1024;
 export const STORE_REPORT_MAX_BYTES = 16 * 1024 * 1024;
 
 export type BoundedRead =
-  | { readonly kind: 'text'; readonly text: string; readonly mtimeMs: number }
+  | { readonly kind: 'text'; readonly text: string; readonly mtimeMs: number; readonly ctimeMs: number; readonly sizeBytes: number }
   /** Not read: `reason` says what the entry is (type, size), never what it holds. */
   | { readonly kind: 'refused'; readonly reason: string };
 
@@ -81,7 +81,7 @@ function readOpen(fd: number, maxBytes: number, resolve: (read: BoundedRead) => 
     fs.read(fd, buffer, 0, buffer.length, 0, (readError, bytes) => {
       if (readError) return finish(readError);
       if (bytes > stats.size) return finish({ kind: 'refused', reason: 'a file that grew while being read' });
-      finish({ kind: 'text', text: buffer.toString('utf8', 0, bytes), mtimeMs: stats.mtimeMs });
+      finish({ kind: 'text', text: buffer.toString('utf8', 0, bytes), mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, sizeBytes: bytes });
     });
   });
 }

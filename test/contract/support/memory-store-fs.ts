@@ -106,7 +106,8 @@ export class MemoryStoreFs implements StoreFs {
     const stats = this.statSync(path);
     const refused = refusalOf(stats, maxBytes);
     if (refused !== undefined) return { kind: 'refused', reason: refused };
-    return { kind: 'text', text: this.readFileSync(path), mtimeMs: stats.mtimeMs };
+    const text = this.readFileSync(path);
+    return { kind: 'text', text, mtimeMs: stats.mtimeMs, ctimeMs: stats.mtimeMs, sizeBytes: Buffer.byteLength(text) };
   }
 
   async lstat(path: string): Promise<StoreStats> {

@@ -1,9 +1,9 @@
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolForwarder } from '../../../src/daemon/spool-forwarder.js';
-import { spoolDirFor, spoolTasks, spooledNames } from '../../../src/intake/spool.js';
-import { silentLog } from '../../../src/observe/log.js';
+import { realSpoolFiles, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
+import { silentLog, type Log } from '../../../src/observe/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { taskKey, type Task } from '../../../src/task/task.js';
 import { initStoreSync, storeDir } from '../../support/refrelay-node.js';
@@ -38,7 +38,7 @@ describe('forwarding the spool into the store', () => {
 
     initStoreSync(store);
     const startedAt = performance.now();
-    expect(await forwarder.tick()).toEqual({ forwarded: 1000, quarantined: 0 });
+    expect(await forwarder.tick()).toEqual({ forwarded: 1000, quarantined: 0, skipped: 0 });
     const elapsedMs = performance.now() - startedAt;
     console.info(`spool: forwarded 1000 tasks into the store in ${Math.round(elapsedMs)} ms`);
     expect(elapsedMs).toBeLessThan(5000);
@@ -59,7 +59,7 @@ describe('forwarding the spool into the store', () => {
     const firstMtime = statSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`)).mtimeMs;
     await spoolTasks(spool, store, [task!], new Date(Date.now() - 3_600_000));
 
-    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0 });
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
     expect(statSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`)).mtimeMs).toBe(firstMtime);
     expect(await spooledNames(spool)).toEqual([]);
   });
@@ -73,5 +73,62 @@ describe('forwarding the spool into the store', () => {
     await spoolTasks(spool, store, [task!], enqueuedAt);
     await forwarder.tick();
     expect(statSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`)).mtimeMs).toBe(enqueuedAt.getTime() + 30_000);
+  });
+
+  it('forwards a spooled task whose file cannot be removed once, not again after it was pushed and finished, and says so in problem() until the file changes', async () => {
+    const { store, spool, taskStore } = setUp();
+    initStoreSync(store);
+    const warnings: string[] = [];
+    const log: Log = { ...silentLog, warn: (_fields, message) => void warnings.push(message ?? '') };
+    // As root no folder mode refuses an unlink, so the refusal is injected.
+    const files: SpoolFiles = { ...realSpoolFiles, unlink: () => Promise.reject(Object.assign(new Error('EPERM: operation not permitted'), { code: 'EPERM' })) };
+    const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log, storeClockOffsetMs: () => 0, files });
+    const [task] = tasks(1);
+    await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
+
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
+    expect(readdirSync(storeDir(store, 'waiting'))).toEqual([`${taskKey(task!)}.json`]);
+    // A node pushes and finishes it: it leaves waiting/.
+    rmSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`));
+
+    for (let pass = 0; pass < 3; pass++) expect(await forwarder.tick()).toEqual({ forwarded: 0, quarantined: 0, skipped: 0 });
+    expect(readdirSync(storeDir(store, 'waiting'))).toEqual([]);
+    expect(forwarder.waiting).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/could not remove its spool file.*write permission on the spool folder/);
+    expect(forwarder.problem()).toMatch(/^1 spool file\(s\) in .* were forwarded but could not be removed \(EPERM\): give this daemon's user write permission on that folder$/);
+
+    // The same update enqueued again while the store was away is a new update: forwarded again.
+    await spoolTasks(spool, store, [task!], new Date());
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
+    expect(readdirSync(storeDir(store, 'waiting'))).toEqual([`${taskKey(task!)}.json`]);
+
+    rmSync(spool, { recursive: true });
+    await forwarder.tick();
+    expect(forwarder.problem()).toBeUndefined();
+  });
+
+  it('forwards the other spooled tasks when one file cannot be read (EACCES quarantined, EIO left in place)', async () => {
+    const { store, spool, taskStore } = setUp();
+    initStoreSync(store);
+    const queued = tasks(5);
+    await spoolTasks(spool, store, queued, new Date());
+    const denied = `${taskKey(queued[1]!)}.json`;
+    const failing = `${taskKey(queued[3]!)}.json`;
+    const files: SpoolFiles = {
+      ...realSpoolFiles,
+      read: (path) => {
+        if (path.endsWith(denied)) return Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }));
+        if (path.endsWith(failing)) return Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+        return realSpoolFiles.read(path);
+      },
+    };
+    const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0, files });
+
+    expect(await forwarder.tick()).toEqual({ forwarded: 3, quarantined: 1, skipped: 1 });
+    expect(readdirSync(storeDir(store, 'waiting')).sort()).toEqual([0, 2, 4].map((i) => `${taskKey(queued[i]!)}.json`).sort());
+    expect(await spooledNames(spool)).toEqual([failing]);
+    expect(readdirSync(join(spool, 'corrupt')).filter((name) => name.startsWith(denied))).toHaveLength(2);
+    expect(forwarder.problem()).toMatch(/^1 unreadable spool file\(s\) in .* could not be moved to corrupt\/: check the permissions of that folder$/);
   });
 });

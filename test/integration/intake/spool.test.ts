@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSpool, removeSpooled, spoolDirFor, spoolTasks, spooledNames } from '../../../src/intake/spool.js';
+import { readSpool, realSpoolFiles, removeSpooled, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
 import { encodeTask, taskKey, type Task } from '../../../src/task/task.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
@@ -70,11 +70,53 @@ describe('the local spool', () => {
 
   it('reads an absent spool as empty, and a file another node removed first as not there', async () => {
     const dir = join(tempDir('refrelay-spool'), 'never-made');
-    expect(await readSpool(dir)).toEqual({ tasks: [], quarantined: [] });
+    expect(await readSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [] });
     await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
     const [spooled] = (await readSpool(dir)).tasks;
     expect(await removeSpooled(spooled!.path)).toBe(true);
     expect(await removeSpooled(spooled!.path)).toBe(false);
     expect(await spooledNames(dir)).toEqual([]);
+  });
+
+  it('quarantines a file it may not read (EACCES, EPERM, EISDIR), skips one it can neither read nor move or that fails with EIO, and reads the rest', async () => {
+    const dir = tempDir('refrelay-spool');
+    const refs = ['refs/heads/a', 'refs/heads/b', 'refs/heads/c', 'refs/heads/d', 'refs/heads/e', 'refs/heads/f'];
+    await spoolTasks(dir, '/store', refs.map((ref) => task(ref)), new Date());
+    const nameOf = (ref: string): string => `${taskKey(task(ref))}.json`;
+    const fault = (code: string): Error => Object.assign(new Error(code), { code });
+    // As root no file mode refuses a read, so the errors are injected.
+    const readErrors = new Map([
+      [nameOf('refs/heads/a'), 'EACCES'],
+      [nameOf('refs/heads/b'), 'EPERM'],
+      [nameOf('refs/heads/c'), 'EISDIR'],
+      [nameOf('refs/heads/d'), 'EIO'],
+      [nameOf('refs/heads/e'), 'EACCES'],
+    ]);
+    const files: SpoolFiles = {
+      ...realSpoolFiles,
+      read: (path) => {
+        const code = [...readErrors].find(([name]) => path.endsWith(name))?.[1];
+        return code === undefined ? realSpoolFiles.read(path) : Promise.reject(fault(code));
+      },
+      rename: (from, to) => (from.endsWith(nameOf('refs/heads/e')) ? Promise.reject(fault('EACCES')) : realSpoolFiles.rename(from, to)),
+    };
+
+    const reading = await readSpool(dir, files);
+    expect(reading.tasks.map((spooled) => spooled.task.refs[0])).toEqual(['refs/heads/f']);
+    expect(reading.quarantined.map((bad) => [bad.name, bad.reason]).sort()).toEqual(
+      [
+        [nameOf('refs/heads/a'), 'could not be read: EACCES'],
+        [nameOf('refs/heads/b'), 'could not be read: EPERM'],
+        [nameOf('refs/heads/c'), 'could not be read: EISDIR'],
+      ].sort(),
+    );
+    expect(reading.skipped.map((bad) => [bad.name, bad.reason]).sort()).toEqual(
+      [
+        [nameOf('refs/heads/d'), 'could not be read: EIO'],
+        [nameOf('refs/heads/e'), 'could not be read: EACCES; could not be moved to corrupt/: EACCES'],
+      ].sort(),
+    );
+    expect(await spooledNames(dir)).toEqual([nameOf('refs/heads/d'), nameOf('refs/heads/e'), nameOf('refs/heads/f')].sort());
+    expect(readdirSync(join(dir, 'corrupt')).filter((name) => name.endsWith('.reason'))).toHaveLength(3);
   });
 });
