@@ -25,7 +25,7 @@ import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
-import { reportHeartbeatFailure, reportPassFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
+import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
 import { SpoolForwarder } from './spool-forwarder.js';
 
 /** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
@@ -433,9 +433,7 @@ export class Daemon {
 
   /** A store that fails here fails the pass's listing too; the spool stays for the next pass. */
   private async forwardSpool(): Promise<void> {
-    await this.spool?.tick().catch((error: unknown) => {
-      this.options.log.warn({ err: error instanceof Error ? error.message : String(error), spooled: this.spooledTasks }, 'could not forward spooled tasks into the store');
-    });
+    await this.spool?.tick().catch((error: unknown) => reportSpoolFailure(this.distributor.storeOutage, this.options.log, error, this.spooledTasks));
   }
 
   private async measureOffset(): Promise<void> {

@@ -13,6 +13,14 @@ export function reportPassFailure(outage: StoreOutage, log: Log, error: unknown)
   else if (store.log) log.error({ err, code: store.code, suppressed: store.suppressed }, 'distributor pass failed');
 }
 
+/** Spooled tasks that could not go into the store: a store failure is throttled like a failed pass. */
+export function reportSpoolFailure(outage: StoreOutage, log: Log, error: unknown, spooled: number): void {
+  const err = error instanceof Error ? error.message : String(error);
+  const store = outage.failed('pass', error, 'could not forward spooled tasks into the store');
+  if (store === undefined) log.warn({ err, spooled }, 'could not forward spooled tasks into the store');
+  else if (store.log) log.warn({ err, spooled, code: store.code, suppressed: store.suppressed }, 'could not forward spooled tasks into the store');
+}
+
 export function reportHeartbeatFailure(outage: StoreOutage, log: Log, error: unknown): void {
   const err = error instanceof Error ? error.message : String(error);
   const store = outage.failed('heartbeat', error, 'node heartbeat write failed');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Log } from '../../../src/observe/log.js';
-import { reportHeartbeatFailure, reportPassFailure, reportStoreWorks, storeHealthReason } from '../../../src/daemon/store-failure-reports.js';
+import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from '../../../src/daemon/store-failure-reports.js';
 import { StoreOutage } from '../../../src/schedule/store-outage.js';
 import { FakeClock } from '../../support/fake-clock.js';
 
@@ -37,5 +37,17 @@ describe('the daemon\'s reports of a failing store', () => {
     reportPassFailure(outage, log, new Error('a bug'));
     expect(log.lines).toEqual(['error distributor pass failed', 'error distributor pass failed']);
     expect(outage.isFailing).toBe(false);
+  });
+
+  it('logs spooled tasks that cannot go into a failing store once a minute, beside the failed passes', () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12, 0, 0));
+    const outage = new StoreOutage(clock, () => 1000);
+    const log = recordingLog();
+    for (let i = 0; i < 90; i++) {
+      reportSpoolFailure(outage, log, enospc(), 3);
+      clock.advance(1000);
+    }
+    expect(log.lines).toEqual(['warn could not forward spooled tasks into the store', 'warn could not forward spooled tasks into the store']);
+    expect(outage.isFailing).toBe(true);
   });
 });
