@@ -134,7 +134,7 @@ describe('enqueue from a real post-receive hook', () => {
   it('refuses a ref name over 4096 bytes, from --ref and from hook stdin, with exit 2 and a short message', () => {
     const ws = workspace();
     const long = `refs/heads/${'x'.repeat(4989)}`;
-    const expected = `refrelay: invalid ref name "refs/heads/${'x'.repeat(53)}"…: is 5000 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)\n`;
+    const expected = `refrelay: invalid ref name "refs/heads/${'x'.repeat(53)}"… (5000 characters): is 5000 bytes long, over the limit of 4096 bytes (replication.maxRefNameBytes)\n`;
     const fromArgs = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--ref', long]);
     expect(fromArgs.status).toBe(2);
     expect(fromArgs.stderr).toBe(expected);
