@@ -2,8 +2,12 @@
 // sshfs mount that caches attributes and directories (as NFS does), one through a coherent
 // sshfs mount — while a driver makes real `git push`es into source repositories whose hooks run
 // `refrelay enqueue`, and a chaos loop SIGKILLs nodes, SIGSTOPs them past lockStale, or restarts
-// them. Then the cluster drains and the run checks that nothing was lost, no destination saw two
-// pushes at once, the store is clean and no node logged an error.
+// them. Meanwhile hostile entries (random bytes, JSON, sparse files, FIFOs, symlinks out of the
+// store, directories) appear in store folders, and the store — a small tmpfs of its own — fills
+// up for a few seconds now and then, so hooks spool. Then the cluster drains and the run checks
+// that nothing was lost, no destination saw two pushes at once, the store is clean (but for the
+// hostile entries refrelay leaves alone), hostile entries went to corrupt/ without their secret
+// being echoed, the folder their symlinks point at is untouched, and no node logged an error.
 //
 //   node scripts/chaos.mjs [--minutes N] [--seed S] [--keep] [--push-seconds S]
 //   node scripts/chaos.mjs --check    # can this machine run it? (mounts a probe, exit 0 or 2)
@@ -11,14 +15,17 @@
 // Exit 0: every check passed. 1: a check failed. 2: bad usage, or this machine cannot run it
 // (needs root, /dev/fuse, sshfs, openssh-server). The last line is `chaos-summary-json: {…}`.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Processes, missingPrerequisites, mountSshfs, sleep, startGitDaemon, startSshd } from './chaos/infra.mjs';
 import { ChaosNode } from './chaos/nodes.mjs';
 import { analyseLogs, claimsOf, compareDestinations, storeIsEmpty, storeLeftovers, summarize } from './chaos/report.mjs';
 import { Driver, gitEnv, makeRecordingDestination, makeSource } from './chaos/repos.mjs';
+import { HostilePlanter, SECRET } from './chaos/hostile.mjs';
+import { StoreFiller, mountStoreTmpfs } from './chaos/store-full.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -94,10 +101,13 @@ function seededRandom(seed) {
   };
 }
 
-function nodeConfig({ storePath, basePath, nodeId, destFile, gitDaemon }) {
+function nodeConfig({ storePath, basePath, nodeId, destFile, gitDaemon, spoolPath }) {
   return [
     '[replication]',
     `  storePath = ${storePath}`,
+    // One spool root for hooks and nodes: the hooks' updates land in the folder of the local
+    // store path, which n-local (same storePath, same "machine") forwards.
+    `  spoolPath = ${spoolPath}`,
     `  basePath = ${basePath}`,
     `  nodeId = ${nodeId}`,
     '  distributionInterval = 500ms',
@@ -140,7 +150,14 @@ async function run(options, root, processes, interrupted) {
   const destFile = join(root, 'dest-file');
   const destDaemon = join(root, 'dest-daemon');
   const logDir = join(root, 'logs');
+  const spoolPath = join(root, 'spool');
   for (const dir of [store, base, destFile, destDaemon, logDir]) mkdirSync(dir, { recursive: true });
+  const tmpfs = mountStoreTmpfs(processes, store);
+  const filler = tmpfs.refused === undefined ? new StoreFiller(store) : undefined;
+  if (filler === undefined) console.log(`chaos: store-full faults skipped: ${tmpfs.refused}`);
+  const victim = join(root, 'victim');
+  const victimBefore = HostilePlanter.makeVictim(victim);
+  const hostile = new HostilePlanter({ store, victim, random: seededRandom(options.seed ^ 0x5bd1e995) });
 
   const sshd = await startSshd(processes, join(root, 'sshd'));
   const cachedMount = join(root, 'm-cached');
@@ -152,7 +169,7 @@ async function run(options, root, processes, interrupted) {
   const projects = Array.from({ length: PROJECT_COUNT }, (_, i) => `team/p${i}`);
   const sourceOf = (project) => join(base, `${project}.git`);
   const hookConfig = join(root, 'hook.config');
-  writeFileSync(hookConfig, nodeConfig({ storePath: store, basePath: base, nodeId: 'hook', destFile, gitDaemon }));
+  writeFileSync(hookConfig, nodeConfig({ storePath: store, basePath: base, nodeId: 'hook', destFile, gitDaemon, spoolPath }));
   const checked = spawnSync(process.execPath, [cli, 'config', 'check', '--config', hookConfig], { encoding: 'utf8' });
   if (checked.status !== 0) throw new Error(`the generated config is invalid:\n${checked.stdout}${checked.stderr}`);
   const init = spawnSync(process.execPath, [cli, 'init', '--config', hookConfig], { encoding: 'utf8' });
@@ -169,7 +186,7 @@ async function run(options, root, processes, interrupted) {
   ];
   const nodes = views.map(({ id, view, storePath }) => {
     const config = join(root, `${id}.config`);
-    writeFileSync(config, nodeConfig({ storePath, basePath: base, nodeId: id, destFile, gitDaemon }));
+    writeFileSync(config, nodeConfig({ storePath, basePath: base, nodeId: id, destFile, gitDaemon, spoolPath }));
     return new ChaosNode({ processes, cli, id, view, config, logDir });
   });
 
@@ -220,6 +237,7 @@ async function run(options, root, processes, interrupted) {
 
   const deadline = Date.now() + options.minutes * 60_000;
   const driving = driver.run(() => random.between(100, 400));
+  const storeFaults = storeFaultLoops({ hostile, filler, random: seededRandom(options.seed ^ 0x27d4eb2f), until: () => Date.now() >= deadline || interrupted(), event });
   const pending = new Set();
   while (Date.now() < deadline && !interrupted()) {
     await sleep(random.between(2500, 5000));
@@ -240,6 +258,7 @@ async function run(options, root, processes, interrupted) {
   driver.stop();
   await driving;
   await Promise.all(pending);
+  await storeFaults;
   if (interrupted()) throw new Error('interrupted');
 
   // Drain: every node up, until the store holds no waiting or running task.
@@ -247,10 +266,12 @@ async function run(options, root, processes, interrupted) {
   for (const node of nodes) if (!node.alive) node.start();
   const drainStarted = Date.now();
   let emptyChecks = 0;
+  const spoolDir = join(spoolPath, createHash('sha1').update(resolve(store)).digest('hex'));
+  const spoolHolds = () => existsSync(spoolDir) && readdirSync(spoolDir).some((name) => name.endsWith('.json') && !name.startsWith('.'));
   while (emptyChecks < 3) {
     if (Date.now() - drainStarted > DRAIN_TIMEOUT_MS) break;
     if (interrupted()) throw new Error('interrupted');
-    emptyChecks = storeIsEmpty(store) ? emptyChecks + 1 : 0;
+    emptyChecks = storeIsEmpty(store, hostile.stillInPlace()) && !spoolHolds() ? emptyChecks + 1 : 0;
     await sleep(500);
   }
   const drainMs = Date.now() - drainStarted;
@@ -262,9 +283,46 @@ async function run(options, root, processes, interrupted) {
     { name: 'git://', pathOf: (project) => join(destDaemon, `${project}.git`), filter: (ref) => ref.startsWith('refs/heads/') || ref.startsWith('refs/tags/') },
   ];
   const compared = compareDestinations({ projects, sourceOf, destinations });
-  const leftovers = storeLeftovers(store);
-  const logs = analyseLogs(nodes, faults);
-  return { nodes, faultCounts, faults, driver: driver.stats, compared, leftovers, logs, drainMs };
+  const leftovers = storeLeftovers(store, hostile.stillInPlace());
+  const audit = hostile.audit({ viewRoots: views.map((view) => view.storePath), victimBefore });
+  // corrupt/ holds the hostile entries refrelay moved there; anything else in it was its own file.
+  leftovers.corrupt = audit.ownFilesQuarantined;
+  leftovers.spool = spoolHolds() ? readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [];
+  const secretIn = readdirSync(logDir).filter((name) => nodes.some((node) => name.startsWith(`${node.id}.`))).filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));
+  // A full store fails passes, heartbeats and pushes with ENOSPC (through sshfs as an I/O or
+  // permission failure); those error lines, during an episode or soon after, are the fault's.
+  const expectedError = (line, err) => filler !== undefined && filler.during(line.at, 15_000) && /ENOSPC|No space left|EIO|EPERM|Operation not permitted|Input\/output error/.test(`${line.code ?? ''} ${err}`);
+  const logs = analyseLogs(nodes, faults, expectedError);
+  const storeFull = { skipped: tmpfs.refused, episodes: filler?.episodes.length ?? 0, seconds: filler?.seconds ?? 0 };
+  return { nodes, faultCounts, faults, driver: driver.stats, compared, leftovers, logs, drainMs, hostile: { ...audit, secretIn }, storeFull };
+}
+
+/**
+ * Faults of the store itself, until `until()`: a hostile entry every 1–4 s, and (with a tmpfs
+ * store) every 15–30 s a filler that takes the last free page for 2–5 s.
+ */
+async function storeFaultLoops({ hostile, filler, random, until, event }) {
+  const planting = (async () => {
+    while (!until()) {
+      await sleep(random.between(1000, 4000));
+      const entry = hostile.plantOne();
+      if (entry !== undefined) event(`hostile ${entry.kind} ${entry.folder}/${entry.name}`);
+    }
+  })();
+  const filling = (async () => {
+    if (filler === undefined) return;
+    while (!until()) {
+      await sleep(random.between(15_000, 30_000));
+      if (until()) break;
+      filler.fill();
+      const ms = random.between(2000, 5000);
+      event(`store full for ${(ms / 1000).toFixed(1)} s`);
+      await sleep(ms);
+      filler.empty();
+      event('store has room again');
+    }
+  })();
+  await Promise.all([planting, filling]);
 }
 
 /** Static checks pass but the kernel may still refuse a FUSE mount (a container without CAP_SYS_ADMIN). */

@@ -188,10 +188,17 @@ export async function mountSshfs(processes, sshd, remoteDir, mountpoint, options
   return child;
 }
 
+function mountType(path) {
+  return readFileSync('/proc/mounts', 'utf8').split('\n').map((line) => line.split(' ')).find((fields) => fields[1] === path)?.[2];
+}
+
+/** FUSE mounts through fusermount3, anything else (the store's tmpfs) through umount; lazily when busy. */
 export function unmount(mountpoint) {
-  if (!isMounted(mountpoint)) return;
-  if (spawnSync('fusermount3', ['-u', mountpoint]).status === 0) return;
-  spawnSync('fusermount3', ['-u', '-z', mountpoint]);
+  const type = mountType(mountpoint);
+  if (type === undefined) return;
+  const [tool, lazy] = type.startsWith('fuse') ? ['fusermount3', ['-u', '-z']] : ['umount', ['-l']];
+  if (spawnSync(tool, type.startsWith('fuse') ? ['-u', mountpoint] : [mountpoint]).status === 0) return;
+  spawnSync(tool, [...lazy, mountpoint]);
 }
 
 /** `git daemon` serving pushes to every repository under `base`. */

@@ -45,11 +45,15 @@ export function claimsOf(storeDir, nodeId) {
   return claims;
 }
 
-/** Store folders that must be empty once the cluster drained; failed/ is listed per task. */
-export function storeLeftovers(storeDir) {
+/**
+ * Store folders that must be empty once the cluster drained; failed/ is listed per task.
+ * `planted`: paths of hostile entries still where they were put, which are nobody's leftovers.
+ */
+export function storeLeftovers(storeDir, planted = new Set()) {
   const refUpdates = join(storeDir, 'ref-updates');
+  const listOwn = (dir) => list(dir).filter((name) => !planted.has(join(dir, name)));
   const failed = [];
-  for (const uriKey of list(join(refUpdates, 'failed'))) {
+  for (const uriKey of listOwn(join(refUpdates, 'failed'))) {
     for (const name of list(join(refUpdates, 'failed', uriKey)).filter((file) => TASK_FILE.test(file))) {
       const reason = readJson(join(refUpdates, 'failed', uriKey, `${name}.reason.json`));
       const task = readJson(join(refUpdates, 'failed', uriKey, name));
@@ -57,16 +61,16 @@ export function storeLeftovers(storeDir) {
     }
   }
   return {
-    waiting: list(join(refUpdates, 'waiting')).filter((name) => !name.startsWith('.nfs')),
-    running: list(join(refUpdates, 'running')),
-    building: list(join(refUpdates, 'building')),
-    corrupt: list(join(refUpdates, 'corrupt')),
+    waiting: listOwn(join(refUpdates, 'waiting')).filter((name) => !name.startsWith('.nfs')),
+    running: listOwn(join(refUpdates, 'running')),
+    building: listOwn(join(refUpdates, 'building')),
+    corrupt: listOwn(join(refUpdates, 'corrupt')),
     failed,
   };
 }
 
-export function storeIsEmpty(storeDir) {
-  const left = storeLeftovers(storeDir);
+export function storeIsEmpty(storeDir, planted) {
+  const left = storeLeftovers(storeDir, planted);
   return left.waiting.length === 0 && left.running.length === 0;
 }
 
@@ -110,12 +114,15 @@ export function compareDestinations({ projects, sourceOf, destinations }) {
  * From every node's logs: takeovers, and for each claim a dead or paused node held, how long
  * from the fault until a push of that URI succeeded after the claim was recovered.
  */
-export function analyseLogs(nodes, faults) {
+export function analyseLogs(nodes, faults, expectedError = () => false) {
   const lines = nodes.flatMap((node) => node.logLines().map((line) => ({ ...line, at: Date.parse(line.time) })));
   const problems = [];
+  /** Error lines a fault explains (a full store's ENOSPC), counted apart from problems. */
+  const expectedErrors = {};
   for (const line of lines) {
     const err = typeof line.err === 'string' ? line.err : JSON.stringify(line.err ?? '');
-    if (line.level >= 50) problems.push(`${line.node} #${line.incarnation} ${line.time} error log: ${line.msg}${line.err ? ` (${err.slice(0, 300)})` : ''}`);
+    if (line.level >= 50 && !PROGRAMMING_ERROR.test(err) && expectedError(line, err)) expectedErrors[line.msg] = (expectedErrors[line.msg] ?? 0) + 1;
+    else if (line.level >= 50) problems.push(`${line.node} #${line.incarnation} ${line.time} error log: ${line.msg}${line.err ? ` (${err.slice(0, 300)})` : ''}`);
     else if (PROGRAMMING_ERROR.test(err)) problems.push(`${line.node} #${line.incarnation} ${line.time} ${line.msg}: ${err.slice(0, 300)}`);
   }
   for (const node of nodes) {
@@ -172,25 +179,33 @@ export function analyseLogs(nodes, faults) {
     pushesByNode: Object.fromEntries(nodes.map((node) => [node.id, pushed.filter((line) => line.node === node.id).length])),
     deliveries,
     undelivered,
+    expectedErrors,
+    spoolForwarded: lines.filter((line) => line.msg === 'forwarded spooled tasks into the store').reduce((sum, line) => sum + (line.tasks ?? 0), 0),
   };
 }
 
 /** Prints the report and the `chaos-summary-json:` line; true when every check passed. */
 export function summarize(options, outcome) {
-  const { nodes, faultCounts, driver, compared, leftovers, logs, drainMs } = outcome;
+  const { nodes, faultCounts, driver, compared, leftovers, logs, drainMs, hostile, storeFull } = outcome;
+  const spooled = Object.values(driver.spooled).reduce((sum, n) => sum + n, 0);
   const faultTotal = faultCounts.SIGKILL + faultCounts.SIGSTOP + faultCounts.restart;
   const claimsHit = outcome.faults.reduce((sum, fault) => sum + fault.claims.length, 0);
   const longest = logs.deliveries[0];
   const checks = [
     ['zero lost updates (destinations equal sources)', compared.lost.length === 0, compared.lost],
     ['zero overlapping pushes to one repository', compared.overlaps.length === 0, compared.overlaps],
-    ['store drained: waiting/ and running/ empty', leftovers.waiting.length === 0 && leftovers.running.length === 0, [...leftovers.waiting.map((n) => `waiting/${n}`), ...leftovers.running.map((n) => `running/${n}`)]],
+    ['store drained: waiting/, running/ and the local spool empty', leftovers.waiting.length === 0 && leftovers.running.length === 0 && leftovers.spool.length === 0, [...leftovers.waiting.map((n) => `waiting/${n}`), ...leftovers.running.map((n) => `running/${n}`), ...leftovers.spool.map((n) => `spool/${n}`)]],
     ['nothing left in building/ or corrupt/', leftovers.building.length === 0 && leftovers.corrupt.length === 0, [...leftovers.building.map((n) => `building/${n}`), ...leftovers.corrupt.map((n) => `corrupt/${n}`)]],
     ['nothing unexpected in failed/', leftovers.failed.length === 0, leftovers.failed],
     ['no error, exception or crash in any node', logs.problems.length === 0, logs.problems],
     ['every claim of a killed or paused node delivered', logs.undelivered.length === 0, logs.undelivered],
     ['every push into a source queued its update', driver.enqueueFailures.length === 0 && driver.pushFailures.length === 0, [...driver.enqueueFailures, ...driver.pushFailures]],
     ['faults were injected', faultTotal > 0, []],
+    ['hostile entries were planted', hostile.planted > 0, []],
+    ['every hostile entry moved to corrupt/ with a .reason, or left where it was put', hostile.vanished.length === 0 && hostile.missingReason.length === 0, [...hostile.missingReason, ...hostile.vanished]],
+    ['no .reason and no node log or stderr quotes the secret', hostile.reasonProblems.length === 0 && hostile.secretIn.length === 0, [...hostile.reasonProblems, ...hostile.secretIn.map((file) => `${file} quotes the secret`)]],
+    ['the victim folder outside the store is unchanged', hostile.victimIntact, []],
+    ['the store filled up (unless the tmpfs mount was refused)', storeFull.skipped !== undefined || storeFull.episodes > 0, []],
   ];
   const pass = checks.every(([, ok]) => ok);
   const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -209,7 +224,13 @@ export function summarize(options, outcome) {
   );
   out.push(`overlapping pushes: ${compared.overlaps.length} (stale markers of killed pushes: ${compared.staleMarkers})`);
   out.push(`lost refs: ${compared.lost.length} of ${compared.refsCompared} refs compared`);
-  out.push(`store after drain (${s(drainMs)}): waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length}, corrupt ${leftovers.corrupt.length}, failed ${leftovers.failed.length}`);
+  out.push(`hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`);
+  out.push(
+    storeFull.skipped !== undefined
+      ? `store full: skipped (${storeFull.skipped})`
+      : `store full: ${storeFull.episodes} episodes, ${storeFull.seconds.toFixed(1)} s in all; hooks spooled ${spooled} updates (${JSON.stringify(driver.spooled)}), nodes forwarded ${logs.spoolForwarded} tasks; error lines explained by it: ${JSON.stringify(logs.expectedErrors)}`,
+  );
+  out.push(`store after drain (${s(drainMs)}), hostile entries left in place not counted: waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length}, corrupt (not hostile) ${leftovers.corrupt.length}, failed ${leftovers.failed.length}, spool ${leftovers.spool.length}`);
   out.push('checks:');
   for (const [name, ok, details] of checks) {
     out.push(`  ${ok ? 'ok  ' : 'FAIL'} ${name}`);
@@ -232,10 +253,28 @@ export function summarize(options, outcome) {
     overlaps: compared.overlaps.length,
     lostRefs: compared.lost.length,
     refsCompared: compared.refsCompared,
-    leftovers: { waiting: leftovers.waiting.length, running: leftovers.running.length, building: leftovers.building.length, corrupt: leftovers.corrupt.length, failed: leftovers.failed.length },
+    leftovers: { waiting: leftovers.waiting.length, running: leftovers.running.length, building: leftovers.building.length, corrupt: leftovers.corrupt.length, failed: leftovers.failed.length, spool: leftovers.spool.length },
     problems: logs.problems.length,
     undelivered: logs.undelivered.length,
     enqueueFailures: driver.enqueueFailures.length + driver.pushFailures.length,
+    hostile: {
+      planted: hostile.planted,
+      quarantined: hostile.quarantined,
+      ignored: hostile.ignored,
+      vanished: hostile.vanished.length,
+      missingReason: hostile.missingReason.length,
+      byKind: hostile.byKind,
+      victimIntact: hostile.victimIntact,
+      secretEchoed: hostile.reasonProblems.length + hostile.secretIn.length,
+    },
+    storeFull: {
+      skipped: storeFull.skipped ?? null,
+      episodes: storeFull.episodes,
+      seconds: Number(storeFull.seconds.toFixed(1)),
+      spooled,
+      forwarded: logs.spoolForwarded,
+      expectedErrorLines: Object.values(logs.expectedErrors).reduce((sum, n) => sum + n, 0),
+    },
   };
   console.log(`chaos-summary-json: ${JSON.stringify(json)}`);
   return pass;

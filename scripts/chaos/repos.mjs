@@ -103,7 +103,7 @@ export class Driver {
     this.random = random;
     this.work = new Map();
     this.stopped = false;
-    this.stats = { pushes: 0, refUpdates: 0, byKind: {}, enqueueFailures: [], pushFailures: [] };
+    this.stats = { pushes: 0, refUpdates: 0, byKind: {}, enqueueFailures: [], pushFailures: [], spooled: {} };
     this.serial = 0;
     for (const project of projects) {
       const dir = join(root, 'work', project);
@@ -147,7 +147,10 @@ export class Driver {
       this.stats.pushes++;
       this.stats.refUpdates += refspecs.length;
       this.stats.byKind[kind] = (this.stats.byKind[kind] ?? 0) + 1;
-      if (!/remote: refrelay: queued \d+ task/.test(stderr)) this.stats.enqueueFailures.push(`${project} ${refspecs.join(' ')}: ${stderr.trim().slice(0, 500)}`);
+      // A store that cannot be written makes the hook spool the update locally (exit 0, a warning).
+      const spooled = /remote: refrelay: the store at .* cannot be written \(([^)]*)\); the update is spooled in/.exec(stderr);
+      if (spooled !== null) this.stats.spooled[spooled[1]] = (this.stats.spooled[spooled[1]] ?? 0) + 1;
+      else if (!/remote: refrelay: queued \d+ task/.test(stderr)) this.stats.enqueueFailures.push(`${project} ${refspecs.join(' ')}: ${stderr.trim().slice(0, 500)}`);
     } catch (error) {
       this.stats.pushFailures.push(`${project} ${refspecs.join(' ')}: ${error.message.slice(0, 500)}`);
     }
