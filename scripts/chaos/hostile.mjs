@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { readStoreText } from './report.mjs';
 
 export const SECRET = 'chaos-secret-never-echoed-5e1d9c';
 
@@ -136,12 +137,12 @@ export class HostilePlanter {
     const reasonProblems = [];
     const corruptNames = list(corruptDir).filter((name) => !name.endsWith('.reason'));
     for (const name of corruptNames) {
-      const reasonPath = join(corruptDir, `${name}.reason`);
-      if (!existsSync(reasonPath)) {
+      // A hostile entry planted in corrupt/ may itself be named `….reason`, or be a FIFO.
+      const text = readStoreText(join(corruptDir, `${name}.reason`));
+      if (text === undefined) {
         add(`?${name}`, { name, reason: undefined });
         continue;
       }
-      const text = readFileSync(reasonPath, 'utf8');
       if (text.includes(SECRET)) reasonProblems.push(`corrupt/${name}.reason quotes the secret`);
       let record;
       try {

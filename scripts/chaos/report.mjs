@@ -1,6 +1,6 @@
 // What a chaos run proves, read from the outcomes only: destinations against sources, the
 // destinations' own overlap records, the store's folders, and every node's logs.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { destinationRecord, refsOf } from './repos.mjs';
 
@@ -18,9 +18,33 @@ function list(dir) {
   }
 }
 
-function readJson(path) {
+/**
+ * The text of a small regular file, else undefined. The store holds hostile entries too: a FIFO
+ * named owner.json would block a plain read forever, a symlink leads out of the store, a sparse
+ * file is gigabytes. Opened without following links and without blocking, checked again on the
+ * descriptor.
+ */
+export function readStoreText(path, maxBytes = 1024 * 1024) {
+  let fd;
   try {
-    return JSON.parse(readFileSync(path, 'utf8'));
+    const before = lstatSync(path);
+    if (!before.isFile() || before.size > maxBytes) return undefined;
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > maxBytes) return undefined;
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function readJson(path) {
+  const text = readStoreText(path);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
