@@ -2,7 +2,8 @@
 // (DESIGN.md invariant 8). Each one carries a secret string, and symlinks point at a victim
 // folder outside the store, so the end of the run can prove that nothing was followed, changed
 // or echoed: every entry is either still where it was put (a name refrelay does not read) or
-// moved to ref-updates/corrupt/ with a reason that does not quote it.
+// moved to ref-updates/corrupt/ with a reason that does not quote it (or, a regular file named
+// like refrelay's own bookkeeping in a lock folder, removed with that folder).
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -158,6 +159,7 @@ export class HostilePlanter {
     let quarantined = 0;
     let ignored = 0;
     const vanished = [];
+    const removedAsOwn = [];
     const missingReason = [];
     // Newest first: of entries planted at one path, only the newest can still be there.
     const inPlace = new Set();
@@ -169,8 +171,16 @@ export class HostilePlanter {
         ignored++;
         continue;
       }
-      if (take(rel) !== undefined) {
+      const inLock = /^ref-updates\/running\/[0-9a-f]{40}$/.test(entry.folder);
+      // Recovering a lock folder moves task-named files to waiting/ first; the bad ones are quarantined from there.
+      if (take(rel) !== undefined || (inLock && /^[0-9a-f]{40}\.json$/.test(entry.name) && take(`ref-updates/waiting/${entry.name}`) !== undefined)) {
         quarantined++;
+        continue;
+      }
+      // A regular file under a name refrelay writes in a lock folder itself (owner.json, *.tmp) is
+      // its bookkeeping to remove when the lock goes (store-records.ts removeBookkeeping).
+      if (inLock && ['bytes', 'json', 'sparse'].includes(entry.kind) && (entry.name === 'owner.json' || entry.name.endsWith('.tmp'))) {
+        removedAsOwn.push(`${rel} (${entry.kind})`);
         continue;
       }
       // A corrupt/ entry named after it but without a reason record.
@@ -188,6 +198,7 @@ export class HostilePlanter {
       planted: this.planted.length,
       quarantined,
       ignored,
+      removedAsOwn,
       vanished,
       missingReason,
       reasonProblems,

@@ -226,7 +226,7 @@ export function summarize(options, outcome) {
     ['every push into a source queued its update', driver.enqueueFailures.length === 0 && driver.pushFailures.length === 0, [...driver.enqueueFailures, ...driver.pushFailures]],
     ['faults were injected', faultTotal > 0, []],
     ['hostile entries were planted', hostile.planted > 0, []],
-    ['every hostile entry moved to corrupt/ with a .reason, or left where it was put', hostile.vanished.length === 0 && hostile.missingReason.length === 0, [...hostile.missingReason, ...hostile.vanished]],
+    ['every hostile entry moved to corrupt/ with a .reason, left where it was put, or removed as lock bookkeeping', hostile.vanished.length === 0 && hostile.missingReason.length === 0, [...hostile.missingReason, ...hostile.vanished]],
     ['no .reason and no node log or stderr quotes the secret', hostile.reasonProblems.length === 0 && hostile.secretIn.length === 0, [...hostile.reasonProblems, ...hostile.secretIn.map((file) => `${file} quotes the secret`)]],
     ['the victim folder outside the store is unchanged', hostile.victimIntact, []],
     ['the store filled up (unless the tmpfs mount was refused)', storeFull.skipped !== undefined || storeFull.episodes > 0, []],
@@ -248,7 +248,7 @@ export function summarize(options, outcome) {
   );
   out.push(`overlapping pushes: ${compared.overlaps.length} (stale markers of killed pushes: ${compared.staleMarkers})`);
   out.push(`lost refs: ${compared.lost.length} of ${compared.refsCompared} refs compared`);
-  out.push(`hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`);
+  out.push(`hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (regular files named owner.json or *.tmp in a lock folder), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`);
   out.push(
     storeFull.skipped !== undefined
       ? `store full: skipped (${storeFull.skipped})`
@@ -285,6 +285,7 @@ export function summarize(options, outcome) {
       planted: hostile.planted,
       quarantined: hostile.quarantined,
       ignored: hostile.ignored,
+      removedAsBookkeeping: hostile.removedAsOwn.length,
       vanished: hostile.vanished.length,
       missingReason: hostile.missingReason.length,
       byKind: hostile.byKind,
