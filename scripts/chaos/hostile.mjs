@@ -99,7 +99,7 @@ export class HostilePlanter {
       this.skipped++;
       return undefined;
     }
-    const entry = { folder, name, kind, path, type: typeOf(path), at: Date.now() };
+    const entry = { folder, name, kind, path, type: typeOf(path), at: Date.now(), inner: made.inner };
     this.planted.push(entry);
     this.counts[kind]++;
     return entry;
@@ -122,7 +122,7 @@ export class HostilePlanter {
     // after a takeover: the place they were planted is the lock folder itself.
     const relativeOf = (path) => {
       for (const root of viewRoots) {
-        if (path === root || path.startsWith(`${root}/`)) return relative(root, path).replace(/^(ref-updates\/running\/[0-9a-f]{40})\.tomb\.[^/]+\//, '$1/');
+        if (path === root || path.startsWith(`${root}/`)) return relative(root, path).replace(/^(ref-updates\/running\/[0-9a-f]{40})\.tomb\.[^/]+(\/|$)/, '$1$2');
       }
       return undefined;
     };
@@ -177,9 +177,15 @@ export class HostilePlanter {
         quarantined++;
         continue;
       }
-      // A regular file under a name refrelay writes in a lock folder itself (owner.json, *.tmp) is
-      // its bookkeeping to remove when the lock goes (store-records.ts removeBookkeeping).
-      if (inLock && ['bytes', 'json', 'sparse'].includes(entry.kind) && (entry.name === 'owner.json' || entry.name.endsWith('.tmp'))) {
+      // What the lock protocol takes for its own (store-records.ts removeBookkeeping): a regular
+      // file named owner.json or *.tmp in a lock folder is removed with it; a directory in a lock
+      // folder is a claim folder, and a directory named like a lock is an ownerless lock taken
+      // over after lockStale: their task-named files go to waiting/ (and, being bad, to
+      // corrupt/ from there), the rest is removed, then the folder.
+      const ownName = entry.name === 'owner.json' || entry.name.endsWith('.tmp');
+      const lockLike = entry.folder === 'ref-updates/running' && LOCK_NAME.test(entry.name);
+      if (entry.kind === 'dir' ? inLock || lockLike : inLock && entry.type === 'file' && ownName) {
+        if (entry.inner !== undefined && /^[0-9a-f]{40}\.json$/.test(entry.inner)) take(`ref-updates/waiting/${entry.inner}`);
         removedAsOwn.push(`${rel} (${entry.kind})`);
         continue;
       }
@@ -248,7 +254,8 @@ function plant(path, kind, random, victim, made) {
     case 'dir':
       mkdirSync(path);
       made.created = true;
-      writeFileSync(join(path, random.pick(['owner.json', 'a.tmp', `${'d'.repeat(40)}.json`])), SECRET, { flag: 'wx' });
+      made.inner = random.pick(['owner.json', 'a.tmp', `${'d'.repeat(40)}.json`]);
+      writeFileSync(join(path, made.inner), SECRET, { flag: 'wx' });
       return undefined;
     default:
       throw new Error(`unknown kind ${kind}`);

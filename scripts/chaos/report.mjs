@@ -248,7 +248,7 @@ export function summarize(options, outcome) {
   );
   out.push(`overlapping pushes: ${compared.overlaps.length} (stale markers of killed pushes: ${compared.staleMarkers})`);
   out.push(`lost refs: ${compared.lost.length} of ${compared.refsCompared} refs compared`);
-  out.push(`hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (regular files named owner.json or *.tmp in a lock folder), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`);
+  out.push(`hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`);
   out.push(
     storeFull.skipped !== undefined
       ? `store full: skipped (${storeFull.skipped})`
