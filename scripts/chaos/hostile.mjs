@@ -210,6 +210,8 @@ export class HostilePlanter {
       reasonProblems,
       ownFilesQuarantined: foreignCorrupt,
       victimIntact: victimAfter === victimBefore,
+      // The entries (path and type; contents only as "changed") that differ, for finding the cause.
+      victimChanges: victimDiff(victimBefore, victimAfter),
       byKind: this.counts,
       skipped: this.skipped,
     };
@@ -283,6 +285,14 @@ function list(dir) {
 }
 
 /** Names, types and contents of everything under `dir`, as one comparable string. */
+/** Snapshot lines present on one side only, content lines reduced to a marker: never the secret itself. */
+function victimDiff(before, after) {
+  const lines = (text) => text.split('\n').map((line) => (line.includes(' ') ? line : '(content)'));
+  const a = lines(before);
+  const b = lines(after);
+  return [...a.filter((line) => !b.includes(line)).map((line) => `- ${line}`), ...b.filter((line) => !a.includes(line)).map((line) => `+ ${line}`)];
+}
+
 function snapshot(dir) {
   const parts = [];
   const walk = (at) => {

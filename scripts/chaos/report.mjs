@@ -228,7 +228,7 @@ export function summarize(options, outcome) {
     ['hostile entries were planted', hostile.planted > 0, []],
     ['every hostile entry moved to corrupt/ with a .reason, left where it was put, or removed as lock bookkeeping', hostile.vanished.length === 0 && hostile.missingReason.length === 0, [...hostile.missingReason, ...hostile.vanished]],
     ['no .reason and no node log or stderr quotes the secret', hostile.reasonProblems.length === 0 && hostile.secretIn.length === 0, [...hostile.reasonProblems, ...hostile.secretIn.map((file) => `${file} quotes the secret`)]],
-    ['the victim folder outside the store is unchanged', hostile.victimIntact, []],
+    ['the victim folder outside the store is unchanged', hostile.victimIntact, hostile.victimChanges ?? []],
     ['the store filled up (unless the tmpfs mount was refused)', storeFull.skipped !== undefined || storeFull.episodes > 0, []],
   ];
   const pass = checks.every(([, ok]) => ok);
