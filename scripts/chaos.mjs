@@ -286,7 +286,8 @@ async function run(options, root, processes, interrupted) {
   const leftovers = storeLeftovers(store, hostile.stillInPlace());
   const audit = hostile.audit({ viewRoots: views.map((view) => view.storePath), victimBefore });
   // corrupt/ holds the hostile entries refrelay moved there; anything else in it was its own file.
-  leftovers.corrupt = audit.ownFilesQuarantined;
+  // Named with its quarantine reason (type, size or what failed to parse: never content), to find why.
+  leftovers.corrupt = audit.ownFilesQuarantined.map((name) => `${name} (${corruptReason(join(store, 'ref-updates', 'corrupt'), name)})`);
   leftovers.spool = spoolHolds() ? readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [];
   const secretIn = readdirSync(logDir).filter((name) => nodes.some((node) => name.startsWith(`${node.id}.`))).filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));
   // A full store fails passes, heartbeats and pushes with ENOSPC (through sshfs as an I/O or
@@ -380,3 +381,12 @@ async function main() {
 }
 
 process.exitCode = await main();
+
+/** The reason refrelay recorded for a quarantined entry, or why there is none. */
+function corruptReason(dir, name) {
+  try {
+    return String(JSON.parse(readFileSync(join(dir, `${name}.reason`), 'utf8')).reason);
+  } catch {
+    return 'no readable .reason';
+  }
+}
