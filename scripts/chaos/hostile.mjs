@@ -82,13 +82,19 @@ export class HostilePlanter {
     let folder = this.random.pick(FOLDERS);
     if (folder.endsWith('/LOCK')) {
       const running = join(this.store, 'ref-updates', 'running');
-      const locks = list(running).filter((name) => LOCK_NAME.test(name));
+      // Real lock folders only: an earlier round may have planted a symlink with a lock's name,
+      // and planting "into" it would write into the victim folder it points to.
+      const locks = list(running).filter((name) => LOCK_NAME.test(name) && isRealDir(join(running, name)));
       if (locks.length === 0) folder = 'ref-updates/running';
       else folder = `ref-updates/running/${this.random.pick(locks)}`;
     }
     const name = entryName(this.random);
     const kind = this.random.pick(KINDS);
     const path = join(this.store, folder, name);
+    if (!isRealDir(join(this.store, folder))) {
+      this.skipped++;
+      return undefined;
+    }
     const made = { created: false };
     try {
       plant(path, kind, this.random, this.victim, made);
@@ -273,6 +279,14 @@ function typeOf(path) {
     return 'file';
   } catch {
     return undefined;
+  }
+}
+
+function isRealDir(path) {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
