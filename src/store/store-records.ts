@@ -219,8 +219,11 @@ async function lstatTolerant(ctx: StoreContext, path: string, operation: string)
   }
 }
 
-/** `done/<lockName>.<leaseId>`: the only names a sweep of done/ deletes. */
-const DONE_FOLDER_NAME = /^[0-9a-f]{40}\.[A-Za-z0-9_.-]+$/;
+/**
+ * `done/<lockName>.<leaseId>`, the lease id being `<nodeId>.<token>`: the only names a sweep of
+ * done/ deletes. Anything else there (a `<40 hex>.json` someone made) is not ours to delete.
+ */
+const DONE_FOLDER_NAME = /^[0-9a-f]{40}\.[A-Za-z0-9_.-]+\.[A-Za-z0-9]+$/;
 
 /**
  * Deletes retired claim folders in done/ — every task in them was pushed, whichever node retired

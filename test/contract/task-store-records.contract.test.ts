@@ -169,11 +169,12 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
       env.write(`ref-updates/done/${name}/${'d'.repeat(40)}.json`, '{}');
     }
     env.mkdir('ref-updates/done/not-a-claim-folder');
+    env.mkdir(`ref-updates/done/${'e'.repeat(40)}.json`); // someone else's, shaped like a task file
 
     expect(await store.sweepDone(2)).toBe(2);
-    expect(env.list('ref-updates/done')).toHaveLength(2);
+    expect(env.list('ref-updates/done')).toHaveLength(3);
     expect(await store.sweepDone()).toBe(1);
-    expect(env.list('ref-updates/done')).toEqual(['not-a-claim-folder']);
+    expect(env.list('ref-updates/done')).toEqual([`${'e'.repeat(40)}.json`, 'not-a-claim-folder']);
     expect(await store.sweepDone()).toBe(0);
   });
 
