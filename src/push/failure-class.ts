@@ -1,4 +1,5 @@
 import { redactText } from '../observe/redact.js';
+import type { PushFailure, PushFailureKind } from './push-types.js';
 
 /**
  * What a failed git transport command means for the task: retry later
@@ -104,4 +105,21 @@ export function stderrTail(stderr: string, lines = STDERR_TAIL_LINES): string {
     .map((line) => line.trimEnd())
     .filter((line) => line !== '');
   return redactText(visible.slice(-lines).join('\n'));
+}
+
+/** auth and missing-repository may be fixed by a person meanwhile; the scheduler caps their retries. */
+const RETRYABLE: Readonly<Record<PushFailureKind, boolean>> = {
+  transient: true,
+  'missing-repository': true,
+  auth: true,
+  permanent: false,
+  'local-missing': false,
+  timeout: true,
+  aborted: false,
+};
+
+/** A push failure as the pusher reports it: one line, with the signal that ended git if one did. */
+export function pushFailure(kind: PushFailureKind, message: string, stderrTail: string, exitSignal?: string): PushFailure {
+  const text = exitSignal === undefined ? message : `${message} (git ended by ${exitSignal})`;
+  return { kind, message: oneLine(text), stderrTail, retryable: RETRYABLE[kind] };
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { redactUrl } from '../observe/redact.js';
@@ -6,12 +6,13 @@ import { FULL_SYNC_REF } from '../task/task.js';
 import { Credentials } from '../config/secure-config.js';
 import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';
 import { destinationEnv } from './destination-env.js';
-import { classifyPushFailure, isOverload, oneLine, stderrTail } from './failure-class.js';
+import { isAbsentOrEmpty, isDirectory } from './local-paths.js';
+import { classifyPushFailure, isOverload, pushFailure as failure, stderrTail } from './failure-class.js';
 import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
 import { readRefsFromFiles } from './ref-files.js';
 import { planPush, type PlannedRef } from './push-plan.js';
-import type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
+import type { Pusher, PushFailure, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { accepted, refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
 import { splitDeclined, type ChunkAnswer } from './split-declined.js';
@@ -41,17 +42,6 @@ export interface GitPusherOptions {
 export const MAX_REFSPECS_PER_PUSH = 2000;
 /** Beyond this many claimed refs, listing all local refs is cheaper than one pattern per ref. */
 const MAX_REF_PATTERNS = 500;
-
-/** auth and missing-repository may be fixed by a person meanwhile; the scheduler caps their retries. */
-const RETRYABLE: Readonly<Record<PushFailureKind, boolean>> = {
-  transient: true,
-  'missing-repository': true,
-  auth: true,
-  permanent: false,
-  'local-missing': false,
-  timeout: true,
-  aborted: false,
-};
 
 /** State of one push() call. */
 interface Run {
@@ -335,11 +325,6 @@ function completed(result: RunResult): boolean {
   return !result.killed && result.exitCode !== null && porcelainCompleted(result.stdout);
 }
 
-function failure(kind: PushFailureKind, message: string, stderrTail: string, exitSignal?: string): PushFailure {
-  const text = exitSignal === undefined ? message : `${message} (git ended by ${exitSignal})`;
-  return { kind, message: oneLine(text), stderrTail, retryable: RETRYABLE[kind] };
-}
-
 function outcome(run: Run, result: PushOutcome['result'], refs: RefOutcome[], failed?: PushFailure): PushOutcome {
   return {
     result,
@@ -349,20 +334,4 @@ function outcome(run: Run, result: PushOutcome['result'], refs: RefOutcome[], fa
     durationMs: performance.now() - run.startedAt,
     argv: run.argv,
   };
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-async function isAbsentOrEmpty(path: string): Promise<boolean> {
-  try {
-    return (await readdir(path)).length === 0;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
 }
