@@ -26,6 +26,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
+import { DONE_SWEEP_QUIET_MS, DoneSweeper } from './done-sweeper.js';
 import { SpoolForwarder } from './spool-forwarder.js';
 
 /** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
@@ -33,16 +34,6 @@ const WATCH_HINT_DEBOUNCE_MS = 50;
 /** Temp files older than this in building/ were left by a crash. */
 const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 5 * 60 * 1000;
-/**
- * Finished claim folders (done/) are deleted when the node has no push in flight, so their
- * unlinks do not compete with pushes for the CPU and the store; a node that is never idle sweeps
- * once this many have piled up.
- */
-const DONE_SWEEP_BACKLOG = 64;
-/** A busy node's sweep takes this many folders at a time, so claims never queue long behind it. */
-const DONE_SWEEP_BUSY_FOLDERS = 16;
-const DONE_SWEEP_QUIET_MS = 500;
-const DONE_SWEEP_RETRY_MS = 60_000;
 /** While the local spool holds tasks the store did not take yet, passes come at least this often. */
 const SPOOL_RETRY_MS = 1000;
 /** After the store refused to take a claim folder into done/, pushes finish file by file this long. */
@@ -109,9 +100,6 @@ export class Daemon {
   /** The lock names of ownLeases. */
   private readonly ownLocks = new Set<string>();
   /** Claim folders moved to done/ since the last sweep of it; 1 at start for what a crash left. */
-  private retiredSinceSweep = 1;
-  private doneSweep: Promise<void> | undefined;
-  private doneSweepFailedAt = Number.NEGATIVE_INFINITY;
   private retireOffUntil = Number.NEGATIVE_INFINITY;
   private stopping = false;
   private watcher: FSWatcher | undefined;
@@ -120,12 +108,14 @@ export class Daemon {
   private config: ReplicationConfig;
   private configStamp = '';
   private readonly periodicVerify: PeriodicVerify;
+  private readonly doneSweeper: DoneSweeper;
   private readonly spool: SpoolForwarder | undefined;
   /** Monotonic time of the last completed distributor pass, and of the last heartbeat outcome. */
   private lastPassAt: number | undefined;
   private heartbeatError: string | undefined;
 
   constructor(private readonly options: DaemonOptions) {
+    this.doneSweeper = new DoneSweeper(options.store, options.clock, options.log);
     const { config } = options;
     this.config = config;
     this.locks = new UriLocks({
@@ -214,7 +204,7 @@ export class Daemon {
                     throw error;
                   }
                   forget();
-                  if (retired) this.retiredSinceSweep++;
+                  if (retired) this.doneSweeper.retired();
                   return retired;
                 },
               }),
@@ -399,7 +389,7 @@ export class Daemon {
         fresh = !reuseListing;
         // Idle: nothing pushing, nothing started, nothing due within DONE_SWEEP_QUIET_MS.
         const idle = this.distributor.runningCount === 0 && report.started === 0 && (report.nextDueAt === undefined || report.nextDueAt - clock.now() >= DONE_SWEEP_QUIET_MS);
-        this.maybeSweepDone(idle);
+        this.doneSweeper.maybeSweep(idle);
         nextDueAt = report.nextDueAt;
         pendingUris = report.pendingUris;
         this.lastPassAt = clock.monotonic();
@@ -489,40 +479,6 @@ export class Daemon {
     return { ok: reasons.length === 0, reasons };
   }
 
-  /** In the background: the loop's passes go on meanwhile. At most one sweep at a time. */
-  private maybeSweepDone(idle: boolean): void {
-    if (this.doneSweep !== undefined || this.retiredSinceSweep === 0) return;
-    // After a failure (permissions, an outage), retry a minute later rather than on every pass.
-    if (this.options.clock.monotonic() - this.doneSweepFailedAt < DONE_SWEEP_RETRY_MS) return;
-    if (!idle && this.retiredSinceSweep < DONE_SWEEP_BACKLOG) return;
-    const pending = this.retiredSinceSweep;
-    this.retiredSinceSweep = 0;
-    // Bounded even when idle: a burst may arrive meanwhile, and its claims share the file workers.
-    const limit = idle ? DONE_SWEEP_BACKLOG : DONE_SWEEP_BUSY_FOLDERS;
-    this.doneSweep = this.options.store
-      .sweepDone(limit)
-      .then(
-        (swept) => {
-          // Counted as handled even when a folder could not go yet (a `.nfs*` file in it): the
-          // next idle sweep tries again, and a stuck folder cannot keep the node sweeping.
-          this.retiredSinceSweep += Math.max(0, pending - limit);
-          if (swept >= limit && this.retiredSinceSweep === 0) this.retiredSinceSweep = 1; // more may be left
-        },
-        (error: unknown) => {
-          this.retiredSinceSweep += pending;
-          this.doneSweepFailedAt = this.options.clock.monotonic();
-          this.warnSweepFailed(error);
-        },
-      )
-      .finally(() => {
-        this.doneSweep = undefined;
-      });
-  }
-
-  private warnSweepFailed(error: unknown): void {
-    this.options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not delete finished claim folders in done/');
-  }
-
   private async shutdown(): Promise<void> {
     this.watcher?.close();
     await this.refWatcher?.stop();
@@ -541,8 +497,7 @@ export class Daemon {
       }
     }
     // What the last pushes retired goes now, so a stopped node leaves nothing behind.
-    await this.doneSweep;
-    if (this.retiredSinceSweep > 0) await this.options.store.sweepDone().catch((error: unknown) => this.warnSweepFailed(error));
+    await this.doneSweeper.finish();
     await this.beat(true);
   }
 
