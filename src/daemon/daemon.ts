@@ -18,15 +18,13 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import { Waker, type WakeReason } from '../runtime/waker.js';
-import { OWNER_FILE } from '../lock/owner-record.js';
-import { errnoName } from '../runtime/errno.js';
 import { Distributor } from '../schedule/distributor.js';
-import type { Lease, SchedulerLocks } from '../schedule/ports.js';
 import type { TaskStore } from '../store/task-store.js';
 import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
 import { DONE_SWEEP_QUIET_MS, DoneSweeper } from './done-sweeper.js';
+import { HeldLocks } from './held-locks.js';
 import { SpoolForwarder } from './spool-forwarder.js';
 
 /** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
@@ -36,8 +34,6 @@ const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 5 * 60 * 1000;
 /** While the local spool holds tasks the store did not take yet, passes come at least this often. */
 const SPOOL_RETRY_MS = 1000;
-/** After the store refused to take a claim folder into done/, pushes finish file by file this long. */
-const RETIRE_OFF_AFTER_ERROR_MS = 10 * 60_000;
 
 export interface DaemonOptions {
   readonly config: ReplicationConfig;
@@ -96,11 +92,7 @@ export class Daemon {
   private readonly heartbeat: NodeHeartbeat;
   private readonly recovery: LockRecovery;
   private readonly offset = new ClockOffsetTracker();
-  private readonly ownLeases = new Set<string>();
-  /** The lock names of ownLeases. */
-  private readonly ownLocks = new Set<string>();
-  /** Claim folders moved to done/ since the last sweep of it; 1 at start for what a crash left. */
-  private retireOffUntil = Number.NEGATIVE_INFINITY;
+  private readonly heldLocks: HeldLocks;
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
@@ -127,13 +119,14 @@ export class Daemon {
       random: options.random,
       trustMs: () => this.config.lockStaleMs / 3,
     });
+    this.heldLocks = new HeldLocks(this.locks, options.store, options.clock, () => this.doneSweeper.retired());
     const processes = options.processes ?? realProcessControl;
     this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
     this.distributor = new Distributor(
       {
         config: () => this.config,
         store: options.store,
-        locks: this.trackingLocks(),
+        locks: this.heldLocks,
         pusher: options.pusher,
         clock: options.clock,
         random: options.random,
@@ -157,61 +150,6 @@ export class Daemon {
 
   private get nodesDir(): string {
     return join(this.config.storePath, 'nodes');
-  }
-
-  /** Locks as the scheduler sees them, remembering which leases this process holds right now. */
-  private trackingLocks(): SchedulerLocks {
-    return {
-      acquire: async (lockName, uri) => {
-        const held = await this.locks.acquire(lockName, uri);
-        if (held === undefined) return undefined;
-        this.ownLeases.add(held.leaseId);
-        this.ownLocks.add(lockName);
-        const forget = (): void => {
-          this.ownLeases.delete(held.leaseId);
-          this.ownLocks.delete(lockName);
-        };
-        const lease: Lease = {
-          leaseId: held.leaseId,
-          claimName: held.claimName,
-          stillMine: () => held.stillMine(),
-          heartbeat: (extra) => held.heartbeat(extra),
-          // A getter: the holder's deadline counts from its last successful record write, now.
-          get lastWriteAt() {
-            return held.lastWriteAt;
-          },
-          release: async () => {
-            try {
-              return await held.release();
-            } finally {
-              forget();
-            }
-          },
-          ...(this.options.clock.monotonic() < this.retireOffUntil
-            ? {}
-            : {
-                retire: async (pushed: ReadonlySet<string>) => {
-                  // Only the owner record, dot files (temps, `.nfs*`) and what this push finished.
-                  const onlyFinished = (entries: readonly string[]): boolean => entries.every((name) => name === OWNER_FILE || name.startsWith('.') || pushed.has(name));
-                  let retired: boolean;
-                  try {
-                    retired = await held.retire(this.options.store.paths.doneFolder(lockName, held.leaseId), onlyFinished);
-                  } catch (error) {
-                    // The store refused the move (done/ on another filesystem, missing, not
-                    // writable): finish file by file for a while instead of failing every push.
-                    // A throw leaves the lock held: the job finishes the files and calls release().
-                    if (errnoName(error) !== undefined) this.retireOffUntil = this.options.clock.monotonic() + RETIRE_OFF_AFTER_ERROR_MS;
-                    throw error;
-                  }
-                  forget();
-                  if (retired) this.doneSweeper.retired();
-                  return retired;
-                },
-              }),
-        };
-        return lease;
-      },
-    };
   }
 
   get takeovers(): number {
@@ -370,7 +308,7 @@ export class Daemon {
       if (now - lastObserve >= Math.min(config.distributionIntervalMs, config.lockStaleMs / 6)) {
         lastObserve = now;
         // Apart from the pass: a lock folder the observer cannot read must not stop the pushes.
-        await this.recovery.pass(this.ownLeases, this.ownLocks).catch((error: unknown) => reportPassFailure(this.distributor.storeOutage, log, error));
+        await this.recovery.pass(this.heldLocks.ownLeases, this.heldLocks.ownLocks).catch((error: unknown) => reportPassFailure(this.distributor.storeOutage, log, error));
       }
       try {
         if (now - lastSweep >= SWEEP_EVERY_MS) {

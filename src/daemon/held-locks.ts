@@ -1,0 +1,75 @@
+import { OWNER_FILE } from '../lock/owner-record.js';
+import type { UriLocks } from '../lock/uri-lock.js';
+import type { Clock } from '../runtime/clock.js';
+import { errnoName } from '../runtime/errno.js';
+import type { Lease, SchedulerLocks } from '../schedule/ports.js';
+import type { TaskStore } from '../store/task-store.js';
+
+/** After the store refused to take a claim folder into done/, pushes finish file by file this long. */
+const RETIRE_OFF_AFTER_ERROR_MS = 10 * 60_000;
+
+/** Locks as the scheduler sees them, remembering which leases this process holds right now. */
+export class HeldLocks implements SchedulerLocks {
+  readonly ownLeases = new Set<string>();
+  /** The lock names of ownLeases. */
+  readonly ownLocks = new Set<string>();
+  private retireOffUntil = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly locks: UriLocks,
+    private readonly store: Pick<TaskStore, 'paths'>,
+    private readonly clock: Clock,
+    /** A claim folder went to done/: the done/ sweep has one more to delete. */
+    private readonly onRetired: () => void,
+  ) {}
+
+  async acquire(lockName: string, uri: string): Promise<Lease | undefined> {
+    const held = await this.locks.acquire(lockName, uri);
+    if (held === undefined) return undefined;
+    this.ownLeases.add(held.leaseId);
+    this.ownLocks.add(lockName);
+    const forget = (): void => {
+      this.ownLeases.delete(held.leaseId);
+      this.ownLocks.delete(lockName);
+    };
+    const lease: Lease = {
+      leaseId: held.leaseId,
+      claimName: held.claimName,
+      stillMine: () => held.stillMine(),
+      heartbeat: (extra) => held.heartbeat(extra),
+      // A getter: the holder's deadline counts from its last successful record write, now.
+      get lastWriteAt() {
+        return held.lastWriteAt;
+      },
+      release: async () => {
+        try {
+          return await held.release();
+        } finally {
+          forget();
+        }
+      },
+      ...(this.clock.monotonic() < this.retireOffUntil
+        ? {}
+        : {
+            retire: async (pushed: ReadonlySet<string>) => {
+              // Only the owner record, dot files (temps, `.nfs*`) and what this push finished.
+              const onlyFinished = (entries: readonly string[]): boolean => entries.every((name) => name === OWNER_FILE || name.startsWith('.') || pushed.has(name));
+              let retired: boolean;
+              try {
+                retired = await held.retire(this.store.paths.doneFolder(lockName, held.leaseId), onlyFinished);
+              } catch (error) {
+                // The store refused the move (done/ on another filesystem, missing, not
+                // writable): finish file by file for a while instead of failing every push.
+                // A throw leaves the lock held: the job finishes the files and calls release().
+                if (errnoName(error) !== undefined) this.retireOffUntil = this.clock.monotonic() + RETIRE_OFF_AFTER_ERROR_MS;
+                throw error;
+              }
+              forget();
+              if (retired) this.onRetired();
+              return retired;
+            },
+          }),
+    };
+    return lease;
+  }
+}
