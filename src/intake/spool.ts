@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, rename, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, rm, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
@@ -184,17 +184,27 @@ export async function removeSpooled(path: string, files: SpoolFiles = realSpoolF
   }
 }
 
-/** True when moved, false when gone meanwhile, else the errno that kept it in place. */
+/**
+ * True when moved, false when gone meanwhile, else the errno that kept it in place. The reason
+ * is written first (a new file, never through a link) and the file moves only once it is there,
+ * so a full disk leaves the file in place rather than in corrupt/ without an explanation.
+ */
 async function quarantineSpooled(dir: string, name: string, reason: string, files: SpoolFiles): Promise<boolean | string> {
   const corrupt = join(dir, SPOOL_CORRUPT_DIR);
   const target = join(corrupt, `${name}.${randomBytes(6).toString('hex')}`);
+  const record = `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, name) })}\n`;
   try {
     await mkdir(corrupt, { recursive: true });
+    await writeFile(`${target}.reason`, record, { flag: 'wx' });
+  } catch (error) {
+    return errnoName(error) ?? 'an unknown error';
+  }
+  try {
     await files.rename(join(dir, name), target);
   } catch (error) {
+    await rm(`${target}.reason`, { force: true }).catch(() => undefined);
     const code = errnoName(error) ?? 'an unknown error';
     return code === 'ENOENT' ? false : code;
   }
-  await writeFile(`${target}.reason`, `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, name) })}\n`).catch(() => undefined);
   return true;
 }

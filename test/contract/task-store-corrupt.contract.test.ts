@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoreEvent } from '../../src/store/task-store.js';
 import { taskKey, type Task } from '../../src/task/task.js';
 import { fixturesDir } from '../support/paths.js';
+import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
 
 const WAITING = 'ref-updates/waiting';
@@ -88,6 +89,32 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     await Promise.all([a.listWaiting(), b.listWaiting()]);
     expect(await a.countCorrupt()).toBe(1);
     expect(env.list(CORRUPT).filter((n) => n.endsWith('.reason'))).toHaveLength(1);
+  });
+
+  it('leaves an unreadable file in place while its reason cannot be written, and moves it once there is room', async () => {
+    const env = makeEnv();
+    let full = true;
+    const fillingFs = faultyFs(env.fs, {
+      open: async (path, flags) => {
+        if (full && flags === 'wx') throw fsError('ENOSPC', 'open', path);
+        return env.fs.open(path, flags);
+      },
+    });
+    const events: StoreEvent[] = [];
+    const store = env.store('node-a', { fs: fillingFs, onEvent: (event) => events.push(event) });
+    await env.store('setup').open();
+    env.write(`${WAITING}/${nameFor(1)}`, 'null');
+
+    expect(await store.listWaiting()).toEqual([]);
+    expect(env.list(WAITING)).toEqual([nameFor(1)]);
+    expect(env.list(CORRUPT)).toEqual([]);
+    expect(events.map((e) => e.type)).toContain('quarantine-failed');
+
+    full = false;
+    await store.listWaiting();
+    expect(env.list(WAITING)).toEqual([]);
+    expect(reasons(env).get(nameFor(1))?.reason).toBe('expected a JSON object, got null');
+    expect(await store.countCorrupt()).toBe(1);
   });
 
   it('quarantines a corrupt claimed file and ignores the owner record in the lock folder', async () => {
