@@ -19,6 +19,7 @@ export const REMOTE_KEYS = [
   'url', 'push', 'projects', 'excludeProjects', 'threads', 'replicationDelay', 'rescheduleDelay',
   'replicationRetry', 'replicationMaxRetries', 'timeout', 'mirror', 'createMissingRepositories',
   'excludedRefsPattern', 'remoteNameStyle', 'shares', 'sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking',
+  'pushDeadline',
 ] as const;
 
 export const REMOTE_RESERVED_KEYS = [] as const;
@@ -65,7 +66,7 @@ export const GERRIT_GERRIT_ONLY: Readonly<Record<string, string>> = {
   maxRefsToLog: 'refrelay has no replication_log; its structured logs are not limited by this setting',
   maxRefsToShow: 'refrelay has no show-queue; refrelay status is not limited by this setting',
   pushBatchSize: NO_BATCHING,
-  sshCommandTimeout: 'refrelay runs no admin SSH commands; use remote.NAME.timeout to bound a push',
+  sshCommandTimeout: 'refrelay runs no admin SSH commands; remote.NAME.timeout and pushDeadline bound a push',
   sshConnectionTimeout: 'set ConnectTimeout in ~/.ssh/config or in remote.NAME.sshCommand instead',
   useLegacyCredentials: 'refrelay has no legacy credential store; credentials belong in secure.config',
 };

@@ -31,8 +31,10 @@ export interface RemoteConfig {
   readonly replicationRetryMs: number;
   /** 0 = retry forever. */
   readonly replicationMaxRetries: number;
-  /** Hard wall-clock deadline of one push; 0 = none. */
+  /** Gerrit's transport timeout: a push is stopped after this long without progress from git; 0 = none. */
   readonly timeoutMs: number;
+  /** Hard wall-clock deadline of one whole push; 0 = none. */
+  readonly pushDeadlineMs: number;
   readonly mirror: boolean;
   readonly createMissingRepositories: boolean;
   /** Compiled to match the whole ref name (Java `matches()` semantics, as in Gerrit). */

@@ -52,6 +52,7 @@ export function buildRemote(
     replicationRetryMs: setting('replicationRetry', (t) => parseDurationValue(t, 'minutes'), 60_000),
     replicationMaxRetries: setting('replicationMaxRetries', (t) => parseWholeNumber(t, 0), defaults.maxRetries),
     timeoutMs: setting('timeout', (t) => parseDurationValue(t, 'seconds'), 0),
+    pushDeadlineMs: setting('pushDeadline', (t) => parseDurationValue(t, 'seconds'), 0),
     mirror: setting('mirror', parseBoolean, false),
     createMissingRepositories: setting('createMissingRepositories', parseBoolean, true),
     excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),

@@ -11,13 +11,14 @@ import { classifyPushFailure, isOverload, pushFailure as failure, stderrTail } f
 import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
 import { readRefsFromFiles } from './ref-files.js';
+import { limitsOf } from './push-limits.js';
 import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { accepted, refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
 import { splitDeclined, type ChunkAnswer } from './split-declined.js';
 import type { SshConnectionReuse } from './ssh-reuse.js';
-import { stopSignal, type StopSignal } from './stop-signal.js';
+import { stoppedFailure, stopSignal, systemStopTime, type StopSignal } from './stop-signal.js';
 import { CURL_TRACE_LINE, parseRefLines, parseRetryAfter, reportProgress } from './git-text.js';
 
 export { parseRetryAfter };
@@ -61,8 +62,8 @@ type Step<T> = { ok: T } | { failure: PushFailure };
 
 /**
  * Pushes with our own `git push --porcelain` child: exact environment, per-ref
- * results, a hard wall-clock deadline and a process-group kill that takes ssh
- * down with git.
+ * results, an idle limit and a deadline (`push-limits.ts`) and a process-group
+ * kill that takes ssh down with git.
  */
 export class GitPusher implements Pusher {
   private readonly git: string;
@@ -104,7 +105,7 @@ export class GitPusher implements Pusher {
     const run: Run = {
       request: { ...request, localRepo },
       env: localRepoEnvironment(env, localRepo),
-      stop: stopSignal(request.remote.timeoutMs, request.signal),
+      stop: stopSignal(limitsOf(request.remote), request.signal, systemStopTime),
       startedAt: performance.now(),
       createAttempted: false,
       createdRepository: false,
@@ -204,7 +205,9 @@ export class GitPusher implements Pusher {
     const progress = request.onProgress;
     // --no-verify: a local pre-push hook is meant for people, and must not block or slow replication.
     const options = ['push', '--porcelain', '--no-verify'];
-    if (progress) options.push('--progress');
+    // git prints progress to a pipe only when asked; without it a large push that is moving looks
+    // idle for as long as the pack takes, and the destination stays quiet while it unpacks.
+    if (progress || request.remote.timeoutMs > 0) options.push('--progress');
     const refspecs = chunk.map((ref) => ref.refspec);
     run.argv = [this.git, ...options, '--', redactUrl(request.uri), ...refspecs];
     // One options shape for every push (absent callbacks are undefined, not missing): V8 compiles
@@ -216,6 +219,7 @@ export class GitPusher implements Pusher {
       killGraceMs: this.killGraceMs,
       onStderrLine: progress ? (line: string) => (CURL_TRACE_LINE.test(line) ? undefined : reportProgress(progress, line)) : undefined,
       onSpawn: request.onPushSpawn,
+      onOutput: run.stop.activity,
     }));
   }
 
@@ -286,6 +290,7 @@ export class GitPusher implements Pusher {
         env: run.env,
         signal: run.stop.signal,
         killGraceMs: this.killGraceMs,
+        onOutput: run.stop.activity,
       });
     }
     if (result.exitCode === 0 && !result.killed) {
@@ -295,18 +300,16 @@ export class GitPusher implements Pusher {
     return this.failureOf(run, result, 'creating the destination repository failed: ');
   }
 
-  /** A git command other than push, in the local repository, under the same deadline. */
+  /** A git command other than push, in the local repository, under the same limits. */
   private runGit(run: Run, args: string[]): Promise<RunResult> {
-    return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: run.stop.signal, killGraceMs: this.killGraceMs }));
+    const { stop } = run;
+    return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: stop.signal, killGraceMs: this.killGraceMs, onOutput: stop.activity }));
   }
 
   private failureOf(run: Run, result: RunResult, prefix = ''): PushFailure {
     const tail = stderrTail(result.stderr);
-    const stopped = run.stop.reason();
-    if (stopped === 'timeout') {
-      return failure('timeout', `push did not finish within ${run.request.remote.timeoutMs} ms; git and the processes it started (ssh) were stopped`, tail);
-    }
-    if (stopped === 'aborted') return failure('aborted', 'push aborted; git and the processes it started (ssh) were stopped', tail);
+    const stopped = stoppedFailure(run.stop.reason(), run.request.remote, tail);
+    if (stopped !== undefined) return stopped;
     if (result.spawnError !== undefined) return failure('permanent', `could not run ${this.git}: ${result.spawnError.message}`, tail);
     const classified = classifyPushFailure(result.exitCode, result.stderr);
     const killedBy = result.exitCode === null ? (result.exitSignal ?? undefined) : undefined;

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 describe.skipIf(!sshdAvailable)('a destination that accepts the connection and then hangs', () => {
-  it('the push is abandoned at remote.timeout: logged as a timeout, tasks back in waiting/ with attempts = 1, and no ssh client left running', async () => {
+  it('the push is abandoned after remote.timeout without progress: logged as a timeout, tasks back in waiting/ with attempts = 1, and no ssh client left running', async () => {
     const root = tempDir('refrelay-hung');
     const store = join(root, 'store');
     const base = join(root, 'base');
@@ -55,7 +55,7 @@ describe.skipIf(!sshdAvailable)('a destination that accepts the connection and t
     }, 5000);
     expect(clients[0]!.args).toContain(`ssh -F /dev/null -i ${sshd.clientKey}`);
     const failed = await node.waitForLog((line) => line.msg === 'push failed', 10_000);
-    expect(failed.failure).toBe('push did not finish within 2000 ms; git and the processes it started (ssh) were stopped');
+    expect(failed.failure).toBe('no progress for 2 s (remote.hung.timeout); git and the processes it started (ssh) were stopped');
     const elapsed = Date.parse(String(failed.time)) - Date.parse(String(claimed.time));
     expect(elapsed).toBeGreaterThanOrEqual(2000);
     expect(elapsed).toBeLessThan(5000);
@@ -72,7 +72,7 @@ describe.skipIf(!sshdAvailable)('a destination that accepts the connection and t
     expect(namesIn(storeDir(store, 'running'))).toEqual([]);
     expect(namesIn(storeDir(store, 'failed'))).toEqual([]);
     const state = readUriStateFile(store, uriKey(uri));
-    expect(state).toMatchObject({ uri, attempts: 1, lastError: 'push did not finish within 2000 ms; git and the processes it started (ssh) were stopped', nodeId: 'node-1' });
+    expect(state).toMatchObject({ uri, attempts: 1, lastError: 'no progress for 2 s (remote.hung.timeout); git and the processes it started (ssh) were stopped', nodeId: 'node-1' });
     expect(state!.notBefore as number).toBeGreaterThan(Date.now());
     expect(refsOf(join(destDir, 'app.git'))).toEqual(new Map());
     expect(processesWith(sshd.clientKey)).toEqual([]);

@@ -33,7 +33,7 @@ describe('HTTP(S) credentials from secure.config', () => {
     expect(refsOf(dest)).toEqual(source.refs());
     expect(http.logins).toContain(`replicator:${PASSWORD}`);
     expect(JSON.stringify(outcome)).not.toContain(PASSWORD);
-    expect(outcome.argv.join(' ')).toBe(`git push --porcelain --no-verify -- ${http.url('ok.git')} ${outcome.argv.slice(6).join(' ')}`);
+    expect(outcome.argv.join(' ')).toBe(`git push --porcelain --no-verify --progress -- ${http.url('ok.git')} ${outcome.argv.slice(7).join(' ')}`);
   });
 
   it('a wrong password is an auth failure, and the password it tried appears nowhere in it', async () => {

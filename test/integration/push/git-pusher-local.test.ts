@@ -25,7 +25,8 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect(viaFile).toMatchObject({ result: 'ok', createdRepository: false });
     expect(viaFile.refs.map((r) => [r.ref, r.status])).toEqual([['refs/heads/b1', 'new'], ['refs/heads/main', 'new']]);
     expect(refsOf(dst)).toEqual(pick(source.refs(), refs));
-    expect(viaFile.argv.slice(0, 6)).toEqual(['git', 'push', '--porcelain', '--no-verify', '--', `file://${dst}`]);
+    // --progress: remote.timeout is an idle limit, and git reports progress into a pipe only when asked.
+    expect(viaFile.argv.slice(0, 7)).toEqual(['git', 'push', '--porcelain', '--no-verify', '--progress', '--', `file://${dst}`]);
 
     const plain = initBare(join(root, 'plain.git'));
     const viaPath = await pusher.push({ remote: remoteConfig(), uri: plain, localRepo: source.bare, refs });

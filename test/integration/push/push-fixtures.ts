@@ -24,6 +24,7 @@ export function remoteConfig(overrides: Partial<Omit<RemoteConfig, 'push'>> & { 
     replicationRetryMs: 60_000,
     replicationMaxRetries: 0,
     timeoutMs: 30_000,
+    pushDeadlineMs: 0,
     mirror: false,
     createMissingRepositories: false,
     excludedRefsPatterns: [],

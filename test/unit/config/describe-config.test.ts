@@ -14,7 +14,7 @@ const sample = config(
   'remote.eu.mirror.url=https://bot:pa55@host/${name}.git', 'remote.eu.mirror.url=git@host:${name}.git',
   'remote.eu.mirror.push=+refs/heads/*:refs/heads/*', 'remote.eu.mirror.projects=team/*',
   'remote.eu.mirror.excludeProjects=^team/x/.*', 'remote.eu.mirror.excludedRefsPattern=refs/changes/.*',
-  'remote.eu.mirror.replicationDelay=90s',
+  'remote.eu.mirror.replicationDelay=90s', 'remote.eu.mirror.timeout=30', 'remote.eu.mirror.pushDeadline=2h',
 );
 
 describe('describeConfig', () => {
@@ -29,6 +29,8 @@ describe('describeConfig', () => {
     expect(text).toContain('  excludedRefsPattern: refs/changes/.*\n');
     expect(text).toContain('  replicationDelay: 1m30s\n');
     expect(text).toContain('  replicationRetry: 1m\n');
+    expect(text).toContain('  timeout: 30s without progress\n');
+    expect(text).toContain('  pushDeadline: 2h\n');
     expect(text).toContain('storePath: /store\n');
   });
 
@@ -53,7 +55,7 @@ describe('configToJson', () => {
     expect(roundTrip).toMatchObject({ storePath: '/store', distributionIntervalMs: 10_000, basePath: null });
     const remote = (roundTrip.remotes as Record<string, unknown>[])[0];
     expect(remote).toMatchObject({
-      name: 'eu.mirror', replicationDelayMs: 90_000, excludedRefsPatterns: ['refs/changes/.*'],
+      name: 'eu.mirror', replicationDelayMs: 90_000, timeoutMs: 30_000, pushDeadlineMs: 7_200_000, excludedRefsPatterns: ['refs/changes/.*'],
       projects: [{ text: 'team/*', kind: 'prefix' }], excludeProjects: [{ text: '^team/x/.*', kind: 'regex' }],
       push: [{ text: '+refs/heads/*:refs/heads/*', force: true, src: 'refs/heads/*', dst: 'refs/heads/*' }],
     });

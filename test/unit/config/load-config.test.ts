@@ -53,7 +53,7 @@ describe('loadConfig on valid fixtures', () => {
     expect(full).toMatchObject({
       name: 'full', urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],
       threads: 3, replicationDelayMs: 2000, rescheduleDelayMs: 10_000, replicationRetryMs: 300_000,
-      replicationMaxRetries: 4, timeoutMs: 60_000, mirror: true, createMissingRepositories: false, remoteNameStyle: 'dash',
+      replicationMaxRetries: 4, timeoutMs: 60_000, pushDeadlineMs: 7_200_000, mirror: true, createMissingRepositories: false, remoteNameStyle: 'dash',
       shares: 3,
       sshIdentity: '/etc/refrelay/id_ed25519', sshCommand: 'ssh -o BatchMode=yes', sshStrictHostKeyChecking: 'accept-new',
       extra: {},

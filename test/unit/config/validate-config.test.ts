@@ -36,7 +36,7 @@ describe('validateConfig defaults', () => {
     const [remote] = config.remotes;
     expect(remote).toMatchObject({
       name: 'm', urls: ['/m/${name}.git'], projects: [], excludeProjects: [], threads: 1, replicationDelayMs: 15_000,
-      rescheduleDelayMs: 3000, replicationRetryMs: 60_000, replicationMaxRetries: 0, timeoutMs: 0, mirror: false,
+      rescheduleDelayMs: 3000, replicationRetryMs: 60_000, replicationMaxRetries: 0, timeoutMs: 0, pushDeadlineMs: 0, mirror: false,
       createMissingRepositories: true, excludedRefsPatterns: [], remoteNameStyle: 'slash',
     });
     expect(remote?.push).toEqual([{ force: false, src: 'refs/*', dst: 'refs/*', text: 'refs/*:refs/*' }]);
@@ -57,6 +57,14 @@ describe('validateConfig defaults', () => {
   it('reads a bare replicationRetry in minutes and other bare delays in seconds', () => {
     const [remote] = valid(...BASE, 'remote.m.replicationRetry=2', 'remote.m.replicationDelay=4', 'remote.m.timeout=30').remotes;
     expect(remote).toMatchObject({ replicationRetryMs: 120_000, replicationDelayMs: 4000, timeoutMs: 30_000 });
+  });
+
+  it('reads pushDeadline as a duration, a bare number in seconds like timeout', () => {
+    expect(valid(...BASE, 'remote.m.pushDeadline=90').remotes[0]).toMatchObject({ pushDeadlineMs: 90_000, timeoutMs: 0 });
+    expect(valid(...BASE, 'remote.m.pushDeadline=2h', 'remote.m.timeout=30s').remotes[0]).toMatchObject({ pushDeadlineMs: 7_200_000, timeoutMs: 30_000 });
+    expect(messages(...BASE, 'remote.m.pushDeadline=never')).toEqual([
+      'remote.m.pushDeadline: expected a duration such as 15s, 2m, 500ms, got "never"',
+    ]);
   });
 
   it('raises a rescheduleDelay below 3s to 3s, as Gerrit does', () => {
