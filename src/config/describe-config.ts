@@ -1,6 +1,6 @@
 import { formatConfigProblem } from '../errors.js';
 import { formatDuration } from './duration.js';
-import { redactUrlCredentials } from './remote-url.js';
+import { redactUrlCredentials, styleProjectName } from './remote-url.js';
 import type { RemoteConfig, ReplicationConfig } from './types.js';
 
 const REDACTED = '(set, hidden)';
@@ -67,7 +67,27 @@ function describeRemote(remote: RemoteConfig): string[] {
     `  sshStrictHostKeyChecking: ${remote.sshStrictHostKeyChecking}`,
   ];
   for (const [key, value] of Object.entries(remote.extra ?? {})) lines.push(`  ${key}: ${value} (reserved)`);
+  for (const note of basenameNotes(remote)) lines.push(`  note: ${note}`);
   return lines;
+}
+
+/**
+ * Gerrit's basenameOnly also drops what follows the last dot of the name (`plugins/foo.bar` →
+ * `foo`). Earlier refrelay versions kept it, so the exact project names where the two differ are
+ * spelled out: their destination is not the repository an operator may expect.
+ */
+export function basenameNotes(remote: RemoteConfig): string[] {
+  if (remote.remoteNameStyle !== 'basenameOnly') return [];
+  const notes: string[] = [];
+  for (const pattern of remote.projects) {
+    if (pattern.kind !== 'exact') continue;
+    const lastSegment = pattern.text.slice(pattern.text.lastIndexOf('/') + 1);
+    const name = styleProjectName(pattern.text, 'basenameOnly');
+    if (name !== lastSegment) {
+      notes.push(`basenameOnly pushes project "${pattern.text}" as "${name}", not "${lastSegment}": as in Gerrit, the name ends at its last dot`);
+    }
+  }
+  return notes;
 }
 
 /** Plain JSON for `config check --json`: durations in ms, patterns as their text. */
@@ -121,6 +141,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
       sshCommand: remote.sshCommand ?? null,
       sshStrictHostKeyChecking: remote.sshStrictHostKeyChecking,
       extra: { ...(remote.extra ?? {}) },
+      notes: basenameNotes(remote),
     })),
     warnings: config.warnings.map((w) => ({ file: w.file, key: w.key, message: w.message })),
   };

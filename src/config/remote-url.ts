@@ -24,8 +24,22 @@ export function styleProjectName(project: string, style: RemoteNameStyle): strin
     case 'underscore':
       return project.replaceAll('/', '_');
     case 'basenameOnly':
-      return project.slice(project.lastIndexOf('/') + 1);
+      return basenameOnly(project);
   }
+}
+
+/**
+ * Gerrit's `basenameOnly` is Guava's `Files.getNameWithoutExtension`: the last path segment, cut
+ * at its LAST dot (`plugins/foo.bar` → `foo`, `x/v1.2-release` → `v1`, `a/b.c.d` → `b.c`). A
+ * segment made only of leading dots and a suffix (`.b`, `..b`, `...b`) would come out empty, as `.`
+ * or as `..`, a name that addresses the destination folder or its parent instead of a repository
+ * in it; such a segment is kept whole.
+ */
+function basenameOnly(project: string): string {
+  const segment = project.slice(project.lastIndexOf('/') + 1);
+  const dot = segment.lastIndexOf('.');
+  const name = dot < 0 ? segment : segment.slice(0, dot);
+  return name === '' || name === '.' || name === '..' ? segment : name;
 }
 
 /**
@@ -40,7 +54,8 @@ export function expandUrl(template: string, project: string, style: RemoteNameSt
   const styled = styleProjectName(project, style);
   const kind = urlKind(template);
   const name = kind === 'http' ? encodePath(styled) : GIT_DECODES.has(kind) ? styled.replaceAll('%', '%25') : styled;
-  return template.replaceAll(NAME_VARIABLE, () => name);
+  // Gerrit (ReplicationConfigImpl.replaceName) replaces the first `${name}` only; a later one stays as written.
+  return template.replace(NAME_VARIABLE, () => name);
 }
 
 /**
@@ -48,11 +63,12 @@ export function expandUrl(template: string, project: string, style: RemoteNameSt
  * encoding: for telling which remote a bare URI (a retry state file) belongs to.
  */
 export function urlFitsTemplate(template: string, url: string): boolean {
-  const parts = template.split(NAME_VARIABLE).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  if (parts.length === 1) return url === template;
-  // Every `${name}` of one template stands for the same project.
-  const pattern = parts.reduce((joined, part, index) => `${joined}${index === 1 ? '(.+)' : '\\1'}${part}`);
-  return new RegExp(`^${pattern}$`, 's').test(url);
+  const at = template.indexOf(NAME_VARIABLE);
+  if (at < 0) return url === template;
+  // Only the first `${name}` stands for the project (see expandUrl); the rest of the template is literal.
+  const before = template.slice(0, at);
+  const after = template.slice(at + NAME_VARIABLE.length);
+  return url.length > before.length + after.length && url.startsWith(before) && url.endsWith(after);
 }
 
 export function urlKind(url: string): UrlKind {

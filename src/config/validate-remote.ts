@@ -1,9 +1,10 @@
-import { allValues, type Reporter, type SectionValues } from './collect-sections.js';
+import { allValues, lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { REMOTE_RESERVED_KEYS } from './config-keys.js';
 import {
   optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, pathRelativeTo, readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
+import { didYouMean } from './did-you-mean.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
 import { REMOTE_NAME_STYLES, urlHasNameVariable } from './remote-url.js';
 import type { ProjectPattern, RemoteConfig, RemoteNameStyle } from './types.js';
@@ -56,7 +57,7 @@ export function buildRemote(
     mirror: setting('mirror', parseBoolean, false),
     createMissingRepositories: setting('createMissingRepositories', parseBoolean, true),
     excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
-    remoteNameStyle: setting('remoteNameStyle', parseRemoteNameStyle, 'slash'),
+    remoteNameStyle: remoteNameStyle(values, prefix, report),
     shares: setting('shares', parseShares, DEFAULT_SHARES),
     ...optional('sshIdentity', setting<string | undefined>('sshIdentity', pathRelativeTo(defaults.configDir), undefined)),
     ...optional('sshCommand', setting<string | undefined>('sshCommand', parseSshCommand, undefined)),
@@ -120,8 +121,21 @@ function parseRegex(text: string): RegExp | string {
   return compileWholeMatch(text);
 }
 
-function parseRemoteNameStyle(text: string): Parsed<RemoteNameStyle> {
-  const style = REMOTE_NAME_STYLES.find((s) => s.toLowerCase() === text.trim().toLowerCase());
-  if (style) return { ok: true, value: style };
-  return { ok: false, message: `expected slash, dash, underscore or basenameOnly, got "${text}"` };
+/**
+ * Gerrit compares the style with `equals`: any other text, `Dash` included, falls back to slash
+ * (logged only at FINE level there). refrelay does the same, but says so.
+ */
+function remoteNameStyle(values: SectionValues, prefix: string, report: Reporter): RemoteNameStyle {
+  const text = lastValue(values, 'remoteNameStyle');
+  if (text === undefined) return 'slash';
+  const style = REMOTE_NAME_STYLES.find((s) => s === text);
+  if (style) return style;
+  const near = didYouMean(text, REMOTE_NAME_STYLES);
+  const hint = near === undefined ? '' : ` (did you mean "${near}"? styles are case-sensitive)`;
+  report.warning(
+    `${prefix}.remoteNameStyle`,
+    `unknown style "${text}"${hint}; Gerrit falls back to slash for it, and so does refrelay: ` +
+      'project names keep their "/". Write slash, dash, underscore or basenameOnly',
+  );
+  return 'slash';
 }

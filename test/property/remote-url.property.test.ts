@@ -85,15 +85,17 @@ describe('expandUrl', () => {
     );
   });
 
-  it('applies remoteNameStyle as documented: slash as is, "/" to "-" or "_", or the last segment only', () => {
+  it('applies remoteNameStyle as documented: slash as is, "/" to "-" or "_", or the last segment up to its last dot', () => {
     fc.assert(
       fc.property(acceptedProject, (project) => {
         expect(styleProjectName(project, 'slash')).toBe(project);
         expect(styleProjectName(project, 'dash')).toBe(project.split('/').join('-'));
         expect(styleProjectName(project, 'underscore')).toBe(project.split('/').join('_'));
         const last = project.split('/').at(-1) ?? '';
-        expect(styleProjectName(project, 'basenameOnly')).toBe(last);
-        expect(last).not.toBe('');
+        const guava = last.includes('.') ? last.slice(0, last.lastIndexOf('.')) : last;
+        const basename = styleProjectName(project, 'basenameOnly');
+        expect(basename).toBe(['', '.', '..'].includes(guava) ? last : guava);
+        expect(['', '.', '..']).not.toContain(basename);
         for (const flat of ['dash', 'underscore', 'basenameOnly'] as const) {
           expect(styleProjectName(project, flat)).not.toContain('/');
         }

@@ -19,8 +19,19 @@ describe('expandUrl', () => {
     expect(expandUrl('/srv/mirror/${name}.git', 'app', 'basenameOnly')).toBe('/srv/mirror/app.git');
   });
 
-  it('expands every ${name} in the template', () => {
-    expect(expandUrl('file:///srv/${name}/${name}.git', 'a/b', 'slash')).toBe('file:///srv/a/b/a/b.git');
+  it('cuts a basenameOnly name at its last dot, as Guava getNameWithoutExtension does for Gerrit', () => {
+    expect(expandUrl('file:///srv/mirror/${name}.git', 'plugins/foo.bar', 'basenameOnly')).toBe('file:///srv/mirror/foo.git');
+    expect(expandUrl('https://host/${name}.git', 'x/v1.2-release', 'basenameOnly')).toBe('https://host/v1.git');
+  });
+
+  it('replaces only the first ${name}, as Gerrit does; a second one stays in the URL as written', () => {
+    expect(expandUrl('file:///srv/${name}/${name}.git', 'a/b', 'slash')).toBe('file:///srv/a/b/${name}.git');
+    expect(expandUrl('ssh://host/${name}-${name}', 'team/app', 'dash')).toBe('ssh://host/team-app-${name}');
+  });
+
+  it('does not expand a ${name} that comes from the project name itself', () => {
+    expect(expandUrl('/srv/${name}.git', '${name}', 'slash')).toBe('/srv/${name}.git');
+    expect(expandUrl('/srv/${name}/${name}.git', 'x/${name}', 'slash')).toBe('/srv/x/${name}/${name}.git');
   });
 
   it('percent-encodes the name in http(s) URLs but keeps its slashes', () => {
@@ -50,6 +61,32 @@ describe('styleProjectName', () => {
     expect(styleProjectName('a/b/c', 'dash')).toBe('a-b-c');
     expect(styleProjectName('a/b/c', 'underscore')).toBe('a_b_c');
     expect(styleProjectName('a/b/c', 'basenameOnly')).toBe('c');
+  });
+
+  it.each([
+    ['plugins/foo.bar', 'foo'],
+    ['x/v1.2-release', 'v1'],
+    ['a/b.c.d', 'b.c'],
+    ['name.', 'name'],
+    ['lib/app', 'app'],
+    ['a.b/c', 'c'],
+  ])('basenameOnly: %s → %s (last segment, up to its last dot)', (project, name) => {
+    expect(styleProjectName(project, 'basenameOnly')).toBe(name);
+  });
+
+  it.each([
+    ['a/.b', '.b'],
+    ['a/..b', '..b'],
+    ['...b', '...b'],
+    ['a/.git', '.git'],
+  ])('basenameOnly keeps %s whole as %s rather than naming the destination folder or its parent', (project, name) => {
+    expect(styleProjectName(project, 'basenameOnly')).toBe(name);
+  });
+
+  it('leaves dots alone in the other styles', () => {
+    expect(styleProjectName('plugins/foo.bar', 'slash')).toBe('plugins/foo.bar');
+    expect(styleProjectName('plugins/foo.bar', 'dash')).toBe('plugins-foo.bar');
+    expect(styleProjectName('plugins/foo.bar', 'underscore')).toBe('plugins_foo.bar');
   });
 });
 
@@ -93,11 +130,11 @@ describe('urlFitsTemplate', () => {
     expect(urlFitsTemplate('ssh://git@host/${name}.git', 'ssh://git@host/.git')).toBe(false);
   });
 
-  it('takes the template\'s regex characters literally and needs one name for every ${name}', () => {
+  it('takes the template\'s regex characters literally, and a second ${name} as written', () => {
     expect(urlFitsTemplate('/srv/a+b/${name}.git', '/srv/a+b/app.git')).toBe(true);
     expect(urlFitsTemplate('/srv/a+b/${name}.git', '/srv/aab/app.git')).toBe(false);
-    expect(urlFitsTemplate('file:///srv/${name}/${name}.git', 'file:///srv/a/b/a/b.git')).toBe(true);
-    expect(urlFitsTemplate('file:///srv/${name}/${name}.git', 'file:///srv/a/c.git')).toBe(false);
+    expect(urlFitsTemplate('file:///srv/${name}/${name}.git', expandUrl('file:///srv/${name}/${name}.git', 'a/b', 'slash'))).toBe(true);
+    expect(urlFitsTemplate('file:///srv/${name}/${name}.git', 'file:///srv/a/b/a/b.git')).toBe(false);
   });
 
   it('matches a template without ${name} only exactly', () => {
