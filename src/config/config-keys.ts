@@ -20,6 +20,8 @@ export const REMOTE_KEYS = [
   'replicationRetry', 'replicationMaxRetries', 'timeout', 'mirror', 'createMissingRepositories',
   'excludedRefsPattern', 'remoteNameStyle', 'shares', 'sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking',
   'pushDeadline',
+  // Never pushed with: a remote that has it is skipped, as Gerrit skips it (push-targets.ts).
+  'fetch',
 ] as const;
 
 export const REMOTE_RESERVED_KEYS = [] as const;
@@ -56,6 +58,15 @@ export const REMOTE_GERRIT_ONLY: Readonly<Record<string, string>> = {
   password: CREDENTIALS,
 };
 
+/**
+ * Keys of a plain git remote that Gerrit reads into JGit's RemoteConfig and never uses for its
+ * pushes: accepted with one warning each, like the Gerrit-only keys.
+ */
+export const REMOTE_GIT_ONLY: Readonly<Record<string, string>> = {
+  pushurl: 'ignored: Gerrit pushes to url only and never reads pushurl, nor does refrelay; write the address as url to push there',
+  tagOpt: 'ignored: tagOpt only changes what git fetch takes; refrelay only pushes, and the push refspecs decide which tags go',
+};
+
 export const REPLICATION_GERRIT_ONLY: Readonly<Record<string, string>> = {
   lockErrorMaxRetries: 'refrelay retries every transient failure under replicationRetry and maxRetries',
   updateRefErrorMaxRetries: 'refrelay retries every transient failure under replicationRetry and maxRetries',
@@ -79,7 +90,7 @@ export interface SectionKeys {
 
 export const SECTION_KEYS: Readonly<Record<'replication' | 'remote' | 'gerrit', SectionKeys>> = {
   replication: { honoured: REPLICATION_KEYS, reserved: REPLICATION_RESERVED_KEYS, gerritOnly: REPLICATION_GERRIT_ONLY },
-  remote: { honoured: REMOTE_KEYS, reserved: REMOTE_RESERVED_KEYS, gerritOnly: REMOTE_GERRIT_ONLY },
+  remote: { honoured: REMOTE_KEYS, reserved: REMOTE_RESERVED_KEYS, gerritOnly: { ...REMOTE_GERRIT_ONLY, ...REMOTE_GIT_ONLY } },
   gerrit: { honoured: GERRIT_KEYS, reserved: GERRIT_RESERVED_KEYS, gerritOnly: GERRIT_GERRIT_ONLY },
 };
 

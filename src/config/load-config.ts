@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { collectSections, createReporter } from './collect-sections.js';
 import { readGitConfig, type GitConfigEntry } from './git-config-reader.js';
+import { pushTargets } from './push-targets.js';
 import type { ReplicationConfig } from './types.js';
 import { buildRemote } from './validate-remote.js';
 import { buildNodeSettings } from './validate-replication.js';
@@ -57,7 +58,7 @@ export function validateConfig(
   const sections = collectSections(entries, report);
   const settings = buildNodeSettings(sections.replication, sections.gerrit, file, hostname, report);
   const remoteDefaults = { ...settings, configDir: dirname(settings.file) };
-  const remotes = [...sections.remotes].map(([name, values]) => buildRemote(name, values, remoteDefaults, report));
+  const remotes = [...pushTargets(sections.remotes, report)].map(([name, values]) => buildRemote(name, values, remoteDefaults, report));
   const { problems, warnings } = report;
   if (problems.length > 0) return { problems, warnings };
   const config: ReplicationConfig = { ...settings, remotes, warnings: [...warnings] };

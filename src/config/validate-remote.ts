@@ -23,7 +23,10 @@ const MIN_RESCHEDULE_DELAY_MS = 3000;
 /** A remote's weight in the fair share when `shares` is not set. */
 export const DEFAULT_SHARES = 100;
 
-/** Builds one remote, reporting every bad value; the result is only used when nothing was reported. */
+/**
+ * Builds one remote, reporting every bad value; the result is only used when nothing was reported.
+ * Only push targets get here (`push-targets.ts`): the remote has a url and no fetch refspec.
+ */
 export function buildRemote(
   name: string,
   values: SectionValues,
@@ -91,10 +94,6 @@ function checkUrls(
   prefix: string,
   report: Reporter,
 ): void {
-  if (urls.length === 0) {
-    report.problem(`${prefix}.url`, 'no url');
-    return;
-  }
   const oneExactProject = projectTexts.length === 1 && projects.length === 1 && projects[0]?.kind === 'exact';
   if (!oneExactProject && urls.some((url) => !urlHasNameVariable(url))) {
     report.problem(`${prefix}.url`, 'url has no ${name} and the remote does not name exactly one project');

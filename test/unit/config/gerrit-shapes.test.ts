@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { REMOTE_GIT_ONLY } from '../../../src/config/config-keys.js';
 import { basenameNotes } from '../../../src/config/describe-config.js';
 import { configToJson, describeConfig, validateConfig } from '../../../src/config/load-config.js';
+import { skipReason } from '../../../src/config/push-targets.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { entries } from './config-entries.js';
 
@@ -21,6 +23,46 @@ function valid(file: string, ...lines: string[]): ReplicationConfig {
 }
 
 const warningLines = (config: ReplicationConfig): string[] => config.warnings.map((w) => `${w.key}: ${w.message}`);
+
+const NO_URL =
+  'not set, so the remote is skipped, as Gerrit skips it; add url = <destination>/${name}.git to replicate to it';
+const FETCH =
+  'set, so the remote is skipped: Gerrit takes a remote with a fetch refspec for a fetch remote ("not a push target") ' +
+  'and skips it; remove fetch to replicate to it';
+
+describe('remotes Gerrit does not push to', () => {
+  it('skips a remote without url with a warning naming it, without checking its other values', () => {
+    const config = valid(PLAIN_FILE, ...BASE, 'remote.draft.projects=a', 'remote.draft.threads=many');
+    expect(config.remotes.map((r) => r.name)).toEqual(['m']);
+    expect(warningLines(config)).toEqual([`remote.draft.url: ${NO_URL}`]);
+  });
+
+  it('skips a remote with a fetch refspec, url or not, as "not a push target"', () => {
+    const config = valid(
+      PLAIN_FILE, ...BASE,
+      'remote.origin.url=https://git.example.com/${name}.git', 'remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*',
+    );
+    expect(config.remotes.map((r) => r.name)).toEqual(['m']);
+    expect(warningLines(config)).toEqual([`remote.origin.fetch: ${FETCH}`]);
+  });
+
+  it('gives the missing url as the reason before a fetch refspec', () => {
+    expect(skipReason(new Map([['fetch', ['refs/*:refs/*']]]))).toEqual({ key: 'url', message: NO_URL });
+    expect(skipReason(new Map([['url', ['/x/${name}']]]))).toBeUndefined();
+  });
+
+  it('loads a config whose only remotes are skipped, with no remote to push to', () => {
+    const config = valid(PLAIN_FILE, 'replication.storePath=/store', 'remote.origin.url=/o/${name}', 'remote.origin.fetch=refs/*:refs/*');
+    expect(config.remotes).toEqual([]);
+  });
+
+  it('accepts pushurl and tagOpt with a warning each and pushes to url only', () => {
+    const config = valid(PLAIN_FILE, ...BASE, 'remote.m.pushurl=/elsewhere/${name}.git', 'remote.m.tagopt=--no-tags');
+    expect(config.remotes[0]?.urls).toEqual(['/m/${name}.git']);
+    expect(warningLines(config)).toEqual([`remote.m.pushurl: ${REMOTE_GIT_ONLY.pushurl}`, `remote.m.tagOpt: ${REMOTE_GIT_ONLY.tagOpt}`]);
+    expect(REMOTE_GIT_ONLY.pushurl).toContain('write the address as url');
+  });
+});
 
 describe('remote.NAME.remoteNameStyle', () => {
   it.each(['slash', 'dash', 'underscore', 'basenameOnly'] as const)('takes %s as written, with no warning', (style) => {

@@ -164,10 +164,6 @@ describe('validateConfig urls', () => {
     ]);
   });
 
-  it('reports a remote without any url', () => {
-    expect(messages('replication.storePath=/s', 'remote.a.threads=2')).toEqual(['remote.a.url: no url']);
-  });
-
   it('keeps every url and push refspec in file order, merging repeated sections', () => {
     const config = valid(
       'replication.storePath=/s', 'remote.a.url=/1/${name}', 'remote.a.push=refs/heads/*:refs/heads/*',
