@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
+import { formatDuration } from './duration.js';
 import {
   optional, parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parseShares, parseWholeNumber, pathRelativeTo,
   readSetting, reservedValues, type Parsed,
@@ -25,6 +26,8 @@ export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
 export const DEFAULT_REF_REJECTION_LIMIT = 3;
 /** Long enough for a busy NFS server, short enough that a hung mount does not hold a developer's push. */
 export const DEFAULT_SPOOL_AFTER_MS = 5000;
+
+export const DEFAULT_DISTRIBUTION_INTERVAL_MS = 10_000;
 
 /** Two pushes per CPU: a push spends much of its time waiting on the network or the destination. */
 export function defaultMaxPushes(): number {
@@ -61,7 +64,7 @@ export function buildNodeSettings(
     storePath,
     basePath: setting<string | undefined>('basePath', relativeToFile, undefined),
     nodeId: setting('nodeId', parseNodeId, defaultNodeId(hostname, replication, report)),
-    distributionIntervalMs: setting('distributionInterval', (t) => parseDurationValue(t, 'seconds', true), 10_000),
+    distributionIntervalMs: distributionInterval(replication, report),
     randomDelayMs: setting('randomDelay', (t) => parseDurationValue(t, 'seconds'), 1000),
     lockStaleMs: setting('lockStale', (t) => parseDurationValue(t, 'seconds', true), 60_000),
     maxRetries: setting('maxRetries', (t) => parseWholeNumber(t, 0), 0),
@@ -96,6 +99,24 @@ export function buildNodeSettings(
       ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.'),
     },
   };
+}
+
+/**
+ * In Gerrit 0 is the default and turns its distributor off: each primary pushes only what it
+ * queued. refrelay nodes always share the queue, and 0 would make them list the store without a
+ * pause, so 0 takes the default interval, with a warning saying so.
+ */
+function distributionInterval(replication: SectionValues, report: Reporter): number {
+  const key = 'replication.distributionInterval';
+  const ms = readSetting(replication, 'distributionInterval', key, (t) => parseDurationValue(t, 'seconds'), DEFAULT_DISTRIBUTION_INTERVAL_MS, report);
+  if (ms > 0) return ms;
+  report.warning(
+    key,
+    `0 turns Gerrit's distributor off (its default), so each primary pushes only what it queued; refrelay nodes always ` +
+      `share their queue through the store, so the default ${formatDuration(DEFAULT_DISTRIBUTION_INTERVAL_MS)} is used. ` +
+      'Remove the key, or set how often each node should list waiting/',
+  );
+  return DEFAULT_DISTRIBUTION_INTERVAL_MS;
 }
 
 /** Files 0640, folders 0750: the store holds repository names and destination URLs. */

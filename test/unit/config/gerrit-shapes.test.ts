@@ -64,6 +64,27 @@ describe('remotes Gerrit does not push to', () => {
   });
 });
 
+describe('replication.distributionInterval', () => {
+  it('takes 0, Gerrit\'s default, as the default interval with a warning saying refrelay always distributes', () => {
+    for (const zero of ['0', '0s', '0ms']) {
+      const config = valid(PLAIN_FILE, ...BASE, `replication.distributionInterval=${zero}`);
+      expect(config.distributionIntervalMs).toBe(10_000);
+      expect(warningLines(config)).toEqual([
+        'replication.distributionInterval: 0 turns Gerrit\'s distributor off (its default), so each primary pushes only what ' +
+          'it queued; refrelay nodes always share their queue through the store, so the default 10s is used. Remove the key, ' +
+          'or set how often each node should list waiting/',
+      ]);
+    }
+  });
+
+  it('keeps a positive interval and refuses what is no duration', () => {
+    expect(valid(PLAIN_FILE, ...BASE, 'replication.distributionInterval=3').distributionIntervalMs).toBe(3000);
+    expect(validate(PLAIN_FILE, ...BASE, 'replication.distributionInterval=-1').problems.map((p) => p.key)).toEqual([
+      'replication.distributionInterval',
+    ]);
+  });
+});
+
 describe('remote.NAME.remoteNameStyle', () => {
   it.each(['slash', 'dash', 'underscore', 'basenameOnly'] as const)('takes %s as written, with no warning', (style) => {
     const config = valid(PLAIN_FILE, ...BASE, `remote.m.remoteNameStyle=${style}`);
