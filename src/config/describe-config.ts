@@ -1,7 +1,7 @@
 import { formatConfigProblem } from '../errors.js';
 import { formatDuration } from './duration.js';
 import { redactUrlCredentials, styleProjectName } from './remote-url.js';
-import type { RemoteConfig, ReplicationConfig } from './types.js';
+import type { RemoteConfig, ReplicationConfig, StorePathOrigin } from './types.js';
 
 const REDACTED = '(set, hidden)';
 
@@ -9,7 +9,7 @@ const REDACTED = '(set, hidden)';
 export function describeConfig(config: ReplicationConfig): string {
   const lines = [
     `config: ${config.file}`,
-    `storePath: ${config.storePath}`,
+    `storePath: ${config.storePath}${config.storePathFrom === undefined ? '' : ` (${storePathOrigin(config.storePathFrom)})`}`,
     `basePath: ${config.basePath ?? '(not set)'}`,
     `nodeId: ${config.nodeId}`,
     `distributionInterval: ${formatDuration(config.distributionIntervalMs)}`,
@@ -71,6 +71,11 @@ function describeRemote(remote: RemoteConfig): string[] {
   return lines;
 }
 
+function storePathOrigin(origin: StorePathOrigin): string {
+  const where = origin.gerritSite ? `the Gerrit site ${origin.relativeTo}, as Gerrit does` : `the config file's folder ${origin.relativeTo}`;
+  return `${origin.key} "${origin.written}" taken from ${where}`;
+}
+
 /**
  * Gerrit's basenameOnly also drops what follows the last dot of the name (`plugins/foo.bar` →
  * `foo`). Earlier refrelay versions kept it, so the exact project names where the two differ are
@@ -95,6 +100,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
   return {
     file: config.file,
     storePath: config.storePath,
+    storePathFrom: config.storePathFrom ?? null,
     basePath: config.basePath ?? null,
     nodeId: config.nodeId,
     distributionIntervalMs: config.distributionIntervalMs,

@@ -52,10 +52,23 @@ export interface RemoteConfig {
   readonly extra?: Readonly<Record<string, string>>;
 }
 
+/** Where a relative `storePath` / `eventsDirectory` was taken from, for `config check`. */
+export interface StorePathOrigin {
+  readonly key: 'storePath' | 'eventsDirectory';
+  /** The path as written. */
+  readonly written: string;
+  /** The folder it was resolved against. */
+  readonly relativeTo: string;
+  /** `relativeTo` is the Gerrit site holding the config file's `etc/` folder. */
+  readonly gerritSite: boolean;
+}
+
 export interface ReplicationConfig {
   /** Absolute path of the file this came from. */
   readonly file: string;
   readonly storePath: string;
+  /** Present when storePath was written relative. */
+  readonly storePathFrom?: StorePathOrigin;
   /** Local repositories live at `<basePath>/<project>.git`; undefined when not set. */
   readonly basePath: string | undefined;
   readonly nodeId: string;

@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { lastValue, type Reporter, type SectionValues } from './collect-sections.js';
+import type { Reporter, SectionValues } from './collect-sections.js';
 import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
 import { formatDuration } from './duration.js';
 import {
   optional, parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parseShares, parseWholeNumber, pathRelativeTo,
   readSetting, reservedValues, type Parsed,
 } from './config-values.js';
+import { resolveStorePath } from './store-path.js';
 import type { ReplicationConfig } from './types.js';
 
 export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
@@ -53,15 +54,12 @@ export function buildNodeSettings(
   const relativeToFile = pathRelativeTo(dirname(absoluteFile));
 
   // storePath wins over Gerrit's name for it, whatever their order in the file.
-  const storeKey = lastValue(replication, 'storePath') !== undefined ? 'storePath' : 'eventsDirectory';
-  const storePath = setting(storeKey, relativeToFile, '');
-  if (!replication.has('storePath') && !replication.has('eventsDirectory')) {
-    report.problem('replication.storePath', 'missing storePath');
-  }
+  const { storePath, storePathFrom } = resolveStorePath(replication, absoluteFile, report);
 
   return {
     file: absoluteFile,
     storePath,
+    ...optional('storePathFrom', storePathFrom),
     basePath: setting<string | undefined>('basePath', relativeToFile, undefined),
     nodeId: setting('nodeId', parseNodeId, defaultNodeId(hostname, replication, report)),
     distributionIntervalMs: distributionInterval(replication, report),

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MISSING_STORE_PATH } from '../../src/config/store-path.js';
 import { runCli } from '../support/cli.js';
 import { git, gitEnv, initBare, makeWorkTree, writeHook } from '../support/git.js';
 import { cliBin } from '../support/paths.js';
@@ -178,7 +179,7 @@ describe('enqueue from a real post-receive hook', () => {
     expect(result.status).toBe(3);
     expect(result.stderr.trim().split('\n')).toEqual([
       `${ws.config}: replication.storpath: unknown key (did you mean "storePath"?)`,
-      `${ws.config}: replication.storePath: missing storePath`,
+      `${ws.config}: replication.storePath: ${MISSING_STORE_PATH}`,
       `${ws.config}: remote.a.threads: expected a whole number ≥ 1, got "many"`,
     ]);
   });

@@ -3,11 +3,13 @@ import { REMOTE_GIT_ONLY } from '../../../src/config/config-keys.js';
 import { basenameNotes } from '../../../src/config/describe-config.js';
 import { configToJson, describeConfig, validateConfig } from '../../../src/config/load-config.js';
 import { skipReason } from '../../../src/config/push-targets.js';
+import { gerritSiteOf } from '../../../src/config/store-path.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { entries } from './config-entries.js';
 
 // Config shapes a Gerrit replication.config may hold, and what Gerrit's plugin made of them.
 
+const SITE_FILE = '/var/gerrit/etc/replication.config';
 const PLAIN_FILE = '/opt/refrelay/replication.config';
 const BASE = ['replication.storePath=/store', 'remote.m.url=/m/${name}.git'];
 
@@ -126,5 +128,54 @@ describe('remote.NAME.remoteNameStyle', () => {
     const dashed = valid(PLAIN_FILE, ...BASE, 'remote.m.projects=plugins/foo.bar', 'remote.m.remoteNameStyle=dash');
     const plain = valid(PLAIN_FILE, ...BASE, 'remote.m.projects=plugins/foo', 'remote.m.remoteNameStyle=basenameOnly');
     for (const config of [dashed, plain]) expect(describeConfig(config)).not.toContain('note:');
+  });
+});
+
+describe('where the store is', () => {
+  it('resolves a relative eventsDirectory against the Gerrit site when the file sits in etc/, as Gerrit does', () => {
+    const config = valid(SITE_FILE, 'replication.eventsDirectory=data/replication', 'remote.m.url=/m/${name}');
+    expect(config.storePath).toBe('/var/gerrit/data/replication');
+    expect(config.storePathFrom).toEqual({ key: 'eventsDirectory', written: 'data/replication', relativeTo: '/var/gerrit', gerritSite: true });
+    expect(describeConfig(config)).toContain(
+      'storePath: /var/gerrit/data/replication (eventsDirectory "data/replication" taken from the Gerrit site /var/gerrit, as Gerrit does)\n',
+    );
+    expect(configToJson(config).storePathFrom).toEqual(config.storePathFrom);
+  });
+
+  it('keeps a relative storePath, refrelay\'s own key, beside the config file even in etc/', () => {
+    const config = valid(SITE_FILE, 'replication.storePath=store', 'remote.m.url=/m/${name}');
+    expect(config.storePath).toBe('/var/gerrit/etc/store');
+    expect(describeConfig(config)).toContain(
+      'storePath: /var/gerrit/etc/store (storePath "store" taken from the config file\'s folder /var/gerrit/etc)\n',
+    );
+  });
+
+  it('resolves a relative eventsDirectory against the config file\'s folder outside a Gerrit site', () => {
+    expect(valid(PLAIN_FILE, 'replication.eventsDirectory=data', 'remote.m.url=/m/${name}').storePath).toBe('/opt/refrelay/data');
+    expect(valid('/etc/replication.config', 'replication.eventsDirectory=data', 'remote.m.url=/m/${name}').storePath).toBe('/etc/data');
+  });
+
+  it('says nothing about an absolute path', () => {
+    const config = valid(SITE_FILE, 'replication.eventsDirectory=/mnt/shared/events', 'remote.m.url=/m/${name}');
+    expect(config.storePath).toBe('/mnt/shared/events');
+    expect(config.storePathFrom).toBeUndefined();
+    expect(describeConfig(config)).toContain('storePath: /mnt/shared/events\n');
+    expect(configToJson(config).storePathFrom).toBeNull();
+  });
+
+  it('takes a Gerrit site only from a folder named etc that is not the system\'s /etc', () => {
+    expect(gerritSiteOf('/var/gerrit/etc')).toBe('/var/gerrit');
+    expect(gerritSiteOf('/etc')).toBeUndefined();
+    expect(gerritSiteOf('/var/gerrit/etc2')).toBeUndefined();
+    expect(gerritSiteOf('/var/gerrit')).toBeUndefined();
+  });
+
+  it('treats an empty eventsDirectory as not set, as Gerrit does, and says what to add', () => {
+    const result = validate(SITE_FILE, 'replication.eventsDirectory=', 'remote.m.url=/m/${name}');
+    expect(result.problems.map((p) => `${p.key}: ${p.message}`)).toEqual([
+      'replication.storePath: not set, nor eventsDirectory. Gerrit then keeps its queue in the plugin\'s data folder, one per ' +
+        'primary; refrelay nodes share one store, and refrelay cannot guess a folder they all mount. Add under [replication]: ' +
+        'storePath = /mnt/shared/refrelay (a folder every node mounts)',
+    ]);
   });
 });

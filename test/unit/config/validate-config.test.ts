@@ -4,6 +4,7 @@ import {
   GERRIT_GERRIT_ONLY, REMOTE_GERRIT_ONLY, REPLICATION_GERRIT_ONLY, REPLICATION_RESERVED_KEYS, REMOTE_RESERVED_KEYS,
 } from '../../../src/config/config-keys.js';
 import { validateConfig } from '../../../src/config/load-config.js';
+import { MISSING_STORE_PATH } from '../../../src/config/store-path.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { entries } from './config-entries.js';
 
@@ -91,8 +92,8 @@ describe('validateConfig paths and node settings', () => {
     expect(valid('replication.storePath=/s', 'replication.eventsDirectory=/e', 'remote.m.url=/m/${name}').storePath).toBe('/s');
   });
 
-  it('reports a missing storePath', () => {
-    expect(messages('remote.m.url=/m/${name}')).toEqual(['replication.storePath: missing storePath']);
+  it('reports a missing storePath, saying what to add', () => {
+    expect(messages('remote.m.url=/m/${name}')).toEqual([`replication.storePath: ${MISSING_STORE_PATH}`]);
   });
 
   it('uses nodeId over the hostname, and rejects a hostname unfit for file names', () => {
@@ -216,7 +217,7 @@ describe('validateConfig problems', () => {
 
   it('uses the file path as given in every problem', () => {
     const result = validateConfig(entries('remote.m.url=/m/${name}'), 'conf/replication.config', 'h');
-    expect(result.problems).toEqual([{ file: 'conf/replication.config', key: 'replication.storePath', message: 'missing storePath' }]);
+    expect(result.problems).toEqual([{ file: 'conf/replication.config', key: 'replication.storePath', message: MISSING_STORE_PATH }]);
   });
 });
 
