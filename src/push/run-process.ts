@@ -11,6 +11,8 @@ export interface RunOptions {
   readonly onStderrLine?: (line: string) => void;
   /** The child's pid, which is also its process group id. */
   readonly onSpawn?: (pid: number) => void;
+  /** Any bytes on stdout or stderr: the child (or what it started) is making progress. */
+  readonly onOutput?: () => void;
 }
 
 export interface RunResult {
@@ -99,9 +101,13 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      options.onOutput?.();
+    });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
+      options.onOutput?.();
       stderr = (stderr + chunk).slice(-STDERR_KEEP);
       if (options.onStderrLine === undefined) return;
       const parts = (partialLine + chunk).split(/\r\n|\r|\n/);
