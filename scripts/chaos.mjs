@@ -16,7 +16,7 @@
 // (needs root, /dev/fuse, sshfs, openssh-server). The last line is `chaos-summary-json: {…}`.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -288,6 +288,15 @@ async function run(options, root, processes, interrupted) {
   // corrupt/ holds the hostile entries refrelay moved there; anything else in it was its own file.
   // Named with its quarantine reason (type, size or what failed to parse: never content), to find why.
   leftovers.corrupt = audit.ownFilesQuarantined.map((name) => `${name} (${corruptReason(join(store, 'ref-updates', 'corrupt'), name)})`);
+  // A temp of a writer SIGKILLed mid-write is crash debris the building/ sweep removes after 1 h;
+  // any other temp left behind is a leak. Named `<stem>.<nodeTag>.<token>.tmp`, written just before the kill.
+  const killedMidWrite = (name) => {
+    const nodeTag = name.split('.').at(-3);
+    const written = lstatSync(join(store, 'ref-updates', 'building', name), { throwIfNoEntry: false })?.mtimeMs;
+    return written !== undefined && faults.some((fault) => fault.kind === 'SIGKILL' && fault.node === nodeTag && fault.at >= written - 1000 && fault.at - written < 10_000);
+  };
+  leftovers.killDebris = leftovers.building.filter(killedMidWrite);
+  leftovers.building = leftovers.building.filter((name) => !killedMidWrite(name));
   leftovers.spool = spoolHolds() ? readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [];
   const secretIn = readdirSync(logDir).filter((name) => nodes.some((node) => name.startsWith(`${node.id}.`))).filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));
   // A full store fails passes, heartbeats and pushes with ENOSPC (through sshfs as an I/O or

@@ -254,7 +254,7 @@ export function summarize(options, outcome) {
       ? `store full: skipped (${storeFull.skipped})`
       : `store full: ${storeFull.episodes} episodes, ${storeFull.seconds.toFixed(1)} s in all; hooks spooled ${spooled} updates (${JSON.stringify(driver.spooled)}), nodes forwarded ${logs.spoolForwarded} tasks; error lines explained by it: ${JSON.stringify(logs.expectedErrors)}`,
   );
-  out.push(`store after drain (${s(drainMs)}), hostile entries left in place not counted: waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length}, corrupt (not hostile) ${leftovers.corrupt.length}, failed ${leftovers.failed.length}, spool ${leftovers.spool.length}`);
+  out.push(`store after drain (${s(drainMs)}), hostile entries left in place not counted: waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length} (and ${leftovers.killDebris?.length ?? 0} temps of writers SIGKILLed mid-write, swept after 1 h), corrupt (not hostile) ${leftovers.corrupt.length}, failed ${leftovers.failed.length}, spool ${leftovers.spool.length}`);
   out.push('checks:');
   for (const [name, ok, details] of checks) {
     out.push(`  ${ok ? 'ok  ' : 'FAIL'} ${name}`);
@@ -277,7 +277,7 @@ export function summarize(options, outcome) {
     overlaps: compared.overlaps.length,
     lostRefs: compared.lost.length,
     refsCompared: compared.refsCompared,
-    leftovers: { waiting: leftovers.waiting.length, running: leftovers.running.length, building: leftovers.building.length, corrupt: leftovers.corrupt.length, failed: leftovers.failed.length, spool: leftovers.spool.length },
+    leftovers: { waiting: leftovers.waiting.length, running: leftovers.running.length, building: leftovers.building.length, killDebris: leftovers.killDebris?.length ?? 0, corrupt: leftovers.corrupt.length, failed: leftovers.failed.length, spool: leftovers.spool.length },
     problems: logs.problems.length,
     undelivered: logs.undelivered.length,
     enqueueFailures: driver.enqueueFailures.length + driver.pushFailures.length,
