@@ -41,7 +41,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
   const log = createLogger({ level: args.logLevel, nodeId: config.nodeId, format: args.logFormat ?? defaultLogFormat() });
-  for (const warning of config.warnings) log.warn({ key: warning.key }, warning.message);
+  for (const warning of config.warnings) log.warn({ file: warning.file, key: warning.key }, warning.message);
   // Refused here, before anything runs: a secure.config others can read is a leak waiting to happen.
   const credentials = loadCredentials(config);
   warnIfWorldWritable(config.storePath, log);

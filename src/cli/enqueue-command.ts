@@ -68,7 +68,10 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   assertProjectName(project!);
   for (const ref of refs) assertRefName(ref, config.maxRefNameBytes);
   const unknown = args.remotes.filter((name) => !config.remotes.some((remote) => remote.name === name));
-  if (unknown.length > 0) throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${config.file}`);
+  if (unknown.length > 0) {
+    const where = config.remotesDir === undefined ? config.file : `${config.remotesDir}/*.config`;
+    throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${where}`);
+  }
 
   const tasks = planTasks(config, project!, [...new Set(refs)], { remoteNames: args.remotes });
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });

@@ -33,7 +33,8 @@ export function describeConfig(config: ReplicationConfig): string {
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
   for (const [key, value] of Object.entries(redactExtra(config.extra))) lines.push(`${key}: ${value} (reserved)`);
-  lines.push('', `remotes: ${config.remotes.length}`);
+  const from = config.remotesDir === undefined ? '' : ` (from ${config.remotesDir}/*.config)`;
+  lines.push('', `remotes: ${config.remotes.length}${from}`);
   for (const remote of config.remotes) lines.push('', ...describeRemote(remote));
   if (config.warnings.length > 0) {
     lines.push('', `warnings: ${config.warnings.length}`);
@@ -46,6 +47,7 @@ function describeRemote(remote: RemoteConfig): string[] {
   const list = (items: readonly string[], none: string): string => (items.length > 0 ? items.join(', ') : none);
   const lines = [
     `remote "${remote.name}"`,
+    ...(remote.file === undefined ? [] : [`  from: ${remote.file}`]),
     ...remote.urls.map((url) => `  url: ${redactUrlCredentials(url)}`),
     ...remote.push.map((spec) => `  push: ${spec.text}${spec.force ? ' (forced)' : ''}`),
     `  projects: ${list(remote.projects.map((p) => p.text), 'all')}`,
@@ -125,8 +127,10 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,
     extra: redactExtra(config.extra),
+    remotesDir: config.remotesDir ?? null,
     remotes: config.remotes.map((remote) => ({
       name: remote.name,
+      file: remote.file ?? null,
       urls: remote.urls.map(redactUrlCredentials),
       push: remote.push.map((spec) => ({ text: spec.text, force: spec.force, src: spec.src, dst: spec.dst })),
       projects: remote.projects.map((p) => ({ text: p.text, kind: p.kind })),

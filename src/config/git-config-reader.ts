@@ -28,10 +28,24 @@ export const FILE_PROBLEM_KEY = '(file)';
  * Kept to node built-ins only, because a git hook loads this on every push.
  */
 export function readGitConfig(file: string): GitConfigReadResult {
-  const result = spawnSync('git', ['config', '--file', file, '--list', '-z'], {
+  return runGitConfigList(file, ['--file', file], undefined);
+}
+
+/**
+ * Reads config text given on git's stdin (`--file -`), for several files read in one git run.
+ * `label` names the input in a problem. Without `--includes`, git lists `include.path` as a
+ * plain key and follows nothing, as with a file.
+ */
+export function readGitConfigInput(input: Uint8Array, label: string): GitConfigReadResult {
+  return runGitConfigList(label, ['--file', '-'], input);
+}
+
+function runGitConfigList(file: string, source: string[], input: Uint8Array | undefined): GitConfigReadResult {
+  const result = spawnSync('git', ['config', ...source, '--list', '-z'], {
     encoding: 'utf8',
     env: hermeticGitEnv(process.env),
     maxBuffer: 64 * 1024 * 1024,
+    ...(input === undefined ? {} : { input }),
   });
   if (result.error) {
     const message = (result.error as NodeJS.ErrnoException).code === 'ENOENT'

@@ -1,8 +1,11 @@
 import { dirname, join } from 'node:path';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { collectSections, createReporter } from './collect-sections.js';
+import { listFanoutFolder } from './fanout-folder.js';
+import { buildFanoutRemotes, dropMainRemotes, type FanoutSource } from './fanout-remotes.js';
 import { readGitConfig, type GitConfigEntry } from './git-config-reader.js';
 import { pushTargets } from './push-targets.js';
+import { readFanoutFiles } from './read-fanout.js';
 import type { ReplicationConfig } from './types.js';
 import { buildRemote } from './validate-remote.js';
 import { buildNodeSettings } from './validate-replication.js';
@@ -37,31 +40,51 @@ export function findConfigFile(options: {
 }
 
 /**
- * Reads and validates a replication.config. Throws ConfigError listing every
- * problem at once; the returned config is deep-frozen and carries the warnings.
+ * Reads and validates a replication.config, and the `*.config` files of the fan-out folder
+ * beside it when that exists (see `fanout-folder.ts`). Throws ConfigError listing every problem
+ * at once, each naming its file; the returned config is deep-frozen and carries the warnings.
  */
 export function loadConfig(options: { file: string; hostname: string }): ReplicationConfig {
   const read = readGitConfig(options.file);
   if (read.problems.length > 0) throw new ConfigError(read.problems);
-  const result = validateConfig(read.entries, options.file, options.hostname);
+  const result = validateConfig(read.entries, options.file, options.hostname, readFanoutSource(options.file));
   if (!result.config) throw new ConfigError(result.problems);
   return result.config;
 }
 
-/** Validation without git, on already-parsed entries (unit tests, reloads). */
+/** The fan-out folder of `file` with every file read, or undefined when there is none. */
+function readFanoutSource(file: string): FanoutSource | undefined {
+  const listing = listFanoutFolder(file);
+  if (!listing.present) return undefined;
+  return { dir: listing.dir, files: readFanoutFiles(listing.files), problems: listing.problems };
+}
+
+/**
+ * Validation on already-parsed entries (unit tests, reloads). With `fanout`, the remotes come
+ * from its files and those of `entries` are ignored with a warning each, as in Gerrit.
+ */
 export function validateConfig(
   entries: readonly GitConfigEntry[],
   file: string,
   hostname: string,
+  fanout?: FanoutSource,
 ): ConfigValidation {
   const report = createReporter(file);
-  const sections = collectSections(entries, report);
+  const mainEntries = fanout === undefined ? entries : dropMainRemotes(entries, fanout.dir, report);
+  const sections = collectSections(mainEntries, report);
   const settings = buildNodeSettings(sections.replication, sections.gerrit, file, hostname, report);
   const remoteDefaults = { ...settings, configDir: dirname(settings.file) };
-  const remotes = [...pushTargets(sections.remotes, report)].map(([name, values]) => buildRemote(name, values, remoteDefaults, report));
-  const { problems, warnings } = report;
+  const remotes = [...pushTargets(sections.remotes, report)].map(([name, values]) => ({ ...buildRemote(name, values, remoteDefaults, report), file: settings.file }));
+  const fromFolder = fanout === undefined ? undefined : buildFanoutRemotes(fanout, settings.file, remoteDefaults);
+  const problems = [...report.problems, ...(fromFolder?.problems ?? [])];
+  const warnings = [...report.warnings, ...(fromFolder?.warnings ?? [])];
   if (problems.length > 0) return { problems, warnings };
-  const config: ReplicationConfig = { ...settings, remotes, warnings: [...warnings] };
+  const config: ReplicationConfig = {
+    ...settings,
+    remotes: [...remotes, ...(fromFolder?.remotes ?? [])],
+    ...(fanout === undefined ? {} : { remotesDir: fanout.dir }),
+    warnings,
+  };
   return { config: deepFreeze(config), problems, warnings };
 }
 

@@ -20,6 +20,8 @@ export interface ProjectPattern {
 
 export interface RemoteConfig {
   readonly name: string;
+  /** Absolute path of the file the remote was read from: the config file, or its fan-out file. */
+  readonly file?: string;
   /** URL templates as written; `${name}` stands for the project. */
   readonly urls: readonly string[];
   readonly push: readonly Refspec[];
@@ -129,6 +131,11 @@ export interface ReplicationConfig {
   /** A store write `enqueue` still waits on after this long is spooled instead. */
   readonly spoolAfterMs: number;
   readonly remotes: readonly RemoteConfig[];
+  /**
+   * The fan-out folder (`replication/` beside the config file) when it exists: the remotes come
+   * only from its `*.config` files then, and those of the config file are ignored, as in Gerrit.
+   */
+  readonly remotesDir?: string;
   /** Keys accepted but not honoured (Gerrit-only settings), one entry each. */
   readonly warnings: readonly ConfigProblem[];
   /** `gerrit.defaultForceUpdate`: the default push refspec is `+refs/*:refs/*`. */
