@@ -1,9 +1,9 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
+import { changedConfigFiles, readConfigStamp, type ConfigStamp } from '../config/config-stamp.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { UriLocks } from '../lock/uri-lock.js';
@@ -98,7 +98,7 @@ export class Daemon {
   private refWatcher: RefWatcher | undefined;
   /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
   private config: ReplicationConfig;
-  private configStamp = '';
+  private configStamp: ConfigStamp | undefined;
   private readonly periodicVerify: PeriodicVerify;
   private readonly doneSweeper: DoneSweeper;
   private readonly spool: SpoolForwarder | undefined;
@@ -162,7 +162,7 @@ export class Daemon {
    * settings they started with and no claim is touched. An invalid one is refused with the same
    * messages as `config check`, and the old config stays in force.
    */
-  reload(reason: string): boolean {
+  reload(reason: string, files?: readonly string[]): boolean {
     const { log, reloadConfig } = this.options;
     if (reloadConfig === undefined) return false;
     let next: ReplicationConfig;
@@ -185,7 +185,7 @@ export class Daemon {
     const after = new Set(next.remotes.map((remote) => remote.name));
     this.config = next;
     log.info(
-      { reason, added: [...after].filter((name) => !before.has(name)), removed: [...before].filter((name) => !after.has(name)) },
+      { reason, ...(files === undefined ? {} : { files }), added: [...after].filter((name) => !before.has(name)), removed: [...before].filter((name) => !after.has(name)) },
       'config reloaded',
     );
     this.waker.wake();
@@ -216,21 +216,15 @@ export class Daemon {
     log.info({ projects: projects.length, tasks: tasks.length }, 'replicateOnStartup: first node of the cluster queued a full sync');
   }
 
-  /** With autoReload, one stat per pass notices an edited config file. */
+  /** With autoReload, a few stats per pass notice an edited config file or fan-out folder. */
   private async reloadIfChanged(): Promise<void> {
     if (!this.config.autoReload) return;
-    let stamp: string;
-    try {
-      const info = await stat(this.config.file);
-      stamp = `${info.mtimeMs}:${info.size}:${info.ino}`;
-    } catch {
-      return;
-    }
-    if (this.configStamp === '') this.configStamp = stamp;
-    else if (stamp !== this.configStamp) {
-      this.configStamp = stamp;
-      this.reload('config file changed');
-    }
+    const stamp = await readConfigStamp(this.config.file);
+    if (stamp === undefined) return;
+    const before = this.configStamp;
+    this.configStamp = stamp;
+    const files = before === undefined ? [] : changedConfigFiles(before, stamp);
+    if (files.length > 0) this.reload('config file changed', files);
   }
 
   requestStop(): void {
