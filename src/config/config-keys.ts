@@ -42,8 +42,9 @@ export const REMOTE_GERRIT_ONLY: Readonly<Record<string, string>> = {
   replicatePermissions:
     'refrelay does not treat refs/meta/config specially; the push refspecs decide whether it is replicated',
   replicateHiddenProjects:
-    'Gerrit project states do not exist outside Gerrit; the projects filters decide what is replicated',
-  replicateProjectDeletions: 'refrelay does not replicate project deletions; delete destination repositories by hand',
+    'refrelay cannot see which projects Gerrit hides: hidden projects ARE replicated unless projects/excludeProjects leave them out',
+  replicateProjectDeletions:
+    'project deletions are not replicated: refrelay never deletes a destination repository; delete it by hand',
   replicateNoteDbMetaRefs:
     'refrelay does not treat NoteDb refs specially; leave them out with push refspecs or excludedRefsPattern',
   adminUrl: 'refrelay has no admin API; it never creates, deletes or re-points HEAD through a separate URL',

@@ -239,6 +239,12 @@ describe('validateConfig warnings', () => {
     expect(REMOTE_GERRIT_ONLY.authGroup).toBe(
       'Gerrit access groups do not exist outside Gerrit; all refs matched by push are replicated',
     );
+    expect(REMOTE_GERRIT_ONLY.replicateHiddenProjects).toBe(
+      'refrelay cannot see which projects Gerrit hides: hidden projects ARE replicated unless projects/excludeProjects leave them out',
+    );
+    expect(REMOTE_GERRIT_ONLY.replicateProjectDeletions).toBe(
+      'project deletions are not replicated: refrelay never deletes a destination repository; delete it by hand',
+    );
     expect(REMOTE_GERRIT_ONLY.password).toContain('secure.config');
     expect(REMOTE_GERRIT_ONLY.username).toContain('secure.config');
   });
