@@ -22,6 +22,7 @@ export const REMOTE_KEYS = [
   'pushDeadline',
   // Never pushed with: a remote that has it is skipped, as Gerrit skips it (push-targets.ts).
   'fetch',
+  'replicatePermissions', 'replicateNoteDbMetaRefs',
 ] as const;
 
 export const REMOTE_RESERVED_KEYS = [] as const;
@@ -39,14 +40,11 @@ const NO_BATCHING = 'refrelay sends all refs for one URI in a single push; batch
  */
 export const REMOTE_GERRIT_ONLY: Readonly<Record<string, string>> = {
   authGroup: 'Gerrit access groups do not exist outside Gerrit; all refs matched by push are replicated',
-  replicatePermissions:
-    'refrelay does not treat refs/meta/config specially; the push refspecs decide whether it is replicated',
+  // refrelay cannot see Gerrit's project state or project deletions, so these two stay warnings.
   replicateHiddenProjects:
     'refrelay cannot see which projects Gerrit hides: hidden projects ARE replicated unless projects/excludeProjects leave them out',
   replicateProjectDeletions:
     'project deletions are not replicated: refrelay never deletes a destination repository; delete it by hand',
-  replicateNoteDbMetaRefs:
-    'refrelay does not treat NoteDb refs specially; leave them out with push refspecs or excludedRefsPattern',
   adminUrl: 'refrelay has no admin API; it never creates, deletes or re-points HEAD through a separate URL',
   receivepack: 'the remote git-receive-pack path is not configurable; the destination default is used',
   uploadpack: 'refrelay only pushes, so the remote git-upload-pack path is never used',

@@ -41,6 +41,10 @@ export interface RemoteConfig {
   readonly createMissingRepositories: boolean;
   /** Compiled to match the whole ref name (Java `matches()` semantics, as in Gerrit). */
   readonly excludedRefsPatterns: readonly RegExp[];
+  /** `refs/meta/config` (a project's access rights) is replicated; false leaves it out (`config/ref-exclusion.ts`). */
+  readonly replicatePermissions: boolean;
+  /** NoteDb meta refs (Gerrit's `RefNames.isNoteDbMetaRef`) are replicated; false leaves them out. */
+  readonly replicateNoteDbMetaRefs: boolean;
   readonly remoteNameStyle: RemoteNameStyle;
   /** Weight of this remote against the others of its lane in the fair share (1–1000). */
   readonly shares: number;

@@ -60,6 +60,8 @@ export function buildRemote(
     mirror: setting('mirror', parseBoolean, false),
     createMissingRepositories: setting('createMissingRepositories', parseBoolean, true),
     excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
+    replicatePermissions: setting('replicatePermissions', parseBoolean, true),
+    replicateNoteDbMetaRefs: setting('replicateNoteDbMetaRefs', parseBoolean, true),
     remoteNameStyle: remoteNameStyle(values, prefix, report),
     shares: setting('shares', parseShares, DEFAULT_SHARES),
     ...optional('sshIdentity', setting<string | undefined>('sshIdentity', pathRelativeTo(defaults.configDir), undefined)),

@@ -1,10 +1,14 @@
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { mapRefThroughRefspecs } from '../config/refspec.js';
+import { refExclusion } from '../config/ref-exclusion.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { expandUrl } from '../config/remote-url.js';
 import { FULL_SYNC_REF, type Task } from '../task/task.js';
 
-/** Refs of an update that this remote would actually push (refspecs, then exclusions). */
+/**
+ * Refs of an update that this remote would actually push: a refspec maps them, and `refExclusion`
+ * (refs/meta/config, NoteDb meta refs, automerge cache, excludedRefsPattern) keeps none of them back.
+ */
 export function refsForRemote(remote: RemoteConfig, refs: readonly string[]): string[] {
   const kept: string[] = [];
   for (const ref of refs) {
@@ -13,7 +17,7 @@ export function refsForRemote(remote: RemoteConfig, refs: readonly string[]): st
       continue;
     }
     if (mapRefThroughRefspecs(remote.push, ref) === undefined) continue;
-    if (remote.excludedRefsPatterns.some((pattern) => pattern.test(ref))) continue;
+    if (refExclusion(remote, ref) !== undefined) continue;
     kept.push(ref);
   }
   return kept;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { mapRef } from '../config/refspec.js';
+import { refExclusion } from '../config/ref-exclusion.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { expandUrl } from '../config/remote-url.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
@@ -85,7 +86,7 @@ function refLines(text: string, separator: string): Map<string, string> {
 function expectedRefs(remote: RemoteConfig, local: Map<string, string>): Map<string, { src: string; oid: string }> {
   const expected = new Map<string, { src: string; oid: string }>();
   for (const [ref, oid] of local) {
-    if (remote.excludedRefsPatterns.some((pattern) => pattern.test(ref))) continue;
+    if (refExclusion(remote, ref) !== undefined) continue;
     for (const spec of remote.push) {
       const dst = mapRef(spec, ref);
       if (dst !== undefined) {
@@ -146,7 +147,8 @@ export async function verifyDestination(
   for (const dst of actual.keys()) {
     if (expected.has(dst) || !dst.startsWith('refs/') || dst.endsWith('^{}')) continue;
     const src = sourceOf(remote, dst);
-    if (src === undefined) continue; // outside what this remote replicates
+    // Outside what this remote replicates; an excluded ref is never pushed nor deleted, so not drift.
+    if (src === undefined || refExclusion(remote, src) !== undefined) continue;
     extra.push(dst);
     if (remote.mirror) fix.add(src);
   }

@@ -1,10 +1,11 @@
 import { mapRef, mapRefThroughRefspecs } from '../config/refspec.js';
+import { refExclusion, type RefExclusionRules } from '../config/ref-exclusion.js';
 import type { RemoteConfig } from '../config/types.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import type { RefOutcome } from './push-types.js';
 
 export interface PlanInput {
-  readonly remote: Pick<RemoteConfig, 'push' | 'mirror' | 'excludedRefsPatterns'>;
+  readonly remote: Pick<RemoteConfig, 'push' | 'mirror'> & RefExclusionRules;
   /** `git for-each-ref`: ref → object id, as read just before the push. */
   readonly localRefs: ReadonlyMap<string, string>;
   /** Claimed refs; FULL_SYNC_REF means every local ref. */
@@ -27,7 +28,7 @@ export interface PushPlan {
   readonly pushes: readonly PlannedRef[];
   /** Refs decided without asking git: dropped, or already equal on the destination. */
   readonly settled: readonly RefOutcome[];
-  /** Claimed refs this remote does not replicate (no refspec matches, or excluded): not reported as outcomes. */
+  /** Claimed refs this remote does not replicate (no refspec matches, or `refExclusion`): not reported as outcomes. */
   readonly skipped: readonly { readonly ref: string; readonly reason: string }[];
 }
 
@@ -77,7 +78,9 @@ function decide(input: PlanInput, ref: string, taken: ReadonlySet<string>): Plan
   const { remote, localRefs, remoteRefs } = input;
   const mapped = mapRefThroughRefspecs(remote.push, ref);
   if (mapped === undefined) return { ref, reason: 'matches no push refspec' };
-  if (isExcluded(remote.excludedRefsPatterns, ref)) return { ref, reason: 'matches excludedRefsPattern' };
+  // Before the delete below too: a ref this remote never receives is never deleted there either.
+  const excluded = refExclusion(remote, ref);
+  if (excluded !== undefined) return { ref, reason: excluded };
   const { dst, force } = mapped;
   // git refuses two updates of one ref in a push; the first claim keeps it.
   if (taken.has(dst)) return { ref, dst, status: 'dropped', detail: 'another ref of this push maps to the same destination ref' };
@@ -104,14 +107,15 @@ function allMappedDestinations(input: PlanInput): string[] {
 /**
  * Destination refs inside a refspec's destination namespace that no local ref
  * maps to. The would-be local name (the refspec read backwards) must not be
- * excluded: excludedRefsPattern protects a ref on both sides.
+ * excluded: what `refExclusion` keeps from the destination (excludedRefsPattern,
+ * refs/meta/config, NoteDb meta refs, automerge cache) it also protects there.
  */
 function mirrorDeletes(input: PlanInput, covered: ReadonlySet<string>): PlannedRef[] {
   const deletes: PlannedRef[] = [];
   for (const dst of input.remoteRefs?.keys() ?? []) {
     if (dst === 'HEAD' || dst.endsWith('^{}') || covered.has(dst)) continue;
     const source = reverseMap(input.remote.push, dst);
-    if (source === undefined || isExcluded(input.remote.excludedRefsPatterns, source)) continue;
+    if (source === undefined || refExclusion(input.remote, source) !== undefined) continue;
     deletes.push({ ref: source, dst, refspec: `:${dst}`, action: 'delete' });
   }
   return deletes;
@@ -123,11 +127,6 @@ function reverseMap(refspecs: PlanInput['remote']['push'], dst: string): string 
     if (src !== undefined) return src;
   }
   return undefined;
-}
-
-/** `search`, not `test`: it ignores `lastIndex`, so a /g pattern in the frozen config cannot misfire. */
-function isExcluded(patterns: readonly RegExp[], ref: string): boolean {
-  return patterns.some((pattern) => ref.search(pattern) >= 0);
 }
 
 function compare(a: string, b: string): number {

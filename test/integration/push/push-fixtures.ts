@@ -28,6 +28,8 @@ export function remoteConfig(overrides: Partial<Omit<RemoteConfig, 'push'>> & { 
     mirror: false,
     createMissingRepositories: false,
     excludedRefsPatterns: [],
+    replicatePermissions: true,
+    replicateNoteDbMetaRefs: true,
     remoteNameStyle: 'slash',
     sshStrictHostKeyChecking: 'yes',
     shares: 100,

@@ -15,6 +15,7 @@ const sample = config(
   'remote.eu.mirror.push=+refs/heads/*:refs/heads/*', 'remote.eu.mirror.projects=team/*',
   'remote.eu.mirror.excludeProjects=^team/x/.*', 'remote.eu.mirror.excludedRefsPattern=refs/changes/.*',
   'remote.eu.mirror.replicationDelay=90s', 'remote.eu.mirror.timeout=30', 'remote.eu.mirror.pushDeadline=2h',
+  'remote.eu.mirror.replicatePermissions=false',
 );
 
 describe('describeConfig', () => {
@@ -31,6 +32,7 @@ describe('describeConfig', () => {
     expect(text).toContain('  replicationRetry: 1m\n');
     expect(text).toContain('  timeout: 30s without progress\n');
     expect(text).toContain('  pushDeadline: 2h\n');
+    expect(text).toContain('  replicatePermissions: false\n  replicateNoteDbMetaRefs: true\n');
     expect(text).toContain('storePath: /store\n');
   });
 
@@ -56,6 +58,7 @@ describe('configToJson', () => {
     const remote = (roundTrip.remotes as Record<string, unknown>[])[0];
     expect(remote).toMatchObject({
       name: 'eu.mirror', replicationDelayMs: 90_000, timeoutMs: 30_000, pushDeadlineMs: 7_200_000, excludedRefsPatterns: ['refs/changes/.*'],
+      replicatePermissions: false, replicateNoteDbMetaRefs: true,
       projects: [{ text: 'team/*', kind: 'prefix' }], excludeProjects: [{ text: '^team/x/.*', kind: 'regex' }],
       push: [{ text: '+refs/heads/*:refs/heads/*', force: true, src: 'refs/heads/*', dst: 'refs/heads/*' }],
     });

@@ -108,6 +108,7 @@ describe('loadConfig on valid fixtures', () => {
       expect(remote('github/public')).toMatchObject({
         remoteNameStyle: 'basenameOnly', mirror: true, timeoutMs: 30_000, rescheduleDelayMs: 3000, replicationMaxRetries: 10,
       });
+      expect(remote('eu.mirror')).toMatchObject({ replicatePermissions: false, replicateNoteDbMetaRefs: true });
     });
 
     it('warns once about each Gerrit-only key, naming it', () => {

@@ -39,6 +39,7 @@ describe('validateConfig defaults', () => {
       name: 'm', urls: ['/m/${name}.git'], projects: [], excludeProjects: [], threads: 1, replicationDelayMs: 15_000,
       rescheduleDelayMs: 3000, replicationRetryMs: 60_000, replicationMaxRetries: 0, timeoutMs: 0, pushDeadlineMs: 0, mirror: false,
       createMissingRepositories: true, excludedRefsPatterns: [], remoteNameStyle: 'slash',
+      replicatePermissions: true, replicateNoteDbMetaRefs: true,
     });
     expect(remote?.push).toEqual([{ force: false, src: 'refs/*', dst: 'refs/*', text: 'refs/*:refs/*' }]);
   });
@@ -213,6 +214,15 @@ describe('validateConfig problems', () => {
     const [pattern] = valid(...BASE, 'remote.m.excludedRefsPattern=refs/changes/.*').remotes[0]?.excludedRefsPatterns ?? [];
     expect(pattern?.test('refs/changes/01/1/1')).toBe(true);
     expect(pattern?.test('refs/heads/refs/changes/x')).toBe(false);
+  });
+
+  it('honours replicatePermissions and replicateNoteDbMetaRefs as Gerrit spells them, without a warning, and refuses a non-boolean', () => {
+    const config = valid(...BASE, 'remote.m.replicatePermissions=false', 'remote.m.replicateNoteDbMetaRefs=no');
+    expect(config.remotes[0]).toMatchObject({ replicatePermissions: false, replicateNoteDbMetaRefs: false });
+    expect(config.warnings).toEqual([]);
+    expect(messages(...BASE, 'remote.m.replicatePermissions=never')).toEqual([
+      'remote.m.replicatePermissions: expected true or false (also yes/no, on/off, 1/0), got "never"',
+    ]);
   });
 
   it('uses the file path as given in every problem', () => {

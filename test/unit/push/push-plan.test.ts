@@ -16,8 +16,21 @@ function specs(...texts: string[]): Refspec[] {
   });
 }
 
-function remote(push: string[], options: { mirror?: boolean; excluded?: RegExp[] } = {}): PlanInput['remote'] {
-  return { push: specs(...push), mirror: options.mirror ?? false, excludedRefsPatterns: options.excluded ?? [] };
+interface RemoteOptions {
+  mirror?: boolean;
+  excluded?: RegExp[];
+  replicatePermissions?: boolean;
+  replicateNoteDbMetaRefs?: boolean;
+}
+
+function remote(push: string[], options: RemoteOptions = {}): PlanInput['remote'] {
+  return {
+    push: specs(...push),
+    mirror: options.mirror ?? false,
+    excludedRefsPatterns: options.excluded ?? [],
+    replicatePermissions: options.replicatePermissions ?? true,
+    replicateNoteDbMetaRefs: options.replicateNoteDbMetaRefs ?? true,
+  };
 }
 
 const refs = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
@@ -156,5 +169,67 @@ describe('planPush for a full sync', () => {
     const plan = planPush({ remote: remote(['+refs/heads/*:refs/heads/*']), localRefs: refs({ 'refs/heads/main': A }), claimedRefs: ['refs/heads/gone', FULL_SYNC_REF, 'refs/heads/main'] });
     expect(plan.pushes.map((p) => p.refspec)).toEqual([':refs/heads/gone', `+${A}:refs/heads/main`]);
     expect(plan.settled).toEqual([]);
+  });
+});
+
+describe('planPush honours replicatePermissions, replicateNoteDbMetaRefs and the automerge cache', () => {
+  const gerritRefs = refs({
+    'refs/heads/main': A,
+    'refs/meta/config': B,
+    'refs/changes/01/1/1': C,
+    'refs/changes/01/1/meta': B,
+    'refs/users/01/1000001': C,
+    'refs/sequences/changes': C,
+    'refs/cache-automerge/ab/cdef': A,
+  });
+  const gerritRemote = (options: RemoteOptions = {}): PlanInput['remote'] => remote(['+refs/*:refs/*'], options);
+
+  it('a full sync with both off pushes what Gerrit pushes: no refs/meta/config, no change meta ref, never the automerge cache', () => {
+    const plan = planPush({ remote: gerritRemote({ replicatePermissions: false, replicateNoteDbMetaRefs: false }), localRefs: gerritRefs, claimedRefs: [FULL_SYNC_REF] });
+    expect(plan.pushes.map((p) => p.dst)).toEqual(['refs/changes/01/1/1', 'refs/heads/main', 'refs/sequences/changes', 'refs/users/01/1000001']);
+    expect(plan.skipped).toEqual([
+      { ref: 'refs/cache-automerge/ab/cdef', reason: 'refs/cache-automerge/* is never replicated' },
+      { ref: 'refs/changes/01/1/meta', reason: 'a NoteDb meta ref with replicateNoteDbMetaRefs = false' },
+      { ref: 'refs/meta/config', reason: 'refs/meta/config with replicatePermissions = false' },
+    ]);
+  });
+
+  it('a full sync with the defaults pushes everything but the automerge cache', () => {
+    const plan = planPush({ remote: gerritRemote(), localRefs: gerritRefs, claimedRefs: [FULL_SYNC_REF] });
+    expect(plan.pushes.map((p) => p.dst)).toEqual([...gerritRefs.keys()].filter((ref) => !ref.startsWith('refs/cache-automerge/')).sort());
+  });
+
+  it('claimed refs go through the same rule', () => {
+    const plan = planPush({
+      remote: gerritRemote({ replicatePermissions: false }),
+      localRefs: gerritRefs,
+      claimedRefs: ['refs/meta/config', 'refs/changes/01/1/meta', 'refs/cache-automerge/ab/cdef'],
+    });
+    expect(plan.pushes.map((p) => p.dst)).toEqual(['refs/changes/01/1/meta']);
+    expect(plan.skipped.map((s) => s.ref)).toEqual(['refs/cache-automerge/ab/cdef', 'refs/meta/config']);
+  });
+
+  it('a mirror never deletes at the destination what it would not push: refs of the rule, with or without a local source', () => {
+    const plan = planPush({
+      remote: gerritRemote({ mirror: true, replicatePermissions: false, replicateNoteDbMetaRefs: false }),
+      localRefs: refs({ 'refs/heads/main': A }),
+      claimedRefs: [FULL_SYNC_REF, 'refs/changes/02/2/meta'],
+      remoteRefs: refs({
+        'refs/heads/main': A,
+        'refs/heads/stale': A, // an orphan like any other: deleted
+        'refs/meta/config': B, // the destination's own access rights: kept
+        'refs/changes/01/1/meta': B,
+        'refs/changes/02/2/meta': B, // deleted locally and claimed: still not ours to delete
+        'refs/draft-comments/01/1/1000001': B,
+        'refs/cache-automerge/ab/cdef': B,
+      }),
+    });
+    expect(plan.pushes).toEqual([{ ref: 'refs/heads/stale', dst: 'refs/heads/stale', refspec: ':refs/heads/stale', action: 'delete' }]);
+  });
+
+  it('a locally deleted ref the rule keeps back is not deleted on a forced refspec either', () => {
+    const plan = planPush({ remote: gerritRemote({ replicatePermissions: false }), localRefs: refs({}), claimedRefs: ['refs/meta/config', 'refs/heads/gone'] });
+    expect(plan.pushes.map((p) => p.refspec)).toEqual([':refs/heads/gone']);
+    expect(plan.skipped).toEqual([{ ref: 'refs/meta/config', reason: 'refs/meta/config with replicatePermissions = false' }]);
   });
 });
