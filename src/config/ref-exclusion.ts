@@ -34,6 +34,17 @@ export function refExclusion(remote: RefExclusionRules, ref: string): string | u
 }
 
 /**
+ * Why `remote` replicates nothing of a project whose HEAD points at `headTarget`, or undefined.
+ * Gerrit's `Destination.schedule`: with replicatePermissions = false, a project whose HEAD is a
+ * symbolic ref to refs/meta/config is a permissions-only project (All-Projects, and All-Users, whose
+ * account refs and external ids go with it) and none of its updates is scheduled.
+ */
+export function projectExclusion(remote: Pick<RemoteConfig, 'replicatePermissions'>, headTarget: string | undefined): string | undefined {
+  if (remote.replicatePermissions || headTarget !== PERMISSIONS_REF) return undefined;
+  return `a permissions-only project (HEAD is ${PERMISSIONS_REF}) with replicatePermissions = false`;
+}
+
+/**
  * Gerrit core's `RefNames.isNoteDbMetaRef`, copied as it is:
  *
  *     if (ref.startsWith(REFS_CHANGES)

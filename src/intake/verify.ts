@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { mapRef } from '../config/refspec.js';
-import { refExclusion } from '../config/ref-exclusion.js';
+import { projectExclusion, refExclusion } from '../config/ref-exclusion.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { expandUrl } from '../config/remote-url.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { redactText, redactUrl } from '../observe/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
 import { destinationEnv } from '../push/destination-env.js';
+import { headTarget } from '../push/local-head.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
 
@@ -120,6 +121,14 @@ export async function verifyDestination(
   const local = await run(['for-each-ref', '--format=%(objectname) %(refname)'], localRepo, env, timeoutMs);
   if (local.code !== 0) {
     return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}` };
+  }
+  if (!remote.replicatePermissions) {
+    // A project this remote never receives (see projectExclusion) cannot drift: the push would send nothing.
+    const head = await headTarget(localRepo, async () => {
+      const result = await run(['symbolic-ref', '-q', 'HEAD'], localRepo, env, timeoutMs);
+      return { exitCode: result.code, stdout: result.stdout };
+    });
+    if (projectExclusion(remote, head) !== undefined) return { ...base, state: 'in-sync', refs: 0, missing: [], different: [], extra: [], fixRefs: [] };
   }
   // The same transport rules, ssh options and credentials as a push to this destination.
   const toDestination = { ...env, ...destinationEnv(uri, remote, { operatorSshCommand: access.operatorSshCommand, usesGitSsh: env.GIT_SSH !== undefined, credentials: access.credentials?.for(remote.name) }) };

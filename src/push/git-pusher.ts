@@ -12,6 +12,8 @@ import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
 import { readRefsFromFiles } from './ref-files.js';
 import { limitsOf } from './push-limits.js';
+import { headTarget } from './local-head.js';
+import { projectExclusion } from '../config/ref-exclusion.js';
 import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
 import { accepted, refOutcomes, resultOf } from './ref-outcomes.js';
@@ -117,6 +119,11 @@ export class GitPusher implements Pusher {
     const endMaster = (): void => void this.sshReuse!.exit(controlPath!, this.env);
     if (controlPath !== undefined) run.stop.signal.addEventListener('abort', endMaster, { once: true });
     try {
+      // Before anything touches the destination: not even a missing repository is created for it.
+      if (!request.remote.replicatePermissions) {
+        const head = await headTarget(localRepo, () => this.runGit(run, ['symbolic-ref', '-q', 'HEAD']));
+        if (projectExclusion(request.remote, head) !== undefined) return outcome(run, 'ok', []);
+      }
       return await this.pushAll(run);
     } catch (error) {
       // push() never throws: the scheduler always needs an outcome to act on.

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
@@ -141,5 +141,29 @@ describe('replicatePermissions, replicateNoteDbMetaRefs and the automerge cache,
     const verified = runCli(['verify', '--config', site.config]);
     expect(verified.stdout).toContain('3 destinations: 3 in sync, 0 drifted, 0 unreachable');
     expect(verified.status).toBe(0);
+  });
+
+  it('a project whose HEAD is refs/meta/config (All-Users) reaches no remote with replicatePermissions = false, not even as an empty repository', async () => {
+    const site = gerritSite('refrelay-meta-all-users');
+    const allUsers = initBare(join(site.base, 'All-Users.git'));
+    const work = makeWorkTree(join(site.root, 'users-work'), 1);
+    git(work, ['push', '-q', allUsers, 'HEAD:refs/meta/config', 'HEAD:refs/users/01/1000001', 'HEAD:refs/meta/external-ids']);
+    git(allUsers, ['symbolic-ref', 'HEAD', 'refs/meta/config']);
+    const usersDest = (remote: string): string => join(site.root, remote, 'All-Users.git');
+
+    const enqueued = runCli(['enqueue', '--config', site.config, '--project', 'All-Users', '--ref', 'refs/users/01/1000001', '--ref', 'refs/meta/external-ids']);
+    expect(enqueued.status).toBe(0);
+    await drain(site.config);
+    expect(existsSync(usersDest('public'))).toBe(false);
+    expect([...refsOf(usersDest('replica')).keys()]).toEqual(['refs/meta/config', 'refs/meta/external-ids', 'refs/users/01/1000001']);
+
+    expect(runCli(['replicate', 'All-Users', '--now', '--config', site.config]).status).toBe(0);
+    await drain(site.config);
+    expect(existsSync(usersDest('public'))).toBe(false);
+    expect(refsOf(usersDest('backup'))).toEqual(refsOf(allUsers));
+    expect(taskFilesIn(storeDir(join(site.root, 'store'), 'waiting'))).toEqual([]);
+
+    const verified = runCli(['verify', 'All-Users', '--config', site.config]);
+    expect(verified.stdout).toContain('3 destinations: 3 in sync, 0 drifted, 0 unreachable');
   });
 });

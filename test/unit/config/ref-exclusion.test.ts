@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXCLUDED_BY_PATTERN, isNoteDbMetaRef, refExclusion, type RefExclusionRules } from '../../../src/config/ref-exclusion.js';
+import { EXCLUDED_BY_PATTERN, isNoteDbMetaRef, projectExclusion, refExclusion, type RefExclusionRules } from '../../../src/config/ref-exclusion.js';
 import { compileWholeMatch } from '../../../src/config/project-pattern.js';
 
 const DEFAULTS: RefExclusionRules = { replicatePermissions: true, replicateNoteDbMetaRefs: true, excludedRefsPatterns: [] };
@@ -76,5 +76,14 @@ describe('isNoteDbMetaRef', () => {
     ]);
     expect(meta.every(isNoteDbMetaRef)).toBe(true);
     expect(GERRIT.map(([ref]) => ref).filter((ref) => !meta.includes(ref)).some(isNoteDbMetaRef)).toBe(false);
+  });
+});
+
+describe('projectExclusion answers as Gerrit\'s Destination.schedule for permissions-only projects', () => {
+  it('keeps back every update of a project whose HEAD points at refs/meta/config, only with replicatePermissions = false', () => {
+    expect(projectExclusion(NO_PERMISSIONS, 'refs/meta/config')).toBe('a permissions-only project (HEAD is refs/meta/config) with replicatePermissions = false');
+    expect(projectExclusion(DEFAULTS, 'refs/meta/config')).toBeUndefined();
+    expect(projectExclusion(NO_PERMISSIONS, 'refs/heads/main')).toBeUndefined();
+    expect(projectExclusion(NO_PERMISSIONS, undefined)).toBeUndefined(); // detached HEAD
   });
 });
