@@ -1,33 +1,37 @@
-import { readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
-import { readdir, unlink } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import type { ReplicationConfig } from '../config/types.js';
 import { UsageError } from '../errors.js';
+import { placeGerritTask } from '../intake/gerrit-task-owner.js';
 import { errnoName } from '../runtime/errno.js';
-import { untrustedReason } from '../schedule/uri-groups.js';
+import { taskNameProblem } from '../schedule/uri-groups.js';
 import { mapBounded } from '../store/bounded.js';
-import { isGone, nodeStoreFs } from '../store/store-fs.js';
+import { isGone } from '../store/store-fs.js';
 import { StorePaths } from '../store/store-paths.js';
-import { readTaskFile, type ReadOutcome } from '../store/task-reader.js';
 import { TaskStore } from '../store/task-store.js';
 import { taskKey, type Task } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
+import { gerritQueueDirs, listGerritTaskFiles, readGerritFile, type GerritFileRead } from './gerrit-queue-files.js';
 import { loadCliConfig } from './load-cli-config.js';
 
 export interface ImportGerritQueueArgs {
   config?: string | undefined;
-  /** Gerrit's `ref-updates` folder (holding `waiting/`) or its `waiting/` folder. */
+  /** Gerrit's events directory, its `ref-updates` folder (holding `waiting/`) or its `waiting/` folder. */
   dir: string;
   dryRun: boolean;
   remove: boolean;
+  /** Take running/ too: only once the plugin is stopped on every primary. */
+  includeRunning: boolean;
 }
 
-/** One Gerrit task file that decoded and may be pushed by this config. */
+/** One Gerrit task file that this config pushes, as it will be queued. */
 interface Importable {
   readonly path: string;
   readonly task: Task;
   readonly key: string;
   readonly mtime: Date;
+  readonly running: boolean;
+  readonly remoteRenamed: boolean;
 }
 
 interface Skipped {
@@ -40,53 +44,55 @@ const READ_CONCURRENCY = 16;
 
 /**
  * `refrelay import-gerrit-queue DIR`: takes over the tasks Gerrit's replication plugin persisted
- * in `waiting/`. Each importable file becomes one of our tasks with the Gerrit file's mtime as its
- * first-enqueue time, so it is due as soon as Gerrit would have pushed it. Files this config could
- * never push are reported and left alone. Exit 1 when any file was skipped, so cron notices.
+ * in `waiting/` (and `running/` with --include-running). Each file is matched to the remote that
+ * owns its URI, as the plugin matches it (intake/gerrit-task-owner.ts), and becomes one of our
+ * tasks with the Gerrit file's mtime as its first-enqueue time, so it is due as soon as Gerrit
+ * would have pushed it. Files this config could never push are reported and left alone. Exit 1
+ * when any file was skipped, so cron notices.
  */
 export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise<number> {
-  const waitingDir = gerritWaitingDir(args.dir);
+  const dirs = gerritQueueDirs(args.dir);
   const config = loadCliConfig({ config: args.config });
   const paths = new StorePaths(config.storePath);
-  if (sameFolder(waitingDir, paths.waiting)) {
-    throw new UsageError(`import-gerrit-queue: ${waitingDir} is this store's own waiting/ folder, not Gerrit's`);
+  if (sameFolder(dirs.waiting, paths.waiting)) {
+    throw new UsageError(`import-gerrit-queue: ${dirs.waiting} is the waiting/ folder of replication.storePath, not a queue to import; point storePath at a folder of refrelay's own first`);
   }
 
-  const entries = await readdir(waitingDir, { withFileTypes: true }).catch((error: unknown) => {
-    throw new UsageError(`import-gerrit-queue: cannot list ${waitingDir}: ${errnoName(error) ?? String(error)}`, { cause: error });
-  });
-  const names = entries
-    // Gerrit names its files after a sha1; dot files (`.nfs*`, editor droppings) are not tasks.
-    .filter((entry) => entry.isFile() && !entry.name.startsWith('.'))
-    .map((entry) => entry.name)
-    .sort();
-  const read = await mapBounded(names, READ_CONCURRENCY, (name) => readGerritTask(config, join(waitingDir, name)));
-  const importable = read.filter((item): item is Importable => 'task' in item);
-  const skipped = read.filter((item): item is Skipped => 'reason' in item);
+  const waiting = await listGerritTaskFiles(dirs.waiting);
+  const running = await listGerritTaskFiles(dirs.running);
+  const toRead = args.includeRunning ? [...waiting, ...running] : waiting;
+  const fromRunning = new Set(args.includeRunning ? running : []);
+  const read = await mapBounded(toRead, READ_CONCURRENCY, readGerritFile);
+  const checked = read.map((item) => checkGerritTask(config, item, fromRunning.has(item.path)));
+  const importable = checked.filter((item): item is Importable => 'task' in item);
+  const skipped = checked.filter((item): item is Skipped => 'reason' in item);
   for (const item of skipped) process.stderr.write(`skipped ${item.path}: ${item.reason}\n`);
-  warnAboutRunning(waitingDir);
+  const left = args.includeRunning ? 0 : running.length;
+  if (left > 0) {
+    const [files, them] = left === 1 ? ['1 task file', 'it'] : [`${left} task files`, 'them'];
+    process.stderr.write(`note: ${files} in ${dirs.running} not imported: Gerrit was pushing ${them} when it stopped and puts ${them} back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n`);
+  }
 
-  // Gerrit's legacy `ref` form and its `refs` form of the same update are one task here; it keeps
-  // the oldest of their mtimes, as a second enqueue of a queued task keeps the first.
+  // One update in several files (Gerrit's legacy `ref` and its `refs` form, waiting/ and
+  // running/) is one task here; it keeps the oldest of their mtimes, as a second enqueue of a
+  // queued task keeps the first.
   const oldest = new Map<string, Importable>();
   for (const item of importable) {
     const seen = oldest.get(item.key);
     if (seen === undefined || item.mtime.getTime() < seen.mtime.getTime()) oldest.set(item.key, item);
   }
 
-  const noun = (count: number): string => `${count} task${count === 1 ? '' : 's'}`;
   if (args.dryRun) {
     const wouldCreate = [...oldest.keys()].filter((key) => !isFile(paths.waitingFile(`${key}.json`))).length;
-    process.stdout.write(`dry run: would import ${noun(importable.length)} (${importable.length - wouldCreate} already queued), skip ${skipped.length}; nothing written\n`);
+    process.stdout.write(`dry run: would import ${counts(importable, wouldCreate)}, skip ${skipped.length}${leftText(left, 'leave')}; nothing written\n`);
     return skipped.length > 0 ? EXIT_FAILED : EXIT_OK;
   }
 
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
-  const unique = [...oldest.values()];
-  const results = await store.createMany(unique.map((item) => item.task), { mtimeOf: (task) => oldest.get(taskKey(task))?.mtime });
+  const results = await store.createMany([...oldest.values()].map((item) => item.task), { mtimeOf: (task) => oldest.get(taskKey(task))?.mtime });
   const created = results.filter((result) => result.created).length;
   // "Already queued": the task was in our waiting/ before, or another Gerrit file carried it too.
-  let summary = `imported ${noun(importable.length)} (${importable.length - created} already queued), skipped ${skipped.length}`;
+  let summary = `imported ${counts(importable, created)}, skipped ${skipped.length}${leftText(left, 'left')}`;
   let removeFailed = false;
   if (args.remove) {
     // createMany resolved: every task is durable in our store, so Gerrit's copies may go.
@@ -101,51 +107,31 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
   return skipped.length > 0 || removeFailed ? EXIT_FAILED : EXIT_OK;
 }
 
-/** DIR is Gerrit's `ref-updates` folder (with `waiting/`) or that `waiting/` folder itself. */
-function gerritWaitingDir(dir: string): string {
-  const absolute = resolve(dir);
-  let stats: Stats;
-  try {
-    stats = statSync(absolute);
-  } catch {
-    throw new UsageError(`import-gerrit-queue: ${dir} does not exist`);
-  }
-  if (!stats.isDirectory()) throw new UsageError(`import-gerrit-queue: ${dir} is not a folder`);
-  const waiting = join(absolute, 'waiting');
-  if (isFolder(waiting)) return waiting;
-  if (basename(absolute) === 'waiting') return absolute;
-  throw new UsageError(`import-gerrit-queue: ${dir} has no waiting/ folder; give Gerrit's ref-updates folder or its waiting/ folder`);
+/**
+ * A file read becomes a task to queue, or a reason: names first (they become paths and git
+ * arguments), then the remote that owns its URI.
+ */
+function checkGerritTask(config: ReplicationConfig, read: GerritFileRead, running: boolean): Importable | Skipped {
+  if ('reason' in read) return read;
+  const names = taskNameProblem(config, read.task);
+  if (names !== undefined) return { path: read.path, reason: names };
+  const placed = placeGerritTask(config, read.task);
+  if ('problem' in placed) return { path: read.path, reason: placed.problem };
+  return { path: read.path, task: placed.task, key: taskKey(placed.task), mtime: read.mtime, running, remoteRenamed: placed.remoteRenamed };
 }
 
-/** Reads and checks one Gerrit task file; every refusal says why. */
-async function readGerritTask(config: ReplicationConfig, path: string): Promise<Importable | Skipped> {
-  let read: ReadOutcome;
-  try {
-    // The reader the daemon uses for its own task files: same formats, same refusals.
-    read = await readTaskFile(nodeStoreFs, path);
-  } catch (error) {
-    return { path, reason: `cannot read: ${errnoName(error) ?? String(error)}` };
-  }
-  if (read.kind === 'gone') return { path, reason: 'vanished while reading (is Gerrit still running?)' };
-  if (read.kind === 'corrupt') return { path, reason: read.reason };
-  // The same rules the daemon applies to every task file it finds (see untrustedReason).
-  const reason = untrustedReason(config, read.task);
-  return reason === undefined ? { path, task: read.task, key: taskKey(read.task), mtime: new Date(read.mtimeMs) } : { path, reason };
+/** `3 tasks (1 already queued, 1 from running/, 1 under a renamed remote)`: extras only when there are any. */
+function counts(importable: readonly Importable[], created: number): string {
+  const extras = [`${importable.length - created} already queued`];
+  const running = importable.filter((item) => item.running).length;
+  if (running > 0) extras.push(`${running} from running/`);
+  const renamed = importable.filter((item) => item.remoteRenamed).length;
+  if (renamed > 0) extras.push(`${renamed} under a renamed remote`);
+  return `${importable.length} task${importable.length === 1 ? '' : 's'} (${extras.join(', ')})`;
 }
 
-/** Tasks Gerrit was pushing when it stopped stay in running/; they are not taken silently. */
-function warnAboutRunning(waitingDir: string): void {
-  const running = join(waitingDir, '..', 'running');
-  let names: string[];
-  try {
-    names = readdirSync(running);
-  } catch {
-    return;
-  }
-  const count = names.filter((name) => !name.startsWith('.') && isFile(join(running, name))).length;
-  if (count === 0) return;
-  const [files, them] = count === 1 ? ['1 task file', 'it'] : [`${count} task files`, 'them'];
-  process.stderr.write(`note: ${files} in ${running} not imported: Gerrit was pushing ${them} when it stopped; move ${them} into waiting/ and run this again\n`);
+function leftText(left: number, verb: 'left' | 'leave'): string {
+  return left === 0 ? '' : `, ${verb} ${left} in running/`;
 }
 
 /** True once the file is gone; a file that cannot be removed is reported and counts as a problem. */
@@ -156,14 +142,6 @@ async function removeGerritFile(path: string): Promise<boolean> {
   } catch (error) {
     if (isGone(error)) return true;
     process.stderr.write(`could not remove ${path}: ${errnoName(error) ?? String(error)} (its task is imported)\n`);
-    return false;
-  }
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
     return false;
   }
 }

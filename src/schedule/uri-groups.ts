@@ -47,6 +47,18 @@ export interface UntrustedTask {
  * that remote's URLs for the project — the daemon never pushes to a URL that only a file asked for.
  */
 function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): RemoteConfig | string {
+  const names = taskNameProblem(config, task);
+  if (names !== undefined) return names;
+  const remote = config.remotes.find((candidate) => candidate.name === task.remote);
+  if (remote === undefined) return `remote ${quoteUntrusted(task.remote)} is not configured in ${config.file}`;
+  if (!remote.urls.some((template) => expandUrl(template, task.project, remote.remoteNameStyle) === task.uri)) {
+    return `uri ${quoteUntrusted(redactUrl(task.uri))} is not a URL of remote ${quoteUntrusted(task.remote)} for project ${quoteUntrusted(task.project)}`;
+  }
+  return remote;
+}
+
+/** Why a task's project or ref names may not become paths and git arguments, or undefined. */
+export function taskNameProblem(config: Pick<ReplicationConfig, 'maxRefNameBytes'>, task: WaitingTask['task']): string | undefined {
   const project = projectNameProblem(task.project);
   if (project !== undefined) return `invalid project name ${quoteUntrusted(task.project)}: ${project}`;
   for (const ref of task.refs) {
@@ -54,12 +66,7 @@ function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): Remo
     const problem = refNameProblem(ref, config.maxRefNameBytes);
     if (problem !== undefined) return `invalid ref name ${quoteUntrusted(ref)}: ${problem}`;
   }
-  const remote = config.remotes.find((candidate) => candidate.name === task.remote);
-  if (remote === undefined) return `remote ${quoteUntrusted(task.remote)} is not configured in ${config.file}`;
-  if (!remote.urls.some((template) => expandUrl(template, task.project, remote.remoteNameStyle) === task.uri)) {
-    return `uri ${quoteUntrusted(redactUrl(task.uri))} is not a URL of remote ${quoteUntrusted(task.remote)} for project ${quoteUntrusted(task.project)}`;
-  }
-  return remote;
+  return undefined;
 }
 
 /** Why a task file must not be pushed (see resolveTask), or undefined when it may be. */

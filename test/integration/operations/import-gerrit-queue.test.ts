@@ -60,7 +60,7 @@ describe('refrelay import-gerrit-queue', () => {
     const legacy = gerritFile(s, { project: 'app', ref: 'refs/heads/main', uri: mirrorUri, remote: 'mirror' }, OLD);
     const current = gerritFile(s, { project: 'app', refs: ['refs/heads/feature', 'refs/tags/v1'], uri: mirrorUri, remote: 'mirror' }, OLDER);
     const fullSync = gerritFile(s, { project: 'team/lib', refs: ['..all..'], uri: 'git@github.com:example/lib.git', remote: 'github' }, OLD);
-    const unknownRemote = gerritFile(s, { project: 'app', refs: ['refs/heads/main'], uri: mirrorUri, remote: 'gone' });
+    const unknownRemote = gerritFile(s, { project: 'app', refs: ['refs/heads/main'], uri: 'ssh://gone.example.com/app.git', remote: 'gone' });
     const foreignUri = gerritFile(s, { project: 'app', refs: ['refs/heads/main'], uri: 'ssh://old-replica.example.com/app.git', remote: 'mirror' });
     const badProject = gerritFile(s, { project: '../etc', refs: ['refs/heads/main'], uri: `${s.dest}/../etc.git`, remote: 'mirror' });
     const badRef = gerritFile(s, { project: 'app', refs: ['refs/heads/a..b'], uri: mirrorUri, remote: 'mirror' });
@@ -69,8 +69,8 @@ describe('refrelay import-gerrit-queue', () => {
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config]);
 
     expect(result.stderr.trim().split('\n').sort()).toEqual([
-      `skipped ${unknownRemote}: remote "gone" is not configured in ${s.config}`,
-      `skipped ${foreignUri}: uri "ssh://old-replica.example.com/app.git" is not a URL of remote "mirror" for project "app"`,
+      `skipped ${unknownRemote}: uri "ssh://gone.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "gone")`,
+      `skipped ${foreignUri}: uri "ssh://old-replica.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "mirror")`,
       `skipped ${badProject}: invalid project name "../etc": has a ".." segment`,
       `skipped ${badRef}: invalid ref name "refs/heads/a..b": contains ".."`,
       `skipped ${noRefs}: missing field "refs"`,
@@ -121,9 +121,9 @@ describe('refrelay import-gerrit-queue', () => {
     const s = site();
     const uri = `${s.dest}/app.git`;
     const valid = gerritFile(s, { project: 'app', ref: 'refs/heads/main', uri, remote: 'mirror' });
-    const invalid = gerritFile(s, { project: 'app', refs: ['refs/heads/main'], uri, remote: 'gone' });
+    const invalid = gerritFile(s, { project: 'app', refs: ['refs/heads/main'], uri: 'ssh://gone.example.com/app.git', remote: 'gone' });
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config, '--dry-run', '--remove']);
-    expect(result.stderr).toBe(`skipped ${invalid}: remote "gone" is not configured in ${s.config}\n`);
+    expect(result.stderr).toBe(`skipped ${invalid}: uri "ssh://gone.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "gone")\n`);
     expect(result.stdout).toBe('dry run: would import 1 task (0 already queued), skip 1; nothing written\n');
     expect(result.status).toBe(1);
     expect(namesIn(join(s.store, 'ref-updates', 'waiting'))).toEqual([]);
@@ -142,10 +142,10 @@ describe('refrelay import-gerrit-queue', () => {
     writeFileSync(join(s.refUpdates, 'running', 'f'.repeat(40)), '{}');
 
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config, '--remove']);
-    expect(result.stdout).toBe('imported 2 tasks (0 already queued), skipped 1, removed 2 Gerrit files\n');
+    expect(result.stdout).toBe('imported 2 tasks (0 already queued), skipped 1, left 1 in running/, removed 2 Gerrit files\n');
     expect(result.stderr).toBe([
-      `skipped ${skipped}: uri "ssh://elsewhere/app.git" is not a URL of remote "mirror" for project "app"`,
-      `note: 1 task file in ${join(s.refUpdates, 'running')} not imported: Gerrit was pushing it when it stopped; move it into waiting/ and run this again`,
+      `skipped ${skipped}: uri "ssh://elsewhere/app.git" is not a URL of any configured remote for project "app" (the file names remote "mirror")`,
+      `note: 1 task file in ${join(s.refUpdates, 'running')} not imported: Gerrit was pushing it when it stopped and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running`,
       '',
     ].join('\n'));
     expect(result.status).toBe(1);
@@ -168,7 +168,7 @@ describe('refrelay import-gerrit-queue', () => {
     expect(file.stderr).toBe(`refrelay: import-gerrit-queue: ${s.config} is not a folder\n`);
     expect(file.status).toBe(2);
     const noWaiting = runCli(['import-gerrit-queue', join(s.root, 'gerrit'), '--config', s.config]);
-    expect(noWaiting.stderr).toBe(`refrelay: import-gerrit-queue: ${join(s.root, 'gerrit')} has no waiting/ folder; give Gerrit's ref-updates folder or its waiting/ folder\n`);
+    expect(noWaiting.stderr).toBe(`refrelay: import-gerrit-queue: ${join(s.root, 'gerrit')} has no waiting/ folder; give the plugin's events directory, its ref-updates folder or its waiting/ folder\n`);
     expect(noWaiting.status).toBe(2);
     expect(runCli(['import-gerrit-queue', '--config', s.config]).status).toBe(2);
 
@@ -181,7 +181,7 @@ describe('refrelay import-gerrit-queue', () => {
     // Pointed at our own store by mistake, --remove would delete queued tasks: refused.
     mkdirSync(waitingOf(s), { recursive: true });
     const ownStore = runCli(['import-gerrit-queue', join(s.store, 'ref-updates'), '--config', s.config, '--remove']);
-    expect(ownStore.stderr).toBe(`refrelay: import-gerrit-queue: ${waitingOf(s)} is this store's own waiting/ folder, not Gerrit's\n`);
+    expect(ownStore.stderr).toBe(`refrelay: import-gerrit-queue: ${waitingOf(s)} is the waiting/ folder of replication.storePath, not a queue to import; point storePath at a folder of refrelay's own first\n`);
     expect(ownStore.status).toBe(2);
   });
 });
