@@ -9,6 +9,7 @@ import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
 import { formatStatus } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
+import { refuseGerritEventsDir } from './store-path-check.js';
 import { VERSION } from './version.js';
 
 /** How often `status --watch` refreshes. */
@@ -35,12 +36,13 @@ export async function runCommands(argv: string[]): Promise<number> {
       config
         .command(
           'check',
-          'load replication.config and report every problem at once (exit 3 when invalid)',
+          "load replication.config and report every problem at once (exit 3 when invalid, or when storePath is Gerrit's replication events directory)",
           (y) => y.options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable output' } })
             .example('refrelay config check --config /etc/refrelay/replication.config', ''),
-          (args) => {
+          async (args) => {
             const config = loadCliConfig({ config: args.config });
             for (const warning of config.warnings) process.stderr.write(`warning: ${warning.file}: ${warning.key}: ${warning.message}\n`);
+            await refuseGerritEventsDir(config);
             // The secure file is checked too (permissions, syntax); only remote names are shown.
             const credentials = loadCredentials(config).remotes;
             if (args.json) process.stdout.write(`${JSON.stringify({ ...configToJson(config), credentialsFor: credentials }, null, 2)}\n`);

@@ -14,6 +14,7 @@ import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
 import { spoolDirFor } from '../intake/spool.js';
 import { UsageError } from '../errors.js';
+import { refuseGerritEventsDir } from './store-path-check.js';
 import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { VERSION } from './version.js';
 
@@ -40,6 +41,7 @@ function warnIfWorldWritable(storePath: string, log: Log): void {
 export async function runDaemon(args: DaemonArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
+  await refuseGerritEventsDir(config);
   const log = createLogger({ level: args.logLevel, nodeId: config.nodeId, format: args.logFormat ?? defaultLogFormat() });
   for (const warning of config.warnings) log.warn({ file: warning.file, key: warning.key }, warning.message);
   // Refused here, before anything runs: a secure.config others can read is a leak waiting to happen.

@@ -3,7 +3,9 @@ import { StoreError } from '../errors.js';
 import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
+import { GerritEventsDirError, findGerritQueue, type GerritQueueFound } from './gerrit-events-dir.js';
 import { errnoOf, isGone, removeQuietly, storeError } from './store-fs.js';
+import { STORE_MARKER_NAME } from './store-paths.js';
 import { writeDurable } from './publish.js';
 
 /**
@@ -12,7 +14,7 @@ import { writeDurable } from './publish.js';
  * path: without the marker nothing is written there, so no update lands on the local disk
  * under the mount point, invisible to every other node once the mount returns.
  */
-export const STORE_MARKER_NAME = 'refrelay-store.json';
+export { STORE_MARKER_NAME };
 export const STORE_FORMAT = 1;
 
 export interface StoreMarker {
@@ -26,6 +28,8 @@ export type StoreState =
   | { readonly kind: 'marked'; readonly marker: StoreMarker }
   /** No marker, but the layout of an earlier refrelay (`ref-updates/waiting/`): adoptable. */
   | { readonly kind: 'earlier' }
+  /** No marker, and Gerrit's replication plugin's queue (gerrit-events-dir.ts): never adopted. */
+  | { readonly kind: 'gerrit'; readonly found: GerritQueueFound }
   | { readonly kind: 'missing' };
 
 /** What to do when the store path holds no marker (TaskStoreOptions.ifUnmarked). */
@@ -54,7 +58,9 @@ export async function inspectStore(ctx: StoreContext): Promise<StoreState> {
     // ESTALE is no answer about the marker (a stale handle to the store's folder), not its absence.
     const code = errnoOf(error);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw storeError('read store marker', path, error);
-    return (await isRealFolder(ctx, ctx.paths.waiting)) ? { kind: 'earlier' } : { kind: 'missing' };
+    if (!(await isRealFolder(ctx, ctx.paths.waiting))) return { kind: 'missing' };
+    const found = await findGerritQueue(ctx.fs, ctx.paths);
+    return found === undefined ? { kind: 'earlier' } : { kind: 'gerrit', found };
   }
   if (read.kind === 'refused') throw new StoreError(`the store marker ${path} is not a refrelay store marker: ${read.reason}`);
   const marker = parseMarker(read.text);
@@ -116,6 +122,7 @@ export type StoreOpening = 'existing' | 'adopted' | 'created';
  */
 export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy): Promise<StoreOpening> {
   const state = await inspectStore(ctx);
+  if (state.kind === 'gerrit') throw new GerritEventsDirError(ctx.paths.root, state.found);
   if (state.kind === 'missing' && policy !== 'create') throw new StoreMissingError(ctx.paths.root, `${STORE_MARKER_NAME} is missing`);
   if (state.kind === 'earlier' && policy === 'refuse') {
     throw new StoreMissingError(ctx.paths.root, `made by an earlier refrelay, without ${STORE_MARKER_NAME}; \`refrelay init\` or a daemon's start adopts it`);
@@ -132,7 +139,13 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
  * missing is most likely a network filesystem's mount point that is not mounted.
  */
 export async function initStore(ctx: StoreContext): Promise<StoreOpening> {
-  if ((await inspectStore(ctx)).kind === 'missing') await makeFolder(ctx, ctx.paths.root, false);
+  const state = await inspectStore(ctx);
+  // Marked or not: a marker written into the plugin's events directory (as an earlier README
+  // advised) must not make it look like a store. Other opens check the unmarked case only, as a
+  // listing of waiting/ on every `enqueue` would cost too much; the daemon checks at start.
+  const found = state.kind === 'gerrit' ? state.found : await findGerritQueue(ctx.fs, ctx.paths);
+  if (found !== undefined) throw new GerritEventsDirError(ctx.paths.root, found);
+  if (state.kind === 'missing') await makeFolder(ctx, ctx.paths.root, false);
   return openStore(ctx, 'create');
 }
 

@@ -8,6 +8,8 @@ export const URI_KEY_PATTERN = /^[0-9a-f]{40}$/;
 /** The lock component's record inside a lock folder; never treated as a task. */
 export const OWNER_RECORD_NAME = 'owner.json';
 export const CORRUPT_REASON_SUFFIX = '.reason';
+/** The store marker at the top of the store (store-marker.ts). */
+export const STORE_MARKER_NAME = 'refrelay-store.json';
 
 export function isTaskFileName(name: string): boolean {
   return name.length === TASK_FILE_NAME_LENGTH && TASK_FILE_PATTERN.test(name);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { GerritEventsDirError } from '../../src/store/gerrit-events-dir.js';
 import { STORE_MARKER_NAME, StoreMissingError } from '../../src/store/store-marker.js';
 import type { Task } from '../../src/task/task.js';
 import { storeEnvs } from './support/store-envs.js';
@@ -38,6 +39,25 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     expect(events).toEqual([{ type: 'store-marked', root: env.root, opening: 'adopted' }]);
     expect(JSON.parse(env.read(STORE_MARKER_NAME))).toMatchObject({ format: 1, storeId: expect.any(String) });
     expect((await env.store('cli', { ifUnmarked: 'refuse' }).listWaiting()).map((t) => t.key)).toEqual([key]);
+  });
+
+  it("refuses the events directory of Gerrit's replication plugin under every policy and writes nothing there", async () => {
+    const env = makeEnv();
+    for (const folder of ['.', 'ref-updates', 'ref-updates/building', 'ref-updates/running', 'ref-updates/waiting']) env.mkdir(folder);
+    // Before the plugin queued anything: its bare layout is not an earlier refrelay's store.
+    for (const ifUnmarked of ['refuse', 'adopt-earlier', 'create'] as const) {
+      await expect(env.store('a', { ifUnmarked }).create(task)).rejects.toThrow(/is the events directory of Gerrit's replication plugin, not a refrelay store: its ref-updates\/ holds the plugin's building\/, running\/ and waiting\/ and nothing of refrelay's/);
+    }
+    await expect(env.store('a').init()).rejects.toBeInstanceOf(GerritEventsDirError);
+    env.write('ref-updates/waiting/0123456789abcdef0123456789abcdef01234567', '{"project":"p","refs":["refs/heads/main"],"uri":"ssh://h/p.git","remote":"mirror"}\n');
+    env.write('ref-updates/running/1123456789abcdef0123456789abcdef01234567', '{"project":"p","refs":["refs/heads/x"],"uri":"ssh://h/p.git","remote":"mirror"}\n');
+    await expect(env.store('a', { ifUnmarked: 'adopt-earlier' }).listWaiting()).rejects.toThrow(/holds 2 task files of the plugin \(1 in waiting\/, 1 in running\/\)/);
+    expect(env.list('.')).toEqual(['ref-updates']);
+    expect(env.list('ref-updates')).toEqual(['building', 'running', 'waiting']);
+
+    // A marker written there does not make it a store for init (nor, checked at start, for a daemon).
+    env.write(STORE_MARKER_NAME, '{"format":1,"storeId":"x"}');
+    await expect(env.store('a').init()).rejects.toThrow(/holds 2 task files of the plugin/);
   });
 
   it('init creates the store once; a second init and every node see the same marker', async () => {
