@@ -11,6 +11,13 @@ export interface Refspec {
   readonly text: string;
 }
 
+/** A regular expression from the config, in Java's syntax, matched against whole names. */
+export interface JavaRegex {
+  /** As written in the config, for display. */
+  readonly text: string;
+  matches(input: string): boolean;
+}
+
 /** A `projects` / `excludeProjects` entry: exact name, `prefix/*` (trailing `*`), or `^regex`. */
 export interface ProjectPattern {
   readonly text: string;
