@@ -52,7 +52,7 @@ function describeRemote(remote: RemoteConfig): string[] {
     ...remote.push.map((spec) => `  push: ${spec.text}${spec.force ? ' (forced)' : ''}`),
     `  projects: ${list(remote.projects.map((p) => p.text), 'all')}`,
     `  excludeProjects: ${list(remote.excludeProjects.map((p) => p.text), 'none')}`,
-    `  excludedRefsPattern: ${list(remote.excludedRefsPatterns.map(patternText), 'none')}`,
+    `  excludedRefsPattern: ${list(remote.excludedRefsPatterns.map((pattern) => pattern.text), 'none')}`,
     `  replicatePermissions: ${remote.replicatePermissions}`,
     `  replicateNoteDbMetaRefs: ${remote.replicateNoteDbMetaRefs}`,
     `  threads: ${remote.threads}`,
@@ -147,7 +147,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
       pushDeadlineMs: remote.pushDeadlineMs,
       mirror: remote.mirror,
       createMissingRepositories: remote.createMissingRepositories,
-      excludedRefsPatterns: remote.excludedRefsPatterns.map(patternText),
+      excludedRefsPatterns: remote.excludedRefsPatterns.map((pattern) => pattern.text),
       replicatePermissions: remote.replicatePermissions,
       replicateNoteDbMetaRefs: remote.replicateNoteDbMetaRefs,
       remoteNameStyle: remote.remoteNameStyle,
@@ -163,15 +163,6 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
 
 function retries(count: number): string {
   return count === 0 ? '0 (retry forever)' : String(count);
-}
-
-/**
- * Patterns are stored wrapped for whole-name matching, and RegExp#source
- * escapes `/`; undo both to show them as written (`\/` and `/` match alike).
- */
-function patternText(pattern: RegExp): string {
-  const wrapped = /^\^\(\?:([\s\S]*)\)\$$/.exec(pattern.source);
-  return (wrapped?.[1] ?? pattern.source).replaceAll('\\/', '/');
 }
 
 /** Reserved keys hold no secret (tokens are honoured settings, shown as set). */

@@ -94,7 +94,6 @@ function deepFreeze<T>(value: T): T {
     return value;
   }
   Object.freeze(value);
-  // A RegExp's own state (lastIndex) stays as is: non-global patterns never write it.
   for (const key of Reflect.ownKeys(value as object)) {
     deepFreeze((value as Record<PropertyKey, unknown>)[key]);
   }

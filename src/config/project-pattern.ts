@@ -1,42 +1,39 @@
+import { compileJavaRegex, isJavaRegexProblem, type JavaRegexProblem } from './java-regex.js';
 import type { ProjectPattern, RemoteConfig } from './types.js';
 
 /**
- * Gerrit's project filter syntax: `^regex` (must match the whole name),
- * `prefix*` (a trailing `*`; `*` alone matches every project), otherwise the
- * exact name. Returns the pattern, or the error message.
+ * Gerrit's project filter syntax: `^regex` (a Java regular expression that must match the
+ * whole name; the `^` is part of it), `prefix*` (a trailing `*`; `*` alone matches every
+ * project), otherwise the exact name. Returns the pattern, or the error message.
  */
 export function parseProjectPattern(text: string): ProjectPattern | string {
-  if (text === '') return 'empty project pattern';
+  const parsed = parse(text);
+  return 'matches' in parsed ? parsed : parsed.message;
+}
+
+/** As parseProjectPattern, for a config key: the message also says what Gerrit did with it. */
+export function parseConfiguredProjectPattern(text: string): ProjectPattern | string {
+  const parsed = parse(text);
+  if ('matches' in parsed) return parsed;
+  if (!('kind' in parsed)) return parsed.message;
+  if (parsed.kind === 'invalid') {
+    return `${parsed.message}; Gerrit failed with PatternSyntaxException whenever it checked a project against it; fix the expression`;
+  }
+  return `${parsed.message} (Gerrit accepts it; refrelay refuses it rather than replicate other projects than Gerrit would)`;
+}
+
+function parse(text: string): ProjectPattern | JavaRegexProblem | { readonly message: string } {
+  if (text === '') return { message: 'empty project pattern' };
   if (text.startsWith('^')) {
-    const regex = compileWholeMatch(text);
-    if (typeof regex === 'string') return regex;
-    return { text, kind: 'regex', matches: (project) => regex.test(project) };
+    const regex = compileJavaRegex(text);
+    if (isJavaRegexProblem(regex)) return regex;
+    return { text, kind: 'regex', matches: regex.matches };
   }
   if (text.endsWith('*')) {
     const prefix = text.slice(0, -1);
     return { text, kind: 'prefix', matches: (project) => project.startsWith(prefix) };
   }
   return { text, kind: 'exact', matches: (project) => project === text };
-}
-
-/**
- * Compiles a regex that must match the whole input, as Java's `matches()` does
- * in Gerrit. Returns the RegExp or `invalid regular expression: …`.
- */
-export function compileWholeMatch(source: string): RegExp | string {
-  try {
-    // Compile as written first, so the error message shows the user's text, not our wrapper.
-    new RegExp(source);
-  } catch (error) {
-    return `invalid regular expression: ${regexErrorText(error)}`;
-  }
-  const body = source.startsWith('^') ? source.slice(1) : source;
-  return new RegExp(`^(?:${body})$`);
-}
-
-function regexErrorText(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^Invalid regular expression:\s*/, '');
 }
 
 /**

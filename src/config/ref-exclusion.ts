@@ -29,7 +29,7 @@ export function refExclusion(remote: RefExclusionRules, ref: string): string | u
   if (ref.startsWith(AUTOMERGE_PREFIX)) return `${AUTOMERGE_PREFIX}* is never replicated`;
   if (!remote.replicateNoteDbMetaRefs && isNoteDbMetaRef(ref)) return 'a NoteDb meta ref with replicateNoteDbMetaRefs = false';
   // `search`, not `test`: it ignores `lastIndex`, so a /g pattern in the frozen config cannot misfire.
-  if (remote.excludedRefsPatterns.some((pattern) => ref.search(pattern) >= 0)) return EXCLUDED_BY_PATTERN;
+  if (remote.excludedRefsPatterns.some((pattern) => pattern.matches(ref))) return EXCLUDED_BY_PATTERN;
   return undefined;
 }
 

@@ -46,8 +46,8 @@ export interface RemoteConfig {
   readonly pushDeadlineMs: number;
   readonly mirror: boolean;
   readonly createMissingRepositories: boolean;
-  /** Compiled to match the whole ref name (Java `matches()` semantics, as in Gerrit). */
-  readonly excludedRefsPatterns: readonly RegExp[];
+  /** Java regular expressions matched against the whole ref name, as Gerrit does. */
+  readonly excludedRefsPatterns: readonly JavaRegex[];
   /** `refs/meta/config` (a project's access rights) is replicated; false leaves it out (`config/ref-exclusion.ts`). */
   readonly replicatePermissions: boolean;
   /** NoteDb meta refs (Gerrit's `RefNames.isNoteDbMetaRef`) are replicated; false leaves them out. */

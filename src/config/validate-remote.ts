@@ -3,11 +3,12 @@ import { REMOTE_RESERVED_KEYS } from './config-keys.js';
 import {
   optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, pathRelativeTo, readSetting, reservedValues, type Parsed,
 } from './config-values.js';
-import { compileWholeMatch, parseProjectPattern } from './project-pattern.js';
+import { compileJavaRegex, isJavaRegexProblem } from './java-regex.js';
+import { parseConfiguredProjectPattern } from './project-pattern.js';
 import { didYouMean } from './did-you-mean.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
 import { REMOTE_NAME_STYLES, urlHasNameVariable } from './remote-url.js';
-import type { ProjectPattern, RemoteConfig, RemoteNameStyle } from './types.js';
+import type { JavaRegex, ProjectPattern, RemoteConfig, RemoteNameStyle } from './types.js';
 
 /** Settings of `[replication]` / `[gerrit]` that remotes inherit. */
 export interface RemoteDefaults {
@@ -37,8 +38,8 @@ export function buildRemote(
   const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
     readSetting(values, key, `${prefix}.${key}`, parse, fallback, report);
 
-  const projects = parseEach(values, 'projects', prefix, parseProjectPattern, report);
-  const excludeProjects = parseEach(values, 'excludeProjects', prefix, parseProjectPattern, report);
+  const projects = parseEach(values, 'projects', prefix, parseConfiguredProjectPattern, report);
+  const excludeProjects = parseEach(values, 'excludeProjects', prefix, parseConfiguredProjectPattern, report);
   const urls = allValues(values, 'url');
   checkUrls(urls, projects, allValues(values, 'projects'), prefix, report);
 
@@ -59,7 +60,7 @@ export function buildRemote(
     pushDeadlineMs: setting('pushDeadline', (t) => parseDurationValue(t, 'seconds'), 0),
     mirror: setting('mirror', parseBoolean, false),
     createMissingRepositories: setting('createMissingRepositories', parseBoolean, true),
-    excludedRefsPatterns: parseEach(values, 'excludedRefsPattern', prefix, parseRegex, report),
+    excludedRefsPatterns: excludedRefsPatterns(values, prefix, report),
     replicatePermissions: setting('replicatePermissions', parseBoolean, true),
     replicateNoteDbMetaRefs: setting('replicateNoteDbMetaRefs', parseBoolean, true),
     remoteNameStyle: remoteNameStyle(values, prefix, report),
@@ -118,8 +119,21 @@ function parseEach<T>(
   return parsed;
 }
 
-function parseRegex(text: string): RegExp | string {
-  return compileWholeMatch(text);
+/**
+ * Gerrit logs an invalid excludedRefsPattern and goes on without it, so refrelay ignores it too,
+ * with a warning: a config that loaded yesterday must not stop replication today. A valid Java
+ * pattern that JavaScript cannot express exactly is refused: it would exclude other refs.
+ */
+function excludedRefsPatterns(values: SectionValues, prefix: string, report: Reporter): JavaRegex[] {
+  const key = `${prefix}.excludedRefsPattern`;
+  const patterns: JavaRegex[] = [];
+  for (const text of allValues(values, 'excludedRefsPattern')) {
+    const regex = compileJavaRegex(text);
+    if (!isJavaRegexProblem(regex)) patterns.push(regex);
+    else if (regex.kind === 'invalid') report.warning(key, `${regex.message}; ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed`);
+    else report.problem(key, `${regex.message} (Gerrit accepts it; refrelay refuses it rather than exclude other refs than Gerrit would)`);
+  }
+  return patterns;
 }
 
 /**

@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { fixturesDir, repoRoot } from '../support/paths.js';
+import { useTempDirs } from '../support/temp-dir.js';
+
+const tempDir = useTempDirs();
 
 describe('refrelay config check', () => {
   it('prints every remote of a real Gerrit config with its URLs and exits 0', () => {
@@ -37,6 +40,50 @@ describe('refrelay config check', () => {
     expect(result.status).toBe(3);
     expect(result.stderr.trim().split('\n')).toEqual(expected);
     expect(result.stdout).toBe('');
+  });
+
+  it('refuses a Java regex it cannot match as Gerrit did, naming the key, with exit 3', () => {
+    const file = join(fixturesDir, 'config', 'invalid-java-regex.config');
+    const result = runCli(['config', 'check', '--config', file]);
+    expect(result.status).toBe(3);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `${file}: remote.mirror.projects: regular expression "^(team)/\\\\1": the backreference \\1 cannot be matched exactly as Java does `
+        + '(Java fails it when the group did not take part); rewrite the pattern without it '
+        + '(Gerrit accepts it; refrelay refuses it rather than replicate other projects than Gerrit would)',
+      `${file}: remote.mirror.excludedRefsPattern: regular expression "refs/\\\\p{InGreek}.*": \\p{InGreek} (a Unicode block) has no equivalent here; `
+        + "write the block's code point range, e.g. [\\x{0370}-\\x{03FF}] "
+        + '(Gerrit accepts it; refrelay refuses it rather than exclude other refs than Gerrit would)',
+    ]);
+  });
+
+  it('shows Java patterns as written (git config spells a backslash \\\\)', () => {
+    const root = tempDir('refrelay-config-check');
+    const file = join(root, 'replication.config');
+    writeFileSync(file, [
+      '[replication]', `  storePath = ${join(root, 'store')}`,
+      '[remote "m"]', '  url = /srv/m/${name}.git', '  projects = ^\\\\Qteam.x\\\\E/(?i)[a-z&&[^q]]+', '  excludedRefsPattern = refs/heads/wip\\\\d*+',
+    ].join('\n'));
+    const result = runCli(['config', 'check', '--config', file]);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('  projects: ^\\Qteam.x\\E/(?i)[a-z&&[^q]]+\n');
+    expect(result.stdout).toContain('  excludedRefsPattern: refs/heads/wip\\d*+\n');
+  });
+
+  it('loads a config with an invalid excludedRefsPattern, warning that it is ignored as Gerrit ignores it, exit 0', () => {
+    const root = tempDir('refrelay-config-check');
+    const file = join(root, 'replication.config');
+    writeFileSync(file, [
+      '[replication]', `  storePath = ${join(root, 'store')}`,
+      '[remote "m"]', '  url = /srv/m/${name}.git', '  excludedRefsPattern = refs/(changes', '  excludedRefsPattern = refs/heads/wip/.*',
+    ].join('\n'));
+    const result = runCli(['config', 'check', '--config', file]);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toContain(
+      `warning: ${file}: remote.m.excludedRefsPattern: invalid regular expression "refs/(changes": Unclosed group near index 13; `
+        + 'ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed\n',
+    );
+    expect(result.stdout).toContain('  excludedRefsPattern: refs/heads/wip/.*\n');
   });
 
   it('finds the config through REFRELAY_CONFIG when --config is absent', () => {

@@ -61,7 +61,7 @@ describe('loadConfig on valid fixtures', () => {
     expect(full?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
     expect(full?.projects.map((p) => [p.text, p.kind])).toEqual([['team/*', 'prefix'], ['^lib-[a-z]+', 'regex'], ['tools', 'exact']]);
     expect(full?.excludeProjects.map((p) => p.text)).toEqual(['team/private', '^team/archive/.*']);
-    expect(full?.excludedRefsPatterns.map((r) => r.test('refs/meta/config'))).toEqual([false, true]);
+    expect(full?.excludedRefsPatterns.map((r) => r.matches('refs/meta/config'))).toEqual([false, true]);
     expect(defaults?.push.map((s) => s.text)).toEqual(['+refs/*:refs/*']);
     expect(defaults?.replicationMaxRetries).toBe(7);
   });

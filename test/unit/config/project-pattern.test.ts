@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProjectPattern, remoteWantsProject } from '../../../src/config/project-pattern.js';
+import { parseConfiguredProjectPattern, parseProjectPattern, remoteWantsProject } from '../../../src/config/project-pattern.js';
 import type { ProjectPattern } from '../../../src/config/types.js';
 
 function pattern(text: string): ProjectPattern {
@@ -54,8 +54,31 @@ describe('parseProjectPattern', () => {
     expect(p.matches('axb')).toBe(false);
   });
 
-  it('reports an invalid regex with the JS reason', () => {
-    expect(parseProjectPattern('^team/[')).toBe('invalid regular expression: /^team/[/: Unterminated character class');
+  it('reads the regex as Java does: ASCII-only \\w, \\Q quoting, && in classes', () => {
+    const p = pattern('^team/\\w+/\\Qv1.0\\E/[a-z&&[^x]]+');
+    expect(p.matches('team/app_1/v1.0/abc')).toBe(true);
+    expect(p.matches('team/caf\u00e9/v1.0/abc')).toBe(false);
+    expect(p.matches('team/app/v1x0/abc')).toBe(false);
+    expect(p.matches('team/app/v1.0/xyz')).toBe(false);
+  });
+
+  it('reports an invalid regex with Java\'s reason', () => {
+    expect(parseProjectPattern('^team/[')).toBe('invalid regular expression "^team/[": Unclosed character class near index 6');
+  });
+
+  it('says, for a config key, what Gerrit did with an invalid regex', () => {
+    expect(parseConfiguredProjectPattern('^team/[')).toBe(
+      'invalid regular expression "^team/[": Unclosed character class near index 6; '
+      + 'Gerrit failed with PatternSyntaxException whenever it checked a project against it; fix the expression',
+    );
+  });
+
+  it('refuses a regex Gerrit accepts but refrelay cannot match alike, saying so', () => {
+    expect(parseConfiguredProjectPattern('^(team)/\\1')).toBe(
+      'regular expression "^(team)/\\\\1": the backreference \\1 cannot be matched exactly as Java does '
+      + '(Java fails it when the group did not take part); rewrite the pattern without it '
+      + '(Gerrit accepts it; refrelay refuses it rather than replicate other projects than Gerrit would)',
+    );
   });
 
   it('rejects an empty pattern', () => {

@@ -184,9 +184,17 @@ describe('validateConfig problems', () => {
     )).toEqual([
       'remote.eu.Mirror.threads: expected a whole number ≥ 1, got "many"',
       'remote.eu.Mirror.replicationDelay: expected a duration such as 15s, 2m, 500ms, got "soon"',
-      'remote.eu.Mirror.excludedRefsPattern: invalid regular expression: /refs/(x/: Unterminated group',
       'remote.eu.Mirror.shares: expected a whole number from 1 to 1000, got "0"',
     ]);
+  });
+
+  it('ignores an invalid excludedRefsPattern with a warning, as Gerrit does, and keeps the valid ones', () => {
+    const result = validate(...BASE, 'remote.m.excludedRefsPattern=refs/(x', 'remote.m.excludedRefsPattern=refs/heads/wip/.*');
+    expect(result.problems).toEqual([]);
+    expect(result.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
+      'remote.m.excludedRefsPattern: invalid regular expression "refs/(x": Unclosed group near index 7; ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed',
+    ]);
+    expect(result.config?.remotes[0]?.excludedRefsPatterns.map((p) => p.text)).toEqual(['refs/heads/wip/.*']);
   });
 
   it('reports unknown keys in every known section with a did-you-mean', () => {
@@ -212,8 +220,8 @@ describe('validateConfig problems', () => {
 
   it('compiles excludedRefsPattern to match whole ref names', () => {
     const [pattern] = valid(...BASE, 'remote.m.excludedRefsPattern=refs/changes/.*').remotes[0]?.excludedRefsPatterns ?? [];
-    expect(pattern?.test('refs/changes/01/1/1')).toBe(true);
-    expect(pattern?.test('refs/heads/refs/changes/x')).toBe(false);
+    expect(pattern?.matches('refs/changes/01/1/1')).toBe(true);
+    expect(pattern?.matches('refs/heads/refs/changes/x')).toBe(false);
   });
 
   it('honours replicatePermissions and replicateNoteDbMetaRefs as Gerrit spells them, without a warning, and refuses a non-boolean', () => {
@@ -343,6 +351,6 @@ describe('validateConfig result', () => {
       (config as { nodeId: string }).nodeId = 'other';
     }).toThrow(TypeError);
     expect(remote?.projects[0]?.matches('abc')).toBe(true);
-    expect(remote?.excludedRefsPatterns[0]?.test('refs/x/y')).toBe(true);
+    expect(remote?.excludedRefsPatterns[0]?.matches('refs/x/y')).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRefspec } from '../../../src/config/refspec.js';
-import type { Refspec } from '../../../src/config/types.js';
+import { compileJavaRegex, isJavaRegexProblem } from '../../../src/config/java-regex.js';
+import type { JavaRegex, Refspec } from '../../../src/config/types.js';
 import { DROPPED_NOT_DELETED, planPush, type PlanInput } from '../../../src/push/push-plan.js';
 import { FULL_SYNC_REF } from '../../../src/task/task.js';
 
@@ -16,9 +17,15 @@ function specs(...texts: string[]): Refspec[] {
   });
 }
 
+function javaRegex(text: string): JavaRegex {
+  const regex = compileJavaRegex(text);
+  if (isJavaRegexProblem(regex)) throw new Error(regex.message);
+  return regex;
+}
+
 interface RemoteOptions {
   mirror?: boolean;
-  excluded?: RegExp[];
+  excluded?: JavaRegex[];
   replicatePermissions?: boolean;
   replicateNoteDbMetaRefs?: boolean;
 }
@@ -77,7 +84,7 @@ describe('planPush for claimed refs', () => {
 
   it('skips excluded refs and refs no refspec covers, without reporting them as outcomes', () => {
     const plan = planPush({
-      remote: remote(['+refs/*:refs/*'], { excluded: [/^refs\/heads\/secret\/.*$/] }),
+      remote: remote(['+refs/*:refs/*'], { excluded: [javaRegex('refs/heads/secret/.*')] }),
       localRefs: refs({ 'refs/heads/secret/x': A, 'refs/heads/main': B }),
       claimedRefs: ['refs/heads/secret/x', 'HEAD', 'refs/heads/main'],
     });
@@ -116,7 +123,7 @@ describe('planPush for claimed refs', () => {
 
 describe('planPush for a full sync', () => {
   const local = refs({ HEAD: A, 'refs/heads/main': A, 'refs/heads/dev': B, 'refs/tags/v1': C, 'refs/meta/config': C, 'refs/heads/wip/x': B });
-  const excluded = [/^refs\/heads\/wip\/.*$/];
+  const excluded = [javaRegex('refs/heads/wip/.*')];
 
   it('pushes every local ref the refspecs cover, never HEAD, never excluded refs', () => {
     const plan = planPush({ remote: remote(['refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'], { excluded }), localRefs: local, claimedRefs: [FULL_SYNC_REF] });
