@@ -32,6 +32,8 @@ export interface DriftReport {
   readonly different: readonly string[];
   /** Destination refs with no local source inside the refspecs' namespaces; drift only with mirror. */
   readonly extra: readonly string[];
+  /** The remote's `mirror`: only then would a push delete the extra refs, so only then are they drift. */
+  readonly mirror: boolean;
   readonly error?: string;
   /** Local refs to queue so the destination converges (--fix). */
   readonly fixRefs: readonly string[];
@@ -116,7 +118,7 @@ export async function verifyDestination(
   access: { credentials?: Credentials | undefined; operatorSshCommand?: string | undefined } = {},
 ): Promise<DriftReport> {
   const { project, remote, uri } = destination;
-  const base = { project, remote: remote.name, uri: redactUrl(uri) };
+  const base = { project, remote: remote.name, uri: redactUrl(uri), mirror: remote.mirror };
   const localRepo = join(config.basePath ?? '', `${project}.git`);
   const local = await run(['for-each-ref', '--format=%(objectname) %(refname)'], localRepo, env, timeoutMs);
   if (local.code !== 0) {
@@ -190,13 +192,18 @@ export function fixTasks(reports: readonly DriftReport[], destinations: readonly
 }
 
 export function describeReport(report: DriftReport): string {
-  const few = (names: readonly string[]): string => `${names.slice(0, FIRST_FEW).join(', ')}${names.length > FIRST_FEW ? ', …' : ''}`;
   const where = `${report.remote} ${report.uri}`;
   if (report.state === 'unreachable') return `UNREACHABLE  ${where}: ${report.error ?? ''}`;
-  if (report.state === 'in-sync') return `in sync      ${where} (${report.refs} refs${report.extra.length > 0 ? `, ${report.extra.length} extra ignored: mirror off` : ''})`;
+  // Extra refs a push would leave alone are reported in the same words whatever else is wrong.
+  const kept = !report.mirror && report.extra.length > 0 ? `; ${report.extra.length} extra kept at the destination (mirror off): ${firstFew(report.extra)}` : '';
+  if (report.state === 'in-sync') return `in sync      ${where} (${report.refs} ref${report.refs === 1 ? '' : 's'})${kept}`;
   const parts: string[] = [];
-  if (report.missing.length > 0) parts.push(`${report.missing.length} missing (${few(report.missing)})`);
-  if (report.different.length > 0) parts.push(`${report.different.length} different (${few(report.different)})`);
-  if (report.extra.length > 0) parts.push(`${report.extra.length} extra (${few(report.extra)})`);
-  return `DRIFT        ${where}: ${parts.join(', ')}`;
+  if (report.missing.length > 0) parts.push(`${report.missing.length} missing (${firstFew(report.missing)})`);
+  if (report.different.length > 0) parts.push(`${report.different.length} different (${firstFew(report.different)})`);
+  if (report.mirror && report.extra.length > 0) parts.push(`${report.extra.length} extra (${firstFew(report.extra)})`);
+  return `DRIFT        ${where}: ${parts.join(', ')}${kept}`;
+}
+
+function firstFew(names: readonly string[]): string {
+  return `${names.slice(0, FIRST_FEW).join(', ')}${names.length > FIRST_FEW ? ', …' : ''}`;
 }

@@ -69,7 +69,7 @@ describe('refrelay verify', () => {
     const first = runCli(['verify', '--config', config]);
     expect(first.status).toBe(1);
     expect(first.stdout).toContain(`DRIFT        mirror ${mirrorDest}: 1 missing (refs/heads/new), 1 different (refs/heads/stale), 1 extra (refs/heads/gone)`);
-    expect(first.stdout).toContain(`DRIFT        plain ${plainDest}: 1 missing (refs/heads/new), 1 different (refs/heads/stale), 1 extra (refs/heads/gone)`);
+    expect(first.stdout).toContain(`DRIFT        plain ${plainDest}: 1 missing (refs/heads/new), 1 different (refs/heads/stale); 1 extra kept at the destination (mirror off): refs/heads/gone`);
 
     const json = JSON.parse(runCli(['verify', '--json', '--config', config]).stdout) as { destinations: Array<{ remote: string; fixRefs: string[] }> };
     expect(json.destinations.map((d) => [d.remote, d.fixRefs])).toEqual([
@@ -83,7 +83,7 @@ describe('refrelay verify', () => {
 
     const after = runCli(['verify', '--config', config]);
     expect(after.stdout).toContain(`in sync      mirror ${mirrorDest} (3 refs)`);
-    expect(after.stdout).toContain(`in sync      plain ${plainDest} (3 refs, 1 extra ignored: mirror off)`);
+    expect(after.stdout).toContain(`in sync      plain ${plainDest} (3 refs); 1 extra kept at the destination (mirror off): refs/heads/gone`);
     expect(after.status).toBe(0);
     expect(refsOf(mirrorDest)).toEqual(refsOf(source));
   });
