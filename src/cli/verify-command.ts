@@ -1,6 +1,7 @@
 import { parseProjectPattern } from '../config/project-pattern.js';
 import { UsageError } from '../errors.js';
 import { discoverProjects } from '../intake/project-discovery.js';
+import { describeUnmatched, selectProjects } from '../intake/project-selection.js';
 import { loadCredentials } from '../config/secure-config.js';
 import { describeReport, destinationsOf, fixTasks, verifyAll } from '../intake/verify.js';
 import { TaskStore } from '../store/task-store.js';
@@ -27,8 +28,11 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
     if (typeof pattern === 'string') throw new UsageError(`verify: project pattern ${JSON.stringify(text)}: ${pattern}`);
     return pattern;
   });
-  const projects = (await discoverProjects(config.basePath)).filter((project) => matchers.length === 0 || matchers.some((m) => m.matches(project)));
-  const destinations = destinationsOf(config, projects, args.remotes);
+  const { selected, unmatched } = selectProjects(await discoverProjects(config.basePath), matchers);
+  if (unmatched.length > 0) {
+    throw new UsageError(`verify: ${describeUnmatched(unmatched)} (projects are the <name>.git repositories under ${config.basePath}, replication.basePath in ${config.file})`);
+  }
+  const destinations = destinationsOf(config, selected, args.remotes);
   const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
   const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
   let queued = 0;

@@ -42,4 +42,23 @@ describe('refrelay verify: what an operator reads', () => {
       stdout: `DRIFT        plain ${plainDest}: 1 missing (refs/heads/new); ${kept}\n1 destination: 0 in sync, 1 drifted, 0 unreachable\n`,
     });
   });
+
+  it('a pattern that names no project is a usage error (exit 2) naming the pattern and where projects were looked for', () => {
+    const root = tempDir('refrelay-verify-nosuch');
+    const base = join(root, 'base');
+    git(makeWorkTree(join(root, 'work'), 1), ['push', '-q', initBare(join(base, 'app.git')), 'main']);
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`,
+      '[remote "dr"]', `  url = ${join(root, 'dr')}/\${name}.git`,
+    ]);
+    const where = `(projects are the <name>.git repositories under ${base}, replication.basePath in ${config})`;
+
+    expect(runCli(['verify', 'nosuch', '--config', config])).toMatchObject({ status: 2, stdout: '', stderr: `refrelay: verify: no project "nosuch" ${where}\n` });
+    // One pattern that matches does not hide one that does not.
+    expect(runCli(['verify', 'app', 'team/*', '^x.*', '--config', config])).toMatchObject({
+      status: 2,
+      stdout: '',
+      stderr: `refrelay: verify: "team/*" matched no project; "^x.*" matched no project ${where}\n`,
+    });
+  });
 });
