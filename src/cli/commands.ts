@@ -191,18 +191,23 @@ export async function runCommands(argv: string[]): Promise<number> {
     )
     .command(
       'verify [patterns..]',
-      "compare every destination's refs with the local refs through the refspecs (exit 1 on drift)",
+      "compare every destination's refs with the local refs through the refspecs (exit 1 on drift; --fix: 0 once the repairs are queued)",
       (y) => y
         .positional('patterns', { type: 'string', array: true, describe: 'project patterns (default: all)' })
         .options({
           ...configOption,
           remote: { type: 'string', array: true, describe: 'only this remote, repeatable' },
           json: { type: 'boolean', default: false, describe: 'machine-readable report' },
-          fix: { type: 'boolean', default: false, describe: 'queue tasks for exactly the drifted refs' },
+          fix: { type: 'boolean', default: false, describe: 'queue tasks for exactly the drifted refs (exit 0 once queued)' },
           parallel: { type: 'number', default: 8, describe: 'destinations checked at once' },
         })
         .example('refrelay verify --remote dr', '')
-        .example('refrelay verify --fix && refrelay daemon --drain', ''),
+        .example('refrelay verify --fix && refrelay daemon --drain', '')
+        .epilogue(
+          'Exit codes: 0 every destination in sync, 1 drift or an unreachable destination, 2 a pattern that matches no project, 3 invalid configuration. ' +
+            'With --fix: 0 in sync or every repair queued, 1 a repair could not be queued (the store could not be written), ' +
+            '4 a destination was unreachable (the repairs for the others are queued).',
+        ),
       async (args) => {
         const { runVerify } = await import('./verify-command.js');
         exitCode = await runVerify({
@@ -254,7 +259,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .example('refrelay config check --config /etc/refrelay/replication.config', '')
     .example('refrelay daemon --config /etc/refrelay/replication.config', '')
     .example('refrelay status', '')
-    .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration.');
+    .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix).');
   await parser.parseAsync();
   return exitCode;
 }

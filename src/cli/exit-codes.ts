@@ -7,6 +7,8 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 /** The configuration is invalid. */
 export const EXIT_CONFIG = 3;
+/** `verify --fix`: some destinations could not be checked; the repairs for the others were queued. */
+export const EXIT_UNREACHABLE = 4;
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof ConfigError) return EXIT_CONFIG;

@@ -4,9 +4,8 @@ import { discoverProjects } from '../intake/project-discovery.js';
 import { describeUnmatched, selectProjects } from '../intake/project-selection.js';
 import { loadCredentials } from '../config/secure-config.js';
 import { describeReport, destinationsOf, fixTasks, verifyAll } from '../intake/verify.js';
-import { TaskStore } from '../store/task-store.js';
-import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
 import { loadCliConfig } from './load-cli-config.js';
+import { describeRepair, queueRepairs, verifyExitCode } from './verify-fix.js';
 
 export interface VerifyArgs {
   config?: string | undefined;
@@ -35,21 +34,18 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   const destinations = destinationsOf(config, selected, args.remotes);
   const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
   const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
-  let queued = 0;
-  if (args.fix) {
-    const tasks = fixTasks(reports, destinations);
-    const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
-    queued = (await store.createMany(tasks)).length;
-  }
+  const repair = args.fix ? await queueRepairs(config, fixTasks(reports, destinations)) : undefined;
   const drift = reports.filter((report) => report.state !== 'in-sync').length;
   if (args.json) {
-    process.stdout.write(`${JSON.stringify({ version: 1, destinations: reports, drifted: drift, queued }, null, 2)}\n`);
+    const queue = { queued: repair?.queued ?? 0, ...(repair?.error === undefined ? {} : { queueError: repair.error }) };
+    process.stdout.write(`${JSON.stringify({ version: 1, destinations: reports, drifted: drift, ...queue }, null, 2)}\n`);
   } else {
     for (const report of reports) process.stdout.write(`${describeReport(report)}\n`);
     process.stdout.write(
       `${reports.length} destination${reports.length === 1 ? '' : 's'}: ${reports.length - drift} in sync, ${reports.filter((r) => r.state === 'drift').length} drifted, ${reports.filter((r) => r.state === 'unreachable').length} unreachable` +
-        (args.fix ? `; queued ${queued} task${queued === 1 ? '' : 's'} to repair the drift` : '') + '\n',
+        (repair === undefined ? '' : describeRepair(repair)) + '\n',
     );
   }
-  return drift > 0 ? EXIT_FAILED : EXIT_OK;
+  if (repair?.error !== undefined) process.stderr.write(`refrelay: verify --fix: ${repair.error}\n`);
+  return verifyExitCode(reports.map((report) => report.state), repair);
 }

@@ -33,7 +33,18 @@ describe('refrelay --help', () => {
     for (const command of new Set(COMMANDS.map((words) => words[0]).filter((word) => word !== undefined))) {
       expect(result.stdout).toMatch(new RegExp(`^ {2}refrelay ${command}\\b`, 'm'));
     }
-    expect(result.stdout).toContain('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration.');
+    expect(result.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix).');
+  });
+
+  it('verify --help shows the fix-and-drain example and the exit codes that make it work', () => {
+    const result = runCli(['verify', '--help']);
+    expect(result.stdout).toContain('\n  refrelay verify --fix && refrelay daemon --drain\n');
+    // yargs wraps the epilogue; compare the words.
+    expect(result.stdout.slice(result.stdout.indexOf('Exit codes:')).replace(/\s+/g, ' ').trim()).toBe(
+      'Exit codes: 0 every destination in sync, 1 drift or an unreachable destination, 2 a pattern that matches no project, 3 invalid configuration. ' +
+        'With --fix: 0 in sync or every repair queued, 1 a repair could not be queued (the store could not be written), ' +
+        '4 a destination was unreachable (the repairs for the others are queued).',
+    );
   });
 
   it('--version prints the version of package.json', () => {
