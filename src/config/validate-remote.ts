@@ -4,6 +4,7 @@ import {
   optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, pathRelativeTo, readSetting, reservedValues, type Parsed,
 } from './config-values.js';
 import { compileJavaRegex, isJavaRegexProblem } from './java-regex.js';
+import { prefixPatternHint, type WholeNamePatternKey } from './prefix-pattern-hint.js';
 import { parseConfiguredProjectPattern } from './project-pattern.js';
 import { didYouMean } from './did-you-mean.js';
 import { defaultPushRefspec, parseRefspec } from './refspec.js';
@@ -40,6 +41,8 @@ export function buildRemote(
 
   const projects = parseEach(values, 'projects', prefix, parseConfiguredProjectPattern, report);
   const excludeProjects = parseEach(values, 'excludeProjects', prefix, parseConfiguredProjectPattern, report);
+  warnPrefixPatterns('projects', projects, prefix, report);
+  warnPrefixPatterns('excludeProjects', excludeProjects, prefix, report);
   const urls = allValues(values, 'url');
   checkUrls(urls, projects, allValues(values, 'projects'), prefix, report);
 
@@ -129,11 +132,25 @@ function excludedRefsPatterns(values: SectionValues, prefix: string, report: Rep
   const patterns: JavaRegex[] = [];
   for (const text of allValues(values, 'excludedRefsPattern')) {
     const regex = compileJavaRegex(text);
-    if (!isJavaRegexProblem(regex)) patterns.push(regex);
-    else if (regex.kind === 'invalid') report.warning(key, `${regex.message}; ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed`);
+    if (!isJavaRegexProblem(regex)) {
+      patterns.push(regex);
+      warnPrefixPatterns('excludedRefsPattern', [regex], prefix, report);
+    } else if (regex.kind === 'invalid') report.warning(key, `${regex.message}; ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed`);
     else report.problem(key, `${regex.message} (Gerrit accepts it; refrelay refuses it rather than exclude other refs than Gerrit would)`);
   }
   return patterns;
+}
+
+/**
+ * A pattern written as a prefix (`^refs/heads/wip/`) loads, as in Gerrit, and matches nothing:
+ * the refs or projects it names are replicated, or the remote replicates no project. It is a
+ * warning, not a problem, so a config Gerrit ran with still loads.
+ */
+function warnPrefixPatterns(key: WholeNamePatternKey, patterns: readonly { readonly text: string }[], prefix: string, report: Reporter): void {
+  for (const pattern of patterns) {
+    const hint = prefixPatternHint(key, pattern.text);
+    if (hint !== undefined) report.warning(`${prefix}.${key}`, hint);
+  }
 }
 
 /**

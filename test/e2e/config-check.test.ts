@@ -16,10 +16,35 @@ describe('refrelay config check', () => {
     expect(result.stderr).toMatch(/^warning: .*authGroup/m);
   });
 
-  it('accepts the shipped example', () => {
+  it('accepts the shipped example without a warning, its excludedRefsPattern as written', () => {
     const result = runCli(['config', 'check', '--config', join(repoRoot, 'replication.config.example')]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
+    expect(result.stdout).toContain('  excludedRefsPattern: ^refs/heads/wip/.*\n');
+  });
+
+  it('warns about patterns written as a prefix, naming key, pattern and fix, prints them as written, exit 0', () => {
+    const root = tempDir('refrelay-config-check');
+    const file = join(root, 'replication.config');
+    writeFileSync(file, [
+      '[replication]', `  storePath = ${join(root, 'store')}`,
+      '[remote "m"]', '  url = /srv/m/${name}.git', '  projects = ^team/', '  projects = ^team/app',
+      '  excludedRefsPattern = ^refs/heads/wip/', '  excludedRefsPattern = refs/meta/config', '  excludedRefsPattern = ^refs/tags',
+    ].join('\n'));
+    const result = runCli(['config', 'check', '--config', file]);
+    expect(result.status).toBe(0);
+    expect(result.stderr.split('\n')).toEqual([
+      `warning: ${file}: remote.m.projects: "^team/" matches no project: a ^regex must match the whole project name, as in Gerrit, `
+        + 'and no project name ends in "/"; to select the projects under it, append .*: "^team/.*"',
+      `warning: ${file}: remote.m.excludedRefsPattern: "^refs/heads/wip/" matches no ref: the pattern must match the whole ref name, as in Gerrit, `
+        + 'and no ref name ends in "/"; to exclude the refs under it, append .*: "^refs/heads/wip/.*"',
+      `warning: ${file}: remote.m.excludedRefsPattern: "^refs/tags" matches only a ref named exactly "refs/tags", never one under refs/tags/: `
+        + 'the pattern must match the whole ref name, as in Gerrit; to exclude the refs under it, append /.*: "^refs/tags/.*"',
+      '',
+    ]);
+    expect(result.stdout).toContain('  projects: ^team/, ^team/app\n');
+    expect(result.stdout).toContain('  excludedRefsPattern: ^refs/heads/wip/, refs/meta/config, ^refs/tags\n');
+    expect(result.stdout).toContain('warnings: 3\n');
   });
 
   it('prints JSON with durations in milliseconds', () => {

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { findConfigFile, loadConfig } from '../../../src/config/load-config.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { ConfigError, formatConfigProblem } from '../../../src/errors.js';
-import { fixturesDir } from '../../support/paths.js';
+import { refsForRemote } from '../../../src/intake/plan-tasks.js';
+import { fixturesDir, repoRoot } from '../../support/paths.js';
 
 const dir = join(fixturesDir, 'config');
 const fixture = (name: string): string => join(dir, name);
@@ -115,6 +116,21 @@ describe('loadConfig on valid fixtures', () => {
       const file = fixture('gerrit-real.config');
       expect(config.warnings.map(formatConfigProblem)).toEqual(expectedLines(file, fixture('gerrit-real.warnings')));
     });
+  });
+});
+
+describe('the shipped replication.config.example', () => {
+  const config = loadConfig({ file: join(repoRoot, 'replication.config.example'), hostname: 'test-host' });
+
+  it('loads without a warning', () => {
+    expect(config.warnings).toEqual([]);
+  });
+
+  it('keeps the branches under wip/ from the public mirror, and only those', () => {
+    const remote = config.remotes.find((r) => r.name === 'github.public');
+    if (remote === undefined) throw new Error('no remote github.public');
+    const refs = ['refs/heads/main', 'refs/heads/wip', 'refs/heads/wip/experiment', 'refs/heads/wip/a/b', 'refs/heads/wipe', 'refs/tags/v1'];
+    expect(refsForRemote(remote, refs)).toEqual(['refs/heads/main', 'refs/heads/wip', 'refs/heads/wipe', 'refs/tags/v1']);
   });
 });
 

@@ -197,6 +197,23 @@ describe('validateConfig problems', () => {
     expect(result.config?.remotes[0]?.excludedRefsPatterns.map((p) => p.text)).toEqual(['refs/heads/wip/.*']);
   });
 
+  it('loads patterns written as a prefix, which match nothing, with one warning each naming the key and the fix', () => {
+    const result = validate(
+      ...BASE, 'remote.m.excludedRefsPattern=^refs/heads/wip/', 'remote.m.excludedRefsPattern=refs/meta/config',
+      'remote.m.projects=^team/', 'remote.m.projects=^team/app', 'remote.m.excludeProjects=team/attic/',
+    );
+    expect(result.problems).toEqual([]);
+    expect(result.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
+      'remote.m.projects: "^team/" matches no project: a ^regex must match the whole project name, as in Gerrit, and no project name ends in "/"; '
+        + 'to select the projects under it, append .*: "^team/.*"',
+      'remote.m.excludeProjects: "team/attic/" matches no project: a name without * or ^ is one exact project name, and none ends in "/"; '
+        + 'to exclude the projects under it, append *: "team/attic/*"',
+      'remote.m.excludedRefsPattern: "^refs/heads/wip/" matches no ref: the pattern must match the whole ref name, as in Gerrit, and no ref name ends in "/"; '
+        + 'to exclude the refs under it, append .*: "^refs/heads/wip/.*"',
+    ]);
+    expect(result.config?.remotes[0]?.excludedRefsPatterns.map((p) => p.text)).toEqual(['^refs/heads/wip/', 'refs/meta/config']);
+  });
+
   it('reports unknown keys in every known section with a did-you-mean', () => {
     expect(messages(...BASE, 'replication.storPath=/x', 'remote.m.thread=2', 'gerrit.defaultForceUpdates=true', 'remote.m.colour=red'))
       .toEqual([
