@@ -1,4 +1,5 @@
 import { formatConfigProblem } from '../errors.js';
+import { describeDeletes } from './delete-rule.js';
 import { formatDuration } from './duration.js';
 import { redactUrlCredentials, styleProjectName } from './remote-url.js';
 import type { RemoteConfig, ReplicationConfig, StorePathOrigin } from './types.js';
@@ -64,6 +65,7 @@ function describeRemote(remote: RemoteConfig): string[] {
     `  timeout: ${remote.timeoutMs === 0 ? 'none' : `${formatDuration(remote.timeoutMs)} without progress`}`,
     `  pushDeadline: ${remote.pushDeadlineMs === 0 ? 'none' : formatDuration(remote.pushDeadlineMs)}`,
     `  mirror: ${remote.mirror}`,
+    `  deletes: ${describeDeletes(remote)}`,
     `  createMissingRepositories: ${remote.createMissingRepositories}`,
     `  remoteNameStyle: ${remote.remoteNameStyle}`,
     ...(remote.sshIdentity === undefined ? [] : [`  sshIdentity: ${remote.sshIdentity}`]),
@@ -146,6 +148,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
       timeoutMs: remote.timeoutMs,
       pushDeadlineMs: remote.pushDeadlineMs,
       mirror: remote.mirror,
+      deletes: describeDeletes(remote),
       createMissingRepositories: remote.createMissingRepositories,
       excludedRefsPatterns: remote.excludedRefsPatterns.map((pattern) => pattern.text),
       replicatePermissions: remote.replicatePermissions,

@@ -1,3 +1,4 @@
+import { pushesLocalDelete } from '../config/delete-rule.js';
 import { mapRef, mapRefThroughRefspecs } from '../config/refspec.js';
 import { refExclusion, type RefExclusionRules } from '../config/ref-exclusion.js';
 import type { RemoteConfig } from '../config/types.js';
@@ -89,7 +90,7 @@ function decide(input: PlanInput, ref: string, taken: ReadonlySet<string>): Plan
     if (remoteRefs?.get(dst) === oid) return { ref, dst, status: 'up-to-date' };
     return { ref, dst, refspec: `${force ? '+' : ''}${oid}:${dst}`, action: 'update' };
   }
-  if (!force && !remote.mirror) return { ref, dst, status: 'dropped', detail: DROPPED_NOT_DELETED };
+  if (!pushesLocalDelete(remote, mapped)) return { ref, dst, status: 'dropped', detail: DROPPED_NOT_DELETED };
   if (remoteRefs !== undefined && !remoteRefs.has(dst)) return { ref, dst, status: 'up-to-date', detail: 'already absent on the destination' };
   return { ref, dst, refspec: `:${dst}`, action: 'delete' };
 }

@@ -23,6 +23,74 @@ describe('refrelay config check', () => {
     expect(result.stdout).toContain('  excludedRefsPattern: ^refs/heads/wip/.*\n');
   });
 
+  it('describes each remote of the shipped example exactly, with when it deletes destination refs', () => {
+    const file = join(repoRoot, 'replication.config.example');
+    const result = runCli(['config', 'check', '--config', file]);
+    expect(result.status).toBe(0);
+    expect(result.stdout.slice(result.stdout.indexOf('remotes: 2\n'))).toBe([
+      'remotes: 2',
+      '',
+      'remote "dr"',
+      `  from: ${file}`,
+      '  url: ssh://git@dr.example.com/srv/git/${name}.git',
+      '  push: +refs/*:refs/* (forced)',
+      '  projects: all',
+      '  excludeProjects: none',
+      '  excludedRefsPattern: none',
+      '  replicatePermissions: true',
+      '  replicateNoteDbMetaRefs: true',
+      '  threads: 2',
+      '  shares: 100',
+      '  replicationDelay: 15s',
+      '  rescheduleDelay: 3s',
+      '  replicationRetry: 1m',
+      '  replicationMaxRetries: 0 (retry forever)',
+      '  timeout: 30s without progress',
+      '  pushDeadline: 2h',
+      '  mirror: true',
+      '  deletes: pushed (mirror); a full sync also deletes destination refs that no local ref maps to',
+      '  createMissingRepositories: true',
+      '  remoteNameStyle: slash',
+      '  sshStrictHostKeyChecking: yes',
+      '',
+      'remote "github.public"',
+      `  from: ${file}`,
+      '  url: git@github.com:example/${name}.git',
+      '  push: +refs/heads/*:refs/heads/* (forced)',
+      '  push: refs/tags/*:refs/tags/*',
+      '  projects: public/*',
+      '  excludeProjects: public/attic/*',
+      '  excludedRefsPattern: ^refs/heads/wip/.*',
+      '  replicatePermissions: true',
+      '  replicateNoteDbMetaRefs: true',
+      '  threads: 1',
+      '  shares: 100',
+      '  replicationDelay: 15s',
+      '  rescheduleDelay: 3s',
+      '  replicationRetry: 1m',
+      '  replicationMaxRetries: 0 (retry forever)',
+      '  timeout: none',
+      '  pushDeadline: none',
+      '  mirror: false',
+      '  deletes: pushed for refs a forced refspec maps (+refs/heads/*:refs/heads/*); not for refs/tags/*:refs/tags/* (not forced, mirror off)',
+      '  createMissingRepositories: true',
+      '  remoteNameStyle: basenameOnly',
+      '  sshStrictHostKeyChecking: yes',
+      'credentials (secure.config): none',
+      '',
+    ].join('\n'));
+  });
+
+  it('says when a remote with neither a forced refspec nor mirror deletes nothing', () => {
+    const root = tempDir('refrelay-config-check');
+    const file = join(root, 'replication.config');
+    writeFileSync(file, ['[replication]', `  storePath = ${join(root, 'store')}`, '[remote "m"]', '  url = /srv/m/${name}.git'].join('\n'));
+    const result = runCli(['config', 'check', '--config', file]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('  push: refs/*:refs/*\n');
+    expect(result.stdout).toContain('  mirror: false\n  deletes: not pushed (no forced refspec, mirror off)\n');
+  });
+
   it('warns about patterns written as a prefix, naming key, pattern and fix, prints them as written, exit 0', () => {
     const root = tempDir('refrelay-config-check');
     const file = join(root, 'replication.config');

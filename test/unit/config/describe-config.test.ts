@@ -33,6 +33,7 @@ describe('describeConfig', () => {
     expect(text).toContain('  timeout: 30s without progress\n');
     expect(text).toContain('  pushDeadline: 2h\n');
     expect(text).toContain('  replicatePermissions: false\n  replicateNoteDbMetaRefs: true\n');
+    expect(text).toContain('  mirror: false\n  deletes: pushed (forced refspec +refs/heads/*:refs/heads/*)\n');
     expect(text).toContain('storePath: /store\n');
   });
 
@@ -58,7 +59,7 @@ describe('configToJson', () => {
     const remote = (roundTrip.remotes as Record<string, unknown>[])[0];
     expect(remote).toMatchObject({
       name: 'eu.mirror', replicationDelayMs: 90_000, timeoutMs: 30_000, pushDeadlineMs: 7_200_000, excludedRefsPatterns: ['refs/changes/.*'],
-      replicatePermissions: false, replicateNoteDbMetaRefs: true,
+      replicatePermissions: false, replicateNoteDbMetaRefs: true, mirror: false, deletes: 'pushed (forced refspec +refs/heads/*:refs/heads/*)',
       projects: [{ text: 'team/*', kind: 'prefix' }], excludeProjects: [{ text: '^team/x/.*', kind: 'regex' }],
       push: [{ text: '+refs/heads/*:refs/heads/*', force: true, src: 'refs/heads/*', dst: 'refs/heads/*' }],
     });
