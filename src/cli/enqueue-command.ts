@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { assertProjectName, assertRefName } from '../intake/names.js';
 import { parseHookInput, projectFromGitDir } from '../intake/hook-input.js';
+import { assertLocalRepository } from '../intake/local-repository.js';
 import { planTasks } from '../intake/plan-tasks.js';
 import { spoolDirFor, spoolTasks } from '../intake/spool.js';
 import { systemTimers } from '../runtime/timers.js';
@@ -72,6 +73,9 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
     const where = config.remotesDir === undefined ? config.file : `${config.remotesDir}/*.config`;
     throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${where}`);
   }
+  // A project from GIT_DIR is the repository the hook runs in; one given by hand may be a typo.
+  // Checked before the store or the spool: a spooled task for no repository is lost all the same.
+  if (args.project !== undefined && config.basePath !== undefined) await assertLocalRepository(config.basePath, project!);
 
   const tasks = planTasks(config, project!, [...new Set(refs)], { remoteNames: args.remotes });
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });

@@ -155,10 +155,35 @@ describe('enqueue from a real post-receive hook', () => {
 
   it('queues nothing for a project no remote wants, and says so', () => {
     const ws = workspace();
+    initBare(join(ws.root, 'base', 'elsewhere', 'x.git'));
     const result = runCli(['enqueue', '--config', ws.config, '--project', 'elsewhere/x', '--ref', 'refs/tags/v1']);
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('refrelay: queued 0 tasks for elsewhere/x\n');
     expect(waitingTasks(ws.store)).toEqual([]);
+  });
+
+  it('refuses with exit 2 a project whose repository is not under basePath, naming the path, before the store or the spool is touched', () => {
+    const ws = workspace();
+    const missing = join(ws.root, 'base', 'nosuch.git');
+    const result = runCli(['enqueue', '--config', ws.config, '--project', 'nosuch', '--ref', 'refs/heads/main']);
+    expect(result.stderr).toBe(`refrelay: enqueue: project "nosuch" has no repository: ${missing} does not exist (replication.basePath); nothing queued\n`);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(waitingTasks(ws.store)).toEqual([]);
+
+    // The store not mounted: the update would be spooled, but there is no repository to push from.
+    const spool = join(ws.root, 'spool');
+    const unmounted = join(ws.root, 'unmounted.config');
+    writeFileSync(unmounted, readFileSync(ws.config, 'utf8').replace(`storePath = ${ws.store}`, `storePath = ${join(ws.root, 'mnt')}\n  spoolPath = ${spool}`));
+    const unspooled = runCli(['enqueue', '--config', unmounted, '--project', 'nosuch', '--ref', 'refs/heads/main']);
+    expect(unspooled.stderr).toBe(`refrelay: enqueue: project "nosuch" has no repository: ${missing} does not exist (replication.basePath); nothing queued\n`);
+    expect(unspooled.status).toBe(2);
+    expect(existsSync(spool)).toBe(false);
+
+    // Without basePath refrelay cannot know where the repository is, and queues as asked.
+    const noBase = join(ws.root, 'no-base.config');
+    writeFileSync(noBase, readFileSync(ws.config, 'utf8').replace(/^ {2}basePath = .*\n/m, ''));
+    expect(runCli(['enqueue', '--config', noBase, '--project', 'nosuch', '--ref', 'refs/heads/main']).stdout).toBe('refrelay: queued 1 task for nosuch\n');
   });
 
   it('fails with exit 1 and a clear message when the store is damaged (a mistake to fix, not spooled: see enqueue-spool.test.ts)', () => {

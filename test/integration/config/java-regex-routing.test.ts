@@ -35,6 +35,7 @@ describe('projects and excludedRefsPattern written for Gerrit', () => {
     const base = join(root, 'base');
     const store = join(root, 'store');
     const source = initBare(join(base, 'Team', 'app.git'));
+    initBare(join(base, 'lib', 'tax.git'));
     const work = makeWorkTree(join(root, 'work'), 1);
     git(work, ['push', '-q', source, 'main', 'main:refs/heads/wip.1', 'main:refs/heads/wipx']);
     const config = writeConfig(join(root, 'replication.config'), [
