@@ -4,6 +4,7 @@ import { describeConfig, configToJson } from '../config/load-config.js';
 import { loadCredentials } from '../config/secure-config.js';
 import { measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { collectClusterStatus } from '../observe/cluster-status.js';
+import { timesJson } from '../observe/json-times.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
@@ -92,7 +93,7 @@ export async function runCommands(argv: string[]): Promise<number> {
           const storeClockOffsetMs = await measureStoreClockOffset(store.paths.nodes, `status-${process.pid}`, systemClock).catch(() => null);
           const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs });
           if (args.json) {
-            process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+            process.stdout.write(timesJson(status));
             return;
           }
           // Clear the screen and home the cursor only on a terminal; in a pipe each refresh follows the last.

@@ -1,12 +1,11 @@
 import Table from 'cli-table3';
 import type { ClusterStatus } from '../observe/cluster-status.js';
+import { formatAge as ageText, formatOffset } from '../observe/time-text.js';
+
+export { formatOffset };
 
 export function formatAge(ms: number | null): string {
-  if (ms === null) return '-';
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
-  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+  return ms === null ? '-' : ageText(ms);
 }
 
 type TableStyle = 'plain' | 'boxed';
@@ -87,12 +86,4 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain')
     }
   }
   return out.join('\n') + '\n';
-}
-
-/** A node's clock offset from the store's, signed: `+0.4s`, `-10m00s`. */
-export function formatOffset(ms: number): string {
-  const sign = ms < 0 ? '-' : '+';
-  const abs = Math.abs(ms);
-  // Below 59.95 s one decimal (which would round up to "60.0s" beyond that), then minutes.
-  return abs < 59_950 ? `${sign}${(abs / 1000).toFixed(1)}s` : `${sign}${formatAge(abs)}`;
 }

@@ -1,5 +1,6 @@
 import type { ClusterStatus } from './cluster-status.js';
 import type { NodeSchedule } from './http-server.js';
+import { formatAge, formatOffset } from './time-text.js';
 
 /** Pushes in this window make the "recent push rate" of a remote. */
 const RATE_WINDOW_MS = 5 * 60_000;
@@ -11,16 +12,11 @@ function escapeHtml(text: string): string {
 }
 
 function age(ms: number | null): string {
-  if (ms === null) return '–';
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  return ms === null ? '–' : formatAge(ms);
 }
 
 function offset(ms: number | null): string {
-  if (ms === null) return '–';
-  return `${ms < 0 ? '-' : '+'}${(Math.abs(ms) / 1000).toFixed(1)}s`;
+  return ms === null ? '–' : formatOffset(ms);
 }
 
 /**

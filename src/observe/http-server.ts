@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ClusterStatus } from './cluster-status.js';
 import { renderDashboard } from './dashboard.js';
+import { timesJson } from './json-times.js';
 import type { Log } from './log.js';
 import type { NodeMetrics } from './metrics.js';
 import type { FairGroupView, Lane } from '../schedule/fair-share.js';
@@ -181,5 +182,5 @@ function send(response: ServerResponse, status: number, contentType: string, bod
 }
 
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  send(response, status, 'application/json; charset=utf-8', `${JSON.stringify(value, null, 2)}\n`);
+  send(response, status, 'application/json; charset=utf-8', timesJson(value));
 }

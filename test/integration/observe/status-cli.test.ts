@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
@@ -30,4 +31,43 @@ describe('refrelay status --watch', () => {
     expect(both.status).toBe(2);
     expect(both.stderr).toContain('status: --watch shows the table; use --json without --watch (or poll it)');
   }, 30_000);
+});
+
+/** Every number under a `…Ms`, `…At` or `at` key, with its path, that is not a whole number. */
+function fractionalTimes(value: unknown, path = ''): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => fractionalTimes(item, `${path}[${index}]`));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) =>
+    typeof item === 'number' && (key === 'at' || key.endsWith('Ms') || key.endsWith('At')) && !Number.isInteger(item) ? [`${path}.${key}=${item}`] : fractionalTimes(item, `${path}.${key}`),
+  );
+}
+
+describe('refrelay status times', () => {
+  it('shows durations and instants as whole milliseconds, and a clock a few ms behind as +0.0s, not -0.0s', async () => {
+    const root = tempDir('refrelay-status-times');
+    const store = join(root, 'store');
+    const config = writeConfig(join(root, 'replication.config'), ['[replication]', `  storePath = ${store}`, '[remote "dr"]', '  url = /srv/dr/${name}.git']);
+    await new TaskStore({ root: store, nodeId: 'hook' }).create({ project: 'app', refs: ['refs/heads/main'], uri: '/srv/dr/app.git', remote: 'dr' });
+    // File times carry sub-millisecond parts, as they do on ext4, xfs and NFS.
+    const waiting = join(store, 'ref-updates', 'waiting');
+    const queuedAt = (Date.now() - 20_464.0693359375) / 1000;
+    for (const name of readdirSync(waiting)) utimesSync(join(waiting, name), queuedAt, queuedAt);
+    const beatAt = Date.now() - 0.0693359375;
+    writeFileSync(join(store, 'nodes', 'master-1.json'), JSON.stringify({ version: 1, nodeId: 'master-1', pid: 4242, host: 'm1', startedAt: beatAt - 1000.5, beatAt, counter: 3, clockOffsetMs: -3.4, running: [] }));
+    utimesSync(join(store, 'nodes', 'master-1.json'), beatAt / 1000, beatAt / 1000);
+
+    const table = runCli(['status', '--config', config]);
+    expect(table.stderr).toBe('');
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/^master-1 +alive +\d+s ago +m1 +4242 +\+0\.0s$/m);
+
+    const json = runCli(['status', '--json', '--config', config]);
+    expect(json.status).toBe(0);
+    const parsed = JSON.parse(json.stdout) as { remotes: Array<{ oldestWaitingAgeMs: number }>; nodes: Array<{ clockOffsetMs: number; record: { beatAt: number } }> };
+    expect(fractionalTimes(parsed)).toEqual([]);
+    expect(parsed.remotes[0]!.oldestWaitingAgeMs).toBeGreaterThanOrEqual(20_464);
+    expect(parsed.nodes[0]!.clockOffsetMs).toBe(-3);
+    expect(parsed.nodes[0]!.record.beatAt).toBe(Math.round(beatAt));
+    expect(json.stdout).not.toMatch(/-0\b/);
+  });
 });

@@ -127,6 +127,8 @@ describe('status: nodes', () => {
 
   it('formats offsets with their sign, seconds with one decimal under a minute', () => {
     expect([0, 40, -1234, 59_949, 59_999, 600_000, -3_725_000].map(formatOffset)).toEqual(['+0.0s', '+0.0s', '-1.2s', '+59.9s', '+59s', '+10m00s', '-1h02m']);
+    // The sign comes after rounding: a clock a few ms behind is not shown as "-0.0s".
+    expect([-0, -3, -49, -50, -0.4].map(formatOffset)).toEqual(['+0.0s', '+0.0s', '+0.0s', '-0.1s', '+0.0s']);
   });
 });
 

@@ -57,6 +57,24 @@ describe('HTTP endpoints', () => {
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
   });
 
+  it('sends durations and instants as whole milliseconds in /status and /readyz', async () => {
+    const status = await deps().clusterStatus();
+    const fractional: ClusterStatus = {
+      ...status,
+      remotes: [{ ...status.remotes[0]!, oldestWaitingAgeMs: 20_464.0693359375 }],
+      storeClockOffsetMs: -0.3,
+      history: { [KEY]: { uri: '/m/app.git', remote: 'dr', events: [{ at: 1_795_605_931_677.9307, node: 'n1', event: 'queued' }] } },
+    };
+    const schedule = { nodeId: 'n1', uris: [{ uri: '/m/app.git', remote: 'dr', waiting: 1, nextDueInMs: 1499.75, backoffUntilMs: null, running: false, runningForMs: null }] };
+    const base = await start(deps({ clusterStatus: async () => fractional, schedule: () => schedule }));
+    const text = await (await fetch(`${base}/status`)).text();
+    expect(text).toContain('"oldestWaitingAgeMs": 20464,');
+    expect(text).toContain('"storeClockOffsetMs": 0,');
+    expect(text).toContain('"at": 1795605931678,');
+    expect(text).toContain('"nextDueInMs": 1500,');
+    expect(await (await fetch(`${base}/readyz`)).json()).toMatchObject({ oldestWaitingAgeMs: 20_464 });
+  });
+
   it('answers /readyz 503 while this machine holds spooled tasks, even with the store caught up, and counts them in /metrics', async () => {
     const metrics = new NodeMetrics(() => 0);
     metrics.trackSpooled(() => 3);
