@@ -50,11 +50,11 @@ async function main() {
   const daemon = spawn('git', ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', `--base-path=${gitDaemonBase}`, '--listen=127.0.0.1', `--port=${port}`, gitDaemonBase], { env, stdio: 'ignore', detached: true });
   children.push(daemon);
 
-  const config = join(root, 'replication.config');
-  const configText = (httpListen) => [
+  const configText = (nodeId, httpListen) => [
     '[replication]',
     `  storePath = ${join(root, 'store')}`,
     `  basePath = ${base}`,
+    `  nodeId = ${nodeId}`,
     '  distributionInterval = 1s',
     '  randomDelay = 500ms',
     `  httpListen = ${httpListen}`,
@@ -71,12 +71,19 @@ async function main() {
     '  replicationDelay = 2s',
     '',
   ].join('\n');
-  // The nodes share everything but their HTTP port: two nodes on one host cannot share one.
-  writeFileSync(config, configText('off'));
+  // Each node has its own config, as each master would: the same store and remotes, its own
+  // nodeId and HTTP port (two nodes on one host cannot share a port). The masters' hooks and
+  // `status` use master-1's.
   const httpPorts = { 'master-1': await freePort(), 'master-2': await freePort() };
-  for (const [nodeId, httpPort] of Object.entries(httpPorts)) writeFileSync(join(root, `${nodeId}.config`), configText(`127.0.0.1:${httpPort}`));
+  const configs = {};
+  for (const [nodeId, httpPort] of Object.entries(httpPorts)) {
+    configs[nodeId] = join(root, `${nodeId}.config`);
+    writeFileSync(configs[nodeId], configText(nodeId, `127.0.0.1:${httpPort}`));
+  }
+  const config = configs['master-1'];
   step(`workspace ${root}`);
   console.log(`git daemon destination on git://127.0.0.1:${port}/, file:// destination in ${join(root, 'dr')}`);
+  step(`master-1's configuration (refrelay config check); master-2's differs only in nodeId = master-2 and httpListen = 127.0.0.1:${httpPorts['master-2']}`);
   refrelay('config', 'check', '--config', config);
   refrelay('init', '--config', config);
 
@@ -89,7 +96,7 @@ async function main() {
 
   step('two refrelay nodes start on one shared store');
   for (const nodeId of ['master-1', 'master-2']) {
-    const node = spawn(process.execPath, [bin, 'daemon', '--config', join(root, `${nodeId}.config`), '--node-id', nodeId, '--log-level', 'warn'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const node = spawn(process.execPath, [bin, 'daemon', '--config', configs[nodeId], '--log-level', 'warn'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
     children.push(node);
   }
   console.log(`dashboards: http://127.0.0.1:${httpPorts['master-1']}/ and http://127.0.0.1:${httpPorts['master-2']}/ (metrics at /metrics)`);
