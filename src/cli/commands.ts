@@ -20,6 +20,18 @@ const configOption = {
   config: { type: 'string', describe: 'replication.config to use (default: $REFRELAY_CONFIG, then ./replication.config)' },
 } as const;
 
+/**
+ * A usage error points at the help of the command it was made in (`refrelay config --help` for
+ * `refrelay config` alone), where the options and subcommands it needs are listed. yargs scopes
+ * a `fail` handler set in a command's builder to that command and its subcommands.
+ */
+function seeHelp(command: string): (message: string, error: Error | undefined) => never {
+  return (message, error) => {
+    if (error) throw error;
+    throw new UsageError(`${message}\n(see refrelay ${command === '' ? '' : `${command} `}--help)`);
+  };
+}
+
 export async function runCommands(argv: string[]): Promise<number> {
   let exitCode = EXIT_OK;
   const parser: Argv = yargs(argv)
@@ -29,16 +41,14 @@ export async function runCommands(argv: string[]): Promise<number> {
     .exitProcess(false)
     .demandCommand(1, 'name a command')
     .recommendCommands()
-    .fail((message, error) => {
-      if (error) throw error;
-      throw new UsageError(`${message}\n(see refrelay --help)`);
-    })
+    .fail(seeHelp(''))
     .command('config', 'configuration commands', (config) =>
       config
+        .fail(seeHelp('config'))
         .command(
           'check',
           "load replication.config and report every problem at once (exit 3 when invalid, or when storePath is Gerrit's replication events directory)",
-          (y) => y.options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable output' } })
+          (y) => y.fail(seeHelp('config check')).options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable output' } })
             .example('refrelay config check --config /etc/refrelay/replication.config', ''),
           async (args) => {
             const config = loadCliConfig({ config: args.config });
@@ -56,7 +66,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'enqueue',
       'queue a ref update durably in the shared store (used by git hooks)',
-      (y) => y.options({
+      (y) => y.fail(seeHelp('enqueue')).options({
         ...configOption,
         project: { type: 'string', describe: 'project name (repository path under basePath, without .git)' },
         ref: { type: 'string', array: true, describe: 'full ref name, repeatable' },
@@ -75,7 +85,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'status',
       "show the whole cluster's queue, read from the shared store",
-      (y) => y.options({
+      (y) => y.fail(seeHelp('status')).options({
         ...configOption,
         json: { type: 'boolean', default: false, describe: 'stable JSON (see README), with each URI\'s recent history' },
         watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
@@ -108,7 +118,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'init',
       'create the shared store at replication.storePath (once per cluster), or adopt one an earlier refrelay made',
-      (y) => y.options({ ...configOption })
+      (y) => y.fail(seeHelp('init')).options({ ...configOption })
         .example('refrelay init --config /etc/refrelay/replication.config', ''),
       async (args) => {
         const config = loadCliConfig({ config: args.config });
@@ -121,7 +131,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'daemon',
       'run this node: distribute, lock and push queued tasks until SIGTERM/SIGINT',
-      (y) => y.options({
+      (y) => y.fail(seeHelp('daemon')).options({
         ...configOption,
         'node-id': { type: 'string', describe: 'override replication.nodeId' },
         drain: { type: 'boolean', default: false, describe: 'exit once nothing is left that this node may take (1 if tasks were moved to failed/)' },
@@ -156,8 +166,9 @@ export async function runCommands(argv: string[]): Promise<number> {
         });
       };
       return hook
-        .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.options(hookOptions).example('refrelay hook install --all --dry-run', ''), run('install'))
-        .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.options(hookOptions).example('refrelay hook uninstall --repo /srv/git/team/app.git', ''), run('uninstall'))
+        .fail(seeHelp('hook'))
+        .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.fail(seeHelp('hook install')).options(hookOptions).example('refrelay hook install --all --dry-run', ''), run('install'))
+        .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.fail(seeHelp('hook uninstall')).options(hookOptions).example('refrelay hook uninstall --repo /srv/git/team/app.git', ''), run('uninstall'))
         .demandCommand(1, 'name a hook command')
         .example('refrelay hook install --all --dry-run', '')
         .example('refrelay hook install --hooks-path /srv/git-hooks --kind reference-transaction', '');
@@ -166,6 +177,7 @@ export async function runCommands(argv: string[]): Promise<number> {
       'replicate [patterns..]',
       'queue a full sync of projects (exact, prefix/* or ^regex) to their destinations',
       (y) => y
+        .fail(seeHelp('replicate'))
         .positional('patterns', { type: 'string', array: true, describe: 'project patterns' })
         .options({
           ...configOption,
@@ -194,6 +206,7 @@ export async function runCommands(argv: string[]): Promise<number> {
       'verify [patterns..]',
       "compare every destination's refs with the local refs through the refspecs (exit 1 on drift; --fix: 0 once the repairs are queued)",
       (y) => y
+        .fail(seeHelp('verify'))
         .positional('patterns', { type: 'string', array: true, describe: 'project patterns (default: all)' })
         .options({
           ...configOption,
@@ -224,7 +237,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'retry',
       "move failed tasks back to waiting/ and clear the backoff (retry state) of their URIs and of every matching URI",
-      (y) => y.options({
+      (y) => y.fail(seeHelp('retry')).options({
         ...configOption,
         all: { type: 'boolean', default: false, describe: 'every failed task and every URI in backoff' },
         remote: { type: 'string', describe: 'only tasks and URIs of this remote' },
@@ -241,6 +254,7 @@ export async function runCommands(argv: string[]): Promise<number> {
       'import-gerrit-queue <dir>',
       "take over the tasks persisted by Gerrit's replication plugin (its events directory, ref-updates/ or waiting/ folder)",
       (y) => y
+        .fail(seeHelp('import-gerrit-queue'))
         .positional('dir', { type: 'string', demandOption: true, describe: "Gerrit's events directory, its ref-updates folder, or its waiting/ folder" })
         .options({
           ...configOption,

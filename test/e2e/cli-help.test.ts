@@ -47,6 +47,24 @@ describe('refrelay --help', () => {
     );
   });
 
+  it('a command group named alone points at its own help', () => {
+    for (const group of ['config', 'hook']) {
+      const result = runCli([group]);
+      expect(result.stderr).toBe(`refrelay: name a ${group} command\n(see refrelay ${group} --help)\n`);
+      expect(result.status).toBe(2);
+    }
+  });
+
+  it.each(COMMANDS.map((command) => [command.join(' ') || '(top level)', command] as const))('a usage error in %s points at that command\'s help', (_name, command) => {
+    const result = runCli([...command, '--nosuch']);
+    const help = ['refrelay', ...command, '--help'].join(' ');
+    // A group or a command missing its argument says that first; the pointer is the same.
+    const first = command.length === 0 || command.length === 1 && ['config', 'hook'].includes(command[0]!) ? `name a ${command[0] === undefined ? '' : `${command[0]} `}command`
+      : command[0] === 'import-gerrit-queue' ? 'Not enough non-option arguments: got 0, need at least 1' : 'Unknown argument: nosuch';
+    expect(result.stderr).toBe(command[0] === 'enqueue' ? `refrelay: enqueue: unknown argument "--nosuch" (see ${help})\n` : `refrelay: ${first}\n(see ${help})\n`);
+    expect(result.status).toBe(2);
+  });
+
   it('--version prints the version of package.json', () => {
     const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     const result = runCli(['--version']);
