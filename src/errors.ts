@@ -52,3 +52,13 @@ export class StoreError extends RefrelayError {
     super('STORE', message, options);
   }
 }
+
+/**
+ * refrelay's own code could not be loaded: a build file or a dependency is missing, as while
+ * `npm ci` or a build rewrites the checkout it runs from. refrelay did not start (exit 4).
+ */
+export class NotStartedError extends RefrelayError {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super('NOT_STARTED', `failed to start: ${reason}`, options);
+  }
+}

@@ -13,6 +13,11 @@ import { loadCliConfig } from './load-cli-config.js';
 import { refuseGerritEventsDir } from './store-path-check.js';
 import { VERSION } from './version.js';
 
+const HOOK_INSTALL_EPILOGUE =
+  'Hooks run this refrelay, by its real path. Installed from a source checkout, they depend on that checkout: while npm ci or a build rewrites it ' +
+  'they fail to start (pushes still succeed, and the hook says so). For production, install refrelay with npm install -g and run its hook install; ' +
+  'hooks installed earlier are rewritten for it. A push whose hook could not queue is queued by refrelay verify --fix once refrelay works again.';
+
 /** How often `status --watch` refreshes. */
 const STATUS_WATCH_MS = 2000;
 
@@ -167,7 +172,7 @@ export async function runCommands(argv: string[]): Promise<number> {
       };
       return hook
         .fail(seeHelp('hook'))
-        .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.fail(seeHelp('hook install')).options(hookOptions).example('refrelay hook install --all --dry-run', ''), run('install'))
+        .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.fail(seeHelp('hook install')).options(hookOptions).example('refrelay hook install --all --dry-run', '').epilogue(HOOK_INSTALL_EPILOGUE), run('install'))
         .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.fail(seeHelp('hook uninstall')).options(hookOptions).example('refrelay hook uninstall --repo /srv/git/team/app.git', ''), run('uninstall'))
         .demandCommand(1, 'name a hook command')
         .example('refrelay hook install --all --dry-run', '')
@@ -274,7 +279,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .example('refrelay config check --config /etc/refrelay/replication.config', '')
     .example('refrelay daemon --config /etc/refrelay/replication.config', '')
     .example('refrelay status', '')
-    .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix).');
+    .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), 5 refrelay could not start (a build file or dependency of its installation is missing).');
   await parser.parseAsync();
   return exitCode;
 }

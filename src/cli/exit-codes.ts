@@ -1,4 +1,5 @@
-import { ConfigError, RefrelayError, StoreError, UsageError } from '../errors.js';
+import { ConfigError, NotStartedError, RefrelayError, StoreError, UsageError } from '../errors.js';
+import { EXIT_NOT_STARTED } from '../intake/hook-script.js';
 
 export const EXIT_OK = 0;
 /** Work failed: a store write, a push, a task in failed/. */
@@ -9,10 +10,13 @@ export const EXIT_USAGE = 2;
 export const EXIT_CONFIG = 3;
 /** `verify --fix`: some destinations could not be checked; the repairs for the others were queued. */
 export const EXIT_UNREACHABLE = 4;
+/** refrelay could not load its own code (broken installation); hooks tell this apart from the failures of a command that ran. */
+export { EXIT_NOT_STARTED };
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof ConfigError) return EXIT_CONFIG;
   if (error instanceof UsageError) return EXIT_USAGE;
+  if (error instanceof NotStartedError) return EXIT_NOT_STARTED;
   if (error instanceof StoreError) return EXIT_FAILED;
   return EXIT_FAILED;
 }

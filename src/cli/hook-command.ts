@@ -1,6 +1,8 @@
-import { resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
 import { UsageError } from '../errors.js';
 import { applyChange, hooksDirOf, planInstall, planUninstall, type HookChange, type HookKind } from '../intake/hook-installer.js';
+import { hookScript } from '../intake/hook-script.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { loadCliConfig } from './load-cli-config.js';
 
@@ -16,6 +18,7 @@ export interface HookArgs {
 const DESCRIPTION: Record<HookChange['action'], string> = {
   install: 'install',
   'chain-and-install': 'install (existing hook kept and run first)',
+  update: 'update (it ran another refrelay, node or config)',
   'already-installed': 'already installed',
   uninstall: 'remove',
   'uninstall-and-restore': 'remove (the kept hook goes back)',
@@ -33,19 +36,35 @@ async function targets(args: HookArgs, basePath: string | undefined): Promise<st
   return args.repos.map((repo) => hooksDirOf(resolve(repo)));
 }
 
+/**
+ * The refrelay the hooks run: this one, by its real path. Through `npm install -g`'s symlink in
+ * `$(npm prefix -g)/bin` that is the installed package, which `npm ci` in a checkout never touches.
+ */
+function hookCommand(config: string): { node: string; script: string; config: string } {
+  return { node: process.execPath, script: realpathSync(process.argv[1]!), config };
+}
+
+/** Said when the hooks will run a refrelay outside an installed package: they break with its checkout. */
+function sourceCheckoutNote(script: string): string {
+  if (script.includes(`${sep}node_modules${sep}`)) return '';
+  return 'note: that is not an installed package: the hooks depend on this checkout, and fail to start (pushes still succeed) while `npm ci` or a build rewrites it; for production, install refrelay with `npm install -g` and run its `hook install`\n';
+}
+
 /** `refrelay hook install|uninstall`: idempotent, keeps existing hooks, shows changes with --dry-run. */
 export async function runHook(mode: 'install' | 'uninstall', args: HookArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config });
   const dirs = await targets(args, config.basePath);
-  const command = { node: process.execPath, script: resolve(process.argv[1]!), config: config.file };
+  const command = hookCommand(config.file);
+  const text = hookScript(args.kind, command);
+  if (mode === 'install') process.stdout.write(`hooks run the refrelay at ${command.script} (node ${command.node})\n${sourceCheckoutNote(command.script)}`);
   let changed = 0;
   for (const dir of dirs) {
-    const change = mode === 'install' ? await planInstall(dir, args.kind) : await planUninstall(dir, args.kind);
+    const change = mode === 'install' ? await planInstall(dir, args.kind, text) : await planUninstall(dir, args.kind);
     const noop = change.action === 'already-installed' || change.action === 'not-installed';
     process.stdout.write(`${args.dryRun && !noop ? 'would ' : ''}${DESCRIPTION[change.action]}: ${change.hookPath}\n`);
     if (noop) continue;
     changed++;
-    if (!args.dryRun) await applyChange(change, args.kind, command);
+    if (!args.dryRun) await applyChange(change);
   }
   process.stdout.write(`${args.dryRun ? 'dry run: ' : ''}${changed} hook${changed === 1 ? '' : 's'} ${args.dryRun ? 'would change' : 'changed'}, ${dirs.length - changed} unchanged\n`);
   return 0;

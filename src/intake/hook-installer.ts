@@ -2,16 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { CHAINED_SUFFIX, HOOK_MARKER, type HookKind } from './hook-script.js';
 
-export type HookKind = 'post-receive' | 'reference-transaction';
-
-/** The first line after the shebang: how refrelay recognises its own hook. */
-export const HOOK_MARKER = '# refrelay hook: installed by `refrelay hook install`, removed by `refrelay hook uninstall`';
-const CHAINED_SUFFIX = '.refrelay-chained';
+export type { HookCommand, HookKind } from './hook-script.js';
 
 export type HookAction =
   | 'install'
   | 'chain-and-install' // an existing hook is kept, renamed, and run first
+  | 'update' // refrelay's hook, written for another refrelay path, node, config or an older text
   | 'already-installed'
   | 'uninstall'
   | 'uninstall-and-restore' // the chained hook goes back to its name
@@ -21,42 +19,8 @@ export interface HookChange {
   readonly hooksDir: string;
   readonly hookPath: string;
   readonly action: HookAction;
-}
-
-export interface HookCommand {
-  /** Absolute node binary and refrelay script, so the hook works without PATH. */
-  readonly node: string;
-  readonly script: string;
-  readonly config: string;
-}
-
-function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * The hook never fails a user's push because refrelay could not queue: it says so loudly on the
- * pusher's terminal and in its exit-0 path; `refrelay verify --fix` repairs the miss later. A
- * chained (pre-existing) hook runs first with the same input, and its exit status is the hook's.
- */
-export function hookScript(kind: HookKind, command: HookCommand): string {
-  const enqueue = `${quote(command.node)} ${quote(command.script)} enqueue --stdin --config ${quote(command.config)}`;
-  const onlyCommitted = kind === 'reference-transaction' ? 'if [ "$1" = committed ]; then\n' : 'if true; then\n';
-  return [
-    '#!/bin/sh',
-    HOOK_MARKER,
-    'input=$(cat)',
-    'status=0',
-    `if [ -x "$0${CHAINED_SUFFIX}" ]; then`,
-    `  printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || status=$?`,
-    'fi',
-    `${onlyCommitted}  if ! printf '%s\\n' "$input" | ${enqueue}; then`,
-    `    echo "refrelay: ENQUEUE FAILED in $(pwd): this update is not queued for replication; run 'refrelay verify --fix'" >&2`,
-    '  fi',
-    'fi',
-    'exit $status',
-    '',
-  ].join('\n');
+  /** The hook's text, for the actions that write it. */
+  readonly text?: string;
 }
 
 /** The hooks folder git uses for a repository (honours core.hooksPath). */
@@ -76,11 +40,15 @@ async function readText(path: string): Promise<string | undefined> {
   }
 }
 
-export async function planInstall(hooksDir: string, kind: HookKind): Promise<HookChange> {
+/** `text`: the hook as it should be (`hookScript`); a refrelay hook with any other text is rewritten. */
+export async function planInstall(hooksDir: string, kind: HookKind, text: string): Promise<HookChange> {
   const hookPath = join(hooksDir, kind);
   const existing = await readText(hookPath);
-  const action: HookAction = existing === undefined ? 'install' : existing.includes(HOOK_MARKER) ? 'already-installed' : 'chain-and-install';
-  return { hooksDir, hookPath, action };
+  let action: HookAction = 'chain-and-install';
+  if (existing === undefined) action = 'install';
+  else if (existing === text) action = 'already-installed';
+  else if (existing.includes(HOOK_MARKER)) action = 'update';
+  return { hooksDir, hookPath, action, text };
 }
 
 export async function planUninstall(hooksDir: string, kind: HookKind): Promise<HookChange> {
@@ -91,11 +59,13 @@ export async function planUninstall(hooksDir: string, kind: HookKind): Promise<H
   return { hooksDir, hookPath, action: chained === undefined ? 'uninstall' : 'uninstall-and-restore' };
 }
 
-export async function applyChange(change: HookChange, kind: HookKind, command: HookCommand): Promise<void> {
+export async function applyChange(change: HookChange): Promise<void> {
   const { hookPath } = change;
   switch (change.action) {
     case 'install':
-    case 'chain-and-install': {
+    case 'chain-and-install':
+    case 'update': {
+      if (change.text === undefined) throw new Error(`hook: no text to write to ${hookPath}`);
       await mkdir(change.hooksDir, { recursive: true });
       if (change.action === 'chain-and-install') {
         if ((await readText(`${hookPath}${CHAINED_SUFFIX}`)) !== undefined) {
@@ -103,8 +73,9 @@ export async function applyChange(change: HookChange, kind: HookKind, command: H
         }
         await rename(hookPath, `${hookPath}${CHAINED_SUFFIX}`);
       }
+      // temp + rename: a push running the hook meanwhile sees the old text or the new, never half.
       const temp = `${hookPath}.refrelay-tmp`;
-      await writeFile(temp, hookScript(kind, command), { mode: 0o755 });
+      await writeFile(temp, change.text, { mode: 0o755 });
       await chmod(temp, 0o755);
       await rename(temp, hookPath);
       return;

@@ -33,7 +33,7 @@ describe('refrelay --help', () => {
     for (const command of new Set(COMMANDS.map((words) => words[0]).filter((word) => word !== undefined))) {
       expect(result.stdout).toMatch(new RegExp(`^ {2}refrelay ${command}\\b`, 'm'));
     }
-    expect(result.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix).');
+    expect(result.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), 5 refrelay could not start (a build file or dependency of its installation is missing).');
   });
 
   it('verify --help shows the fix-and-drain example and the exit codes that make it work', () => {
