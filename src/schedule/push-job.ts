@@ -210,7 +210,7 @@ async function pushClaimed(
     // Reached: the host answered (even with a rejection or an error), and did not say it is busy.
     if (failure === undefined || (failure.kind !== 'aborted' && failure.overload === undefined && !isConnectionFailure(failure.message))) deps.hosts?.reached(group.uri);
     if (outcome.result !== 'failed') {
-      const settled = await settleRefs(store, { project: unit.project, uri: group.uri, remote: remote.name }, outcome.refs, rejections, config.refRejectionLimit);
+      const settled = await settleRefs(deps, { project: unit.project, uri: group.uri, remote: remote.name }, outcome.refs, rejections, config.refRejectionLimit);
       failedRefs += settled.parked;
       rejections = settled.rejections;
       if (settled.untracked.length > 0) {
@@ -234,7 +234,7 @@ async function pushClaimed(
     } else if (!failure.retryable) {
       failedTasks += names.length;
       claims.movedOut(await store.fail(lock.claimName, names, { reason: failure.message, attempts: (state?.attempts ?? 0) + 1 }));
-      log.error({ uri: redactUrl(group.uri), project: unit.project, tasks: names.length, reason: failure.message }, 'task failed');
+      log.error({ uri: redactUrl(group.uri), remote: remote.name, project: unit.project, tasks: names.length, reason: failure.message }, 'task failed');
       deps.events?.({ type: 'task-failed', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: names.length, reason: failure.message });
     } else {
       retryable = { message: failure.message, kind: failure.kind };
@@ -266,7 +266,7 @@ async function pushClaimed(
     if (limit > 0 && attempts > limit) {
       claims.movedOut(await store.fail(lock.claimName, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts }));
       await store.deleteUriState(group.uriKey);
-      log.error({ uri: redactUrl(group.uri), attempts, reason: retryable.message }, 'task failed: retries exhausted');
+      log.error({ uri: redactUrl(group.uri), remote: remote.name, attempts, reason: retryable.message }, 'task failed: retries exhausted');
       deps.events?.({ type: 'task-failed', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: toRetry.length, reason: `${retryable.message} (gave up after ${attempts} attempts)` });
       return { kind: 'failed', claimed: toRetry.length + failedTasks };
     }

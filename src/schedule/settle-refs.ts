@@ -1,6 +1,8 @@
+import { redactText, redactUrl } from '../observe/redact.js';
 import type { RefOutcome } from '../push/push-types.js';
 import { accepted } from '../push/ref-outcomes.js';
 import { countRefusals, type RefRejections, type Refusal } from './ref-rejections.js';
+import type { Log } from '../observe/log.js';
 import type { SchedulerStore } from './ports.js';
 
 export interface SettledRefs {
@@ -16,10 +18,11 @@ export interface SettledRefs {
 /**
  * The refs of a push the destination answered ref by ref. A ref rejected for good (a policy, a
  * non-fast-forward) is parked at once. A ref refused for a passing-looking reason is counted,
- * and parked once refused the same way `limit` times in a row. The others landed.
+ * and parked once refused the same way `limit` times in a row. The others landed. Each parked ref
+ * is logged at warn with git's reason: the push line counts rejections but cannot say why.
  */
 export async function settleRefs(
-  store: Pick<SchedulerStore, 'parkFailed'>,
+  deps: { readonly store: Pick<SchedulerStore, 'parkFailed'>; readonly log: Log },
   unit: { readonly project: string; readonly uri: string; readonly remote: string },
   refs: readonly RefOutcome[],
   rejections: RefRejections | undefined,
@@ -33,7 +36,8 @@ export async function settleRefs(
     ...counted.park.map((ref) => ({ ref: ref.ref, reason: `rejected by the destination: ${ref.reason} (refused ${ref.count} times in a row)` })),
   ];
   for (const { ref, reason } of park) {
-    await store.parkFailed({ project: unit.project, refs: [ref], uri: unit.uri, remote: unit.remote }, { reason, refs: [ref] });
+    await deps.store.parkFailed({ project: unit.project, refs: [ref], uri: unit.uri, remote: unit.remote }, { reason, refs: [ref] });
+    deps.log.warn({ project: unit.project, ref, remote: unit.remote, uri: redactUrl(unit.uri), reason: redactText(reason) }, 'ref parked in failed/');
   }
   return { parked: park.length, retry: counted.retry, untracked: counted.untracked, rejections: counted.next };
 }
