@@ -3,12 +3,12 @@ import { UsageError } from '../errors.js';
 import { describeConfig, configToJson } from '../config/load-config.js';
 import { loadCredentials } from '../config/secure-config.js';
 import { measureStoreClockOffset } from '../cluster/clock-probe.js';
-import { collectClusterStatus } from '../observe/cluster-status.js';
+import { collectClusterStatus, FAILED_LISTED } from '../observe/cluster-status.js';
 import { timesJson } from '../observe/json-times.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
-import { formatStatus } from './format-status.js';
+import { FAILED_SHOWN, formatStatus } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { refuseGerritEventsDir } from './store-path-check.js';
 import { VERSION } from './version.js';
@@ -94,9 +94,11 @@ export async function runCommands(argv: string[]): Promise<number> {
         ...configOption,
         json: { type: 'boolean', default: false, describe: 'stable JSON (see README), with each URI\'s recent history' },
         watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
+        all: { type: 'boolean', default: false, describe: `list every failed task (default: the newest ${FAILED_SHOWN} in the table, ${FAILED_LISTED} in --json)` },
       })
         .example('refrelay status --config /etc/refrelay/replication.config', '')
-        .example('refrelay status --json', ''),
+        .example('refrelay status --json', '')
+        .example('refrelay status --all   # every failed task with its reason', ''),
       async (args) => {
         if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
         const config = loadCliConfig({ config: args.config });
@@ -106,14 +108,14 @@ export async function runCommands(argv: string[]): Promise<number> {
         for (;;) {
           // Node liveness is judged on the store's clock; a read-only store cannot be probed.
           const storeClockOffsetMs = await measureStoreClockOffset(store.paths.nodes, `status-${process.pid}`, systemClock).catch(() => null);
-          const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs });
+          const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs, ...(args.all ? { failedLimit: Number.POSITIVE_INFINITY } : {}) });
           if (args.json) {
             process.stdout.write(timesJson(status));
             return;
           }
           // Clear the screen and home the cursor only on a terminal; in a pipe each refresh follows the last.
           const clear = args.watch && style === 'boxed' ? '\u001b[2J\u001b[H' : '';
-          process.stdout.write(`${clear}${formatStatus(status, style)}`);
+          process.stdout.write(`${clear}${formatStatus(status, style, args.all ? { failedShown: Number.POSITIVE_INFINITY } : {})}`);
           if (!args.watch) return;
           process.stdout.write(`(every 2 s; Ctrl-C to stop) ${new Date().toISOString()}\n${style === 'plain' ? '\n' : ''}`);
           await new Promise((resolve) => setTimeout(resolve, STATUS_WATCH_MS));

@@ -3,6 +3,10 @@ import type { ClusterStatus } from '../observe/cluster-status.js';
 import { formatAge as ageText, formatOffset } from '../observe/time-text.js';
 
 export { formatOffset };
+import { andMore, plainTable, printable, reasonText, refsText } from './format-failed.js';
+
+/** Failed tasks the table lists one by one, newest first; `status --all` lists every one. */
+export const FAILED_SHOWN = 10;
 
 export function formatAge(ms: number | null): string {
   return ms === null ? '-' : ageText(ms);
@@ -17,13 +21,14 @@ function table(rows: string[][], style: TableStyle): string {
     boxed.push(...rows.slice(1));
     return boxed.toString();
   }
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return plainTable(rows);
 }
 
-/** The human view of `refrelay status`: queue per remote and URI, running claims, counts, nodes. */
-export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain'): string {
+/**
+ * The human view of `refrelay status`: queue per remote and URI, running claims, failed tasks with
+ * their reasons (the newest `failedShown`), counts, nodes.
+ */
+export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain', options: { failedShown?: number } = {}): string {
   const out: string[] = [];
   const { totals } = status;
   out.push(`store ${status.storePath}`);
@@ -46,6 +51,14 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain')
       claimRows.push([claim.uri ?? claim.lockName, claim.remote ?? '-', String(claim.tasks), owner, formatAge(claim.ageMs)]);
     }
     out.push(table(claimRows, style));
+  }
+  if (status.failed.length > 0) {
+    out.push('');
+    const shown = status.failed.slice(0, options.failedShown ?? FAILED_SHOWN);
+    const failedRows = [['FAILED URI', 'REMOTE', 'PROJECT', 'REFS', 'FAILED', 'REASON']];
+    for (const task of shown) failedRows.push([printable(task.uri), printable(task.remote), printable(task.project), refsText(task.refs), `${formatAge(task.failedAgeMs)} ago`, reasonText(task.reason)]);
+    out.push(table(failedRows, style));
+    out.push(...andMore(shown.length, status.totals.failed, 'refrelay status --all, or refrelay failed list'));
   }
   out.push('');
   if (status.nodes.length === 0) {

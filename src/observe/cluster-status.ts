@@ -5,7 +5,10 @@ import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { redactText, redactUrl } from './redact.js';
+import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
+
+export type { FailedTaskStatus } from './failed-view.js';
 
 /** Version of the `status --json` shape; bump on any incompatible change. */
 export const STATUS_FORMAT_VERSION = 1;
@@ -68,20 +71,8 @@ export interface CircuitStatus {
   lastError: string | null;
 }
 
-/** One task file in failed/, with why it is there (credentials redacted). */
-export interface FailedTaskStatus {
-  uriKey: string;
-  name: string;
-  uri: string;
-  remote: string;
-  project: string;
-  refs: string[];
-  reason: string | null;
-  failedAgeMs: number;
-}
-
-/** At most this many failed tasks are listed one by one; the counts cover all of them. */
-const FAILED_LISTED = 200;
+/** At most this many failed tasks are listed one by one unless asked for all; the counts cover all of them. */
+export const FAILED_LISTED = 200;
 
 export interface ClusterStatus {
   version: number;
@@ -90,7 +81,7 @@ export interface ClusterStatus {
   totals: { waiting: number; running: number; failed: number; corrupt: number };
   remotes: RemoteStatus[];
   running: RunningClaim[];
-  /** The most recent failed tasks (at most 200), newest first. */
+  /** The most recent failed tasks (at most 200 unless `failedLimit` says otherwise), newest first. */
   failed: FailedTaskStatus[];
   /** Store − local clock (ms) as measured by this status run; null when it could not (read-only store). */
   storeClockOffsetMs: number | null;
@@ -134,6 +125,8 @@ async function readVerify(storePath: string, storeNow: number): Promise<VerifySt
 export interface StatusOptions {
   /** Measured by the caller (a probe file in nodes/); null or absent: the local clock stands in for the store's. */
   readonly storeClockOffsetMs?: number | null;
+  /** How many failed tasks to list one by one (default FAILED_LISTED); `status --all`: Infinity. */
+  readonly failedLimit?: number;
 }
 
 interface UriAccumulator extends UriStatus {
@@ -213,19 +206,10 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     },
     remotes: [...remotes.values()],
     running: claims,
-    failed: [...failed]
-      .sort((a, b) => b.mtimeMs - a.mtimeMs)
-      .slice(0, FAILED_LISTED)
-      .map((item) => ({
-        uriKey: item.uriKey,
-        name: item.name,
-        uri: redactUrl(item.task.uri),
-        remote: item.task.remote,
-        project: item.task.project,
-        refs: [...item.task.refs],
-        reason: item.reason?.reason === undefined ? null : redactText(item.reason.reason),
-        failedAgeMs: Math.max(0, now + (storeClockOffsetMs ?? 0) - item.mtimeMs),
-      })),
+    failed: failed
+      .map((item) => failedTaskView(item, now + (storeClockOffsetMs ?? 0)))
+      .sort(newestFirst)
+      .slice(0, options.failedLimit ?? FAILED_LISTED),
     storeClockOffsetMs,
     nodes: nodeFiles
       .flatMap((file) => nodeStatus(config, file.record, now + (storeClockOffsetMs ?? 0) - file.mtimeMs))

@@ -151,3 +151,62 @@ describe('status: open host circuits', () => {
     expect(rows[header + 2]!.split(/\s{2,}/)).toEqual(['ssh://dead.example.com', 'node-b', 'half-open', '1', 'running', '-']);
   });
 });
+
+describe('status: failed tasks', () => {
+  async function parkAll(store: TaskStore, clock: FakeClock, count: number): Promise<void> {
+    for (let n = 1; n <= count; n++) {
+      await store.parkFailed({ project: 'app', refs: [`refs/heads/b${n}`], uri: '/dest/app.git', remote: 'mirror' }, { reason: `rejected by the destination: [remote rejected] (hook declined ${n})`, refs: [`refs/heads/b${n}`] });
+      clock.advance(1000);
+    }
+  }
+
+  it('lists the newest 10 with their reasons in the table and says how many more there are; --all lists every one', async () => {
+    const { clock, store } = setup();
+    await parkAll(store, clock, 12);
+    clock.advance(60_000);
+
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
+    expect(status.totals.failed).toBe(12);
+    expect(status.failed).toHaveLength(12);
+    expect(status.failed[0]).toMatchObject({ project: 'app', refs: ['refs/heads/b12'], reason: 'rejected by the destination: [remote rejected] (hook declined 12)', failedAgeMs: 61_000 });
+
+    const text = formatStatus(status);
+    const rows = text.split('\n');
+    const header = rows.findIndex((row) => row.startsWith('FAILED URI'));
+    expect(rows[header]).toMatch(/^FAILED URI\s+REMOTE\s+PROJECT\s+REFS\s+FAILED\s+REASON$/);
+    expect(rows.slice(header + 1, header + 3).map((row) => row.split(/\s{2,}/))).toEqual([
+      ['/dest/app.git', 'mirror', 'app', 'refs/heads/b12', '1m01s ago', 'rejected by the destination: [remote rejected] (hook declined 12)'],
+      ['/dest/app.git', 'mirror', 'app', 'refs/heads/b11', '1m02s ago', 'rejected by the destination: [remote rejected] (hook declined 11)'],
+    ]);
+    expect(rows[header + 10]).toContain('refs/heads/b3');
+    expect(rows[header + 11]).toBe('… and 2 more (refrelay status --all, or refrelay failed list)');
+
+    const all = formatStatus(status, 'plain', { failedShown: Number.POSITIVE_INFINITY }).split('\n');
+    expect(all.filter((row) => row.startsWith('/dest/app.git'))).toHaveLength(12);
+    expect(all.join('\n')).not.toContain('more (refrelay status --all');
+  });
+
+  it('lists 200 in JSON unless asked for all, and shows no failed section when there are none', async () => {
+    const { clock, store } = setup();
+    expect(formatStatus(await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 }))).not.toContain('FAILED URI');
+    await parkAll(store, clock, 3);
+    expect((await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0, failedLimit: 2 })).failed.map((task) => task.refs[0])).toEqual(['refs/heads/b3', 'refs/heads/b2']);
+    expect((await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0, failedLimit: Number.POSITIVE_INFINITY })).failed).toHaveLength(3);
+  });
+
+  it('dates a task moved whole to failed/ by its reason, not by its first enqueue, and keeps a hostile name on one escaped line', async () => {
+    const { fs, clock, store } = setup();
+    fs.mkdirSync(`${ROOT}/ref-updates/running/lock`);
+    const hostile = { project: 'app\n\u001b[2Jfake line', refs: ['refs/heads/main'], uri: '/dest/app.git', remote: 'mirror' };
+    await store.create(hostile);
+    clock.advance(3_600_000);
+    const [claimed] = await store.claim('lock', (await store.listWaiting()).map((task) => task.name));
+    await store.fail('lock', [claimed!], { reason: 'could not push:\nfatal: hook\u0007 said no' });
+    clock.advance(5000);
+
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
+    expect(status.failed[0]).toMatchObject({ failedAgeMs: 5000, failedAt: clock.now() - 5000 });
+    const row = formatStatus(status).split('\n').find((line) => line.startsWith('/dest/app.git'));
+    expect(row?.split(/\s{2,}/)).toEqual(['/dest/app.git', 'mirror', 'app \\u001b[2Jfake line', 'refs/heads/main', '5s ago', 'could not push: fatal: hook\\u0007 said no']);
+  });
+});

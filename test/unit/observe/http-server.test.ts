@@ -16,7 +16,7 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
     version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
     remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
     running: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {},
-    failed: [{ uriKey: KEY, name: 'x.json', uri: '/m/app.git', remote: 'dr', project: 'app', refs: ['refs/heads/main'], reason: 'rejected', failedAgeMs: 5000 }],
+    failed: [{ uriKey: KEY, name: 'x.json', taskKey: 'x', uri: '/m/app.git', remote: 'dr', project: 'app', refs: ['refs/heads/main'], reason: 'rejected', failedAt: 0, failedAgeMs: 5000 }],
   };
   return {
     retried,
