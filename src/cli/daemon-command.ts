@@ -14,6 +14,7 @@ import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
 import { spoolDirFor } from '../intake/spool.js';
 import { UsageError } from '../errors.js';
+import { drainReport } from './drain-summary.js';
 import { refuseGerritEventsDir } from './store-path-check.js';
 import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { VERSION } from './version.js';
@@ -97,8 +98,12 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // On the node's own clock, as the reason records it writes: what this run parked is what --drain reports.
+  const startedAt = clock.now();
   try {
-    return await daemon.run();
+    const code = await daemon.run();
+    if (args.drain && daemon.failedTasks > 0) process.stderr.write(await drainReport(store, config.nodeId, startedAt, clock, daemon.failedTasks));
+    return code;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);

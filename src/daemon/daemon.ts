@@ -156,6 +156,11 @@ export class Daemon {
     return this.recovery.takeoverCount;
   }
 
+  /** Task files this node's jobs put in failed/ since it started. */
+  get failedTasks(): number {
+    return this.distributor.failedCount;
+  }
+
   /**
    * Apply the config file as it is now. A valid one takes effect for the next pass and the next
    * push (new remotes start, removed remotes stop being scheduled); running pushes finish with the
