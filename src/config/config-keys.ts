@@ -9,7 +9,7 @@ export const REPLICATION_KEYS = [
   'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
   'verifyInterval', 'autoReload', 'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile',
   'maxPushes', 'bulkShares', 'usageHalfLife', 'sshConnectionReuse', 'secureConfig', 'allowInsecureSecrets',
-  'storeUmask', 'maxRefNameBytes', 'refRejectionLimit', 'spoolPath', 'spoolAfter',
+  'storeUmask', 'maxRefNameBytes', 'refRejectionLimit', 'spoolPath', 'spoolAfter', 'retention',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */

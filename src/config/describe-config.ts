@@ -30,6 +30,7 @@ export function describeConfig(config: ReplicationConfig): string {
     `refRejectionLimit: ${config.refRejectionLimit}`,
     `spoolPath: ${config.spoolPath ?? '(default for the user)'}`,
     `spoolAfter: ${formatDuration(config.spoolAfterMs)}`,
+    `retention: ${formatDuration(config.retentionMs)}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
   ];
@@ -127,6 +128,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     refRejectionLimit: config.refRejectionLimit,
     spoolPath: config.spoolPath ?? null,
     spoolAfterMs: config.spoolAfterMs,
+    retentionMs: config.retentionMs,
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
     defaultForceUpdate: config.defaultForceUpdate ?? false,

@@ -141,6 +141,8 @@ export interface ReplicationConfig {
   readonly spoolPath?: string;
   /** A store write `enqueue` still waits on after this long is spooled instead. */
   readonly spoolAfterMs: number;
+  /** Dropped failed tasks (failed/dropped/) are deleted by the daemons after this long; 0: at their next sweep. */
+  readonly retentionMs: number;
   readonly remotes: readonly RemoteConfig[];
   /**
    * The fan-out folder (`replication/` beside the config file) when it exists: the remotes come

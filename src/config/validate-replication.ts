@@ -25,6 +25,8 @@ export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
  * write the ref) while it takes the others is parked after this many attempts in a row.
  */
 export const DEFAULT_REF_REJECTION_LIMIT = 3;
+/** How long dropped failed tasks stay in failed/dropped/ for a look before a node deletes them. */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
 /** Long enough for a busy NFS server, short enough that a hung mount does not hold a developer's push. */
 export const DEFAULT_SPOOL_AFTER_MS = 5000;
 
@@ -90,6 +92,7 @@ export function buildNodeSettings(
     refRejectionLimit: setting('refRejectionLimit', (t) => parseWholeNumber(t, 1), DEFAULT_REF_REJECTION_LIMIT),
     ...optional('spoolPath', setting<string | undefined>('spoolPath', relativeToFile, undefined)),
     spoolAfterMs: setting('spoolAfter', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_SPOOL_AFTER_MS),
+    retentionMs: setting('retention', (t) => parseDurationValue(t, 'seconds'), DEFAULT_RETENTION_MS),
     ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     extra: {

@@ -121,11 +121,12 @@ async function writeReason(ctx: StoreContext, key: string, name: string, reason:
 }
 
 /**
- * `failed/<uriKey>/`. failed/ itself is part of the layout: never made here, so an unmounted store
- * fails. An entry of that name that is not a real folder (a symlink would take the failed tasks
- * out of the store, where no one lists or retries them) is moved to corrupt/ and the folder made.
+ * `failed/<uriKey>/` or `failed/dropped/`. failed/ itself is part of the layout: never made here,
+ * so an unmounted store fails. An entry of that name that is not a real folder (a symlink would
+ * take the failed tasks out of the store, where no one lists or retries them) is moved to corrupt/
+ * and the folder made.
  */
-async function makeFolder(ctx: StoreContext, dir: string): Promise<void> {
+export async function makeFolder(ctx: StoreContext, dir: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await ctx.fs.mkdir(dir);

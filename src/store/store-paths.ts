@@ -8,6 +8,13 @@ export const URI_KEY_PATTERN = /^[0-9a-f]{40}$/;
 /** The lock component's record inside a lock folder; never treated as a task. */
 export const OWNER_RECORD_NAME = 'owner.json';
 export const CORRUPT_REASON_SUFFIX = '.reason';
+/**
+ * `failed/dropped/`: failed tasks an operator dropped. Not 40 hex, so no listing, retry or sweep
+ * of `failed/<uriKey>/` folders ever takes it for one.
+ */
+export const DROPPED_FOLDER_NAME = 'dropped';
+/** Who dropped the tasks of a drop folder, and when; written before any task moves in. */
+export const DROPPED_RECORD_NAME = 'dropped.json';
 /** The store marker at the top of the store (store-marker.ts). */
 export const STORE_MARKER_NAME = 'refrelay-store.json';
 
@@ -22,6 +29,8 @@ export class StorePaths {
   readonly waiting: string;
   readonly running: string;
   readonly failed: string;
+  /** Drop folders, one per drop: `failed/dropped/<YYYYMMDDTHHMMSSZ>.<token>/`. */
+  readonly dropped: string;
   readonly corrupt: string;
   /** Claim folders of finished pushes, moved aside whole and deleted off the push path. */
   readonly done: string;
@@ -37,6 +46,7 @@ export class StorePaths {
     this.waiting = join(this.refUpdates, 'waiting');
     this.running = join(this.refUpdates, 'running');
     this.failed = join(this.refUpdates, 'failed');
+    this.dropped = join(this.failed, DROPPED_FOLDER_NAME);
     this.corrupt = join(this.refUpdates, 'corrupt');
     this.done = join(this.refUpdates, 'done');
     this.uriState = join(root, 'uri-state');
@@ -89,6 +99,10 @@ export class StorePaths {
 
   failedReasonFile(uriKey: string, name: string): string {
     return `${this.failedFile(uriKey, name)}.reason.json`;
+  }
+
+  droppedFolder(name: string): string {
+    return join(this.dropped, plainName(name, 'drop folder name'));
   }
 
   uriStateFile(uriKey: string): string {

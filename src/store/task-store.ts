@@ -3,6 +3,7 @@ import { systemRandom, type Random } from '../runtime/random.js';
 import { encodeTask, taskKey, type Task } from '../task/task.js';
 import { mapBounded } from './bounded.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
+import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
 import { fsyncDirectory, publishNoReplace, replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
@@ -36,6 +37,7 @@ import { readJsonOrQuarantine } from './task-reader.js';
 import { listUriStateKeys, listUriStates } from './uri-state-files.js';
 
 export type * from './store-types.js';
+export type { DropActor, DropOutcome } from './dropped-tasks.js';
 export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
 export { nodeStoreFs } from './store-fs.js';
 
@@ -193,6 +195,18 @@ export class TaskStore {
   async retryFailed(filter: (task: FailedTask) => boolean): Promise<number> {
     await this.ready();
     return retryFailed(this.ctx, filter);
+  }
+
+  /** Moves matching failed tasks out of failed/ into one drop folder with a record of `actor` (dropped-tasks.ts). */
+  async dropFailed(filter: (task: FailedTask) => boolean, actor: DropActor): Promise<DropOutcome> {
+    await this.ready();
+    return dropFailed(this.ctx, filter, actor);
+  }
+
+  /** Deletes drop folders older than `retentionMs`; returns how many went. */
+  async sweepDropped(retentionMs: number, maxFolders?: number): Promise<number> {
+    await this.ready();
+    return sweepDropped(this.ctx, retentionMs, maxFolders);
   }
 
   async listRunning(): Promise<RunningLock[]> {

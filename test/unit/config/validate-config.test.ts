@@ -340,6 +340,13 @@ describe('validateConfig warnings', () => {
     expect(validate(...BASE, 'replication.spoolAfter=0').problems.map((p) => p.key)).toEqual(['replication.spoolAfter']);
   });
 
+  it('keeps dropped failed tasks 7 days unless retention says otherwise (0: until the next sweep), and refuses what is no duration', () => {
+    expect(valid(...BASE).retentionMs).toBe(7 * 24 * 3_600_000);
+    expect(valid(...BASE, 'replication.retention=2d').retentionMs).toBe(2 * 24 * 3_600_000);
+    expect(valid(...BASE, 'replication.retention=0').retentionMs).toBe(0);
+    expect(validate(...BASE, 'replication.retention=a week').problems.map((p) => p.key)).toEqual(['replication.retention']);
+  });
+
   it('warns once per unknown section and ignores its keys', () => {
     const result = validate(...BASE, 'core.bare=true', 'core.editor=vi', 'plugin.x.a=1', 'include.path=other.config');
     expect(result.problems).toEqual([]);
