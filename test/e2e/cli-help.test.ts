@@ -17,6 +17,9 @@ const COMMANDS = [
   ['replicate'],
   ['verify'],
   ['retry'],
+  ['failed'],
+  ['failed', 'list'],
+  ['failed', 'drop'],
   ['import-gerrit-queue'],
 ];
 

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, utimesSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../../../src/store/task-store.js';
 import { taskKey, uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { appSource, git, initBare, writeHook } from '../../support/git.js';
@@ -100,5 +102,69 @@ describe('what an operator sees of a ref the destination refuses', () => {
     const json = JSON.parse(runCli(['status', '--json', '--config', s.config]).stdout) as { failed: unknown[] };
     const { key, reason } = parkedBlocked(s);
     expect(json.failed).toEqual([expect.objectContaining({ taskKey: key, uri: s.dest, remote: 'dr', project: 'app', refs: ['refs/heads/blocked'], reason: DECLINED, failedAt: reason.at })]);
+  });
+});
+
+/** `failed list`'s text for the parked refs/heads/blocked task, header included, as an operator reads it. */
+function listText(s: Setup, key: string, at: number): string {
+  const widths = [40, 'REMOTE'.length, s.dest.length, 'PROJECT'.length, 'refs/heads/blocked'.length, 'SINCE'.padEnd(20).length];
+  const row = (cells: string[]): string => cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join('  ');
+  return `${row(['TASK', 'REMOTE', 'URI', 'PROJECT', 'REFS', 'SINCE', 'REASON'])}\n${row([key, 'dr', s.dest, 'app', 'refs/heads/blocked', since(at), DECLINED])}\n`;
+}
+
+describe('refrelay failed list and failed drop', () => {
+  it('lists the parked task with its reason, drops it by key into failed/dropped/ with who and when, and then neither retry nor status sees it', async () => {
+    const s = setup('refrelay-failed-drop');
+    enqueue(s, ['refs/heads/main', 'refs/heads/blocked']);
+    expect((await drain(s)).code).toBe(1);
+    const { key, reason } = parkedBlocked(s);
+
+    expect(runCli(['failed', 'list', '--config', s.config])).toEqual({ status: 0, stdout: listText(s, key, reason.at), stderr: '' });
+    const json = JSON.parse(runCli(['failed', 'list', '--json', '--config', s.config]).stdout) as { version: number; failed: unknown[] };
+    expect(json).toEqual({ version: 1, failed: [{ uriKey: uriKey(s.dest), name: `${key}.json`, taskKey: key, uri: s.dest, remote: 'dr', project: 'app', refs: ['refs/heads/blocked'], reason: DECLINED, failedAt: reason.at, failedAgeMs: expect.any(Number) }] });
+
+    // Usage problems: exit 2, nothing moved.
+    const usage = (args: string[]) => runCli(['failed', 'drop', '--config', s.config, ...args]);
+    expect(usage([])).toEqual({ status: 2, stdout: '', stderr: 'refrelay: failed drop: give --all, --remote NAME, --uri SUBSTRING, --project PATTERN or TASKKEY… (see refrelay failed list)\n' });
+    expect(usage(['--all', '--remote', 'dr'])).toEqual({ status: 2, stdout: '', stderr: 'refrelay: failed drop: --all drops every failed task; give it alone, or narrow with --remote, --uri, --project or TASKKEY… instead\n' });
+    expect(usage(['3f78'])).toEqual({ status: 2, stdout: '', stderr: 'refrelay: failed drop: "3f78" is not a task key (40 hex digits, as refrelay failed list shows them)\n' });
+    // Nothing matched: as retry, exit 0 and say so.
+    expect(usage(['--remote', 'nosuch'])).toEqual({ status: 0, stdout: 'Nothing to drop\n', stderr: '' });
+    expect(usage(['--project', 'app', '--dry-run'])).toEqual({ status: 0, stdout: `would drop 1 failed task:\n${listText(s, key, reason.at)}`, stderr: '' });
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual([uriKey(s.dest)]);
+
+    const dropped = runCli(['failed', 'drop', key, '--config', s.config]);
+    const [folder] = namesIn(storeDir(s.store, 'failed', 'dropped'));
+    expect(dropped).toEqual({ status: 0, stdout: `dropped 1 failed task into failed/dropped/${folder} (deleted after 7d, replication.retention):\n${listText(s, key, reason.at)}`, stderr: '' });
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual(['dropped']);
+    const record = JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, 'dropped.json'), 'utf8')) as Record<string, unknown>;
+    expect(record).toEqual({ version: 1, droppedAt: expect.any(Number), by: `${userInfo().username}@${hostname()}`, via: 'cli', nodeId: hostname() });
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, `${uriKey(s.dest)}.${key}.json.reason.json`), 'utf8'))).toMatchObject({ reason: DECLINED });
+
+    expect(runCli(['failed', 'list', '--config', s.config])).toEqual({ status: 0, stdout: 'No failed tasks\n', stderr: '' });
+    expect(runCli(['retry', '--all', '--config', s.config])).toEqual({ status: 0, stdout: 'Nothing to retry\n', stderr: '' });
+    expect(JSON.parse(runCli(['status', '--json', '--config', s.config]).stdout)).toMatchObject({ totals: { failed: 0 }, failed: [] });
+    // Again: the task is gone already; still exit 0, and the key is named.
+    expect(runCli(['failed', 'drop', key, '--config', s.config])).toEqual({ status: 0, stdout: `Nothing to drop\nno failed task ${key}\n`, stderr: '' });
+  });
+
+  it('a daemon deletes drop folders older than replication.retention and keeps younger ones', async () => {
+    const s = setup('refrelay-failed-sweep', ['retention = 1d']);
+    const store = new TaskStore({ root: s.store, nodeId: 'hook' });
+    const dropsDir = storeDir(s.store, 'failed', 'dropped');
+    const drops: string[] = [];
+    for (const ref of ['refs/heads/old', 'refs/heads/young']) {
+      await store.parkFailed({ project: 'app', refs: [ref], uri: s.dest, remote: 'dr' }, { reason: DECLINED, refs: [ref] });
+      expect(runCli(['failed', 'drop', '--all', '--config', s.config]).status).toBe(0);
+      drops.push(namesIn(dropsDir).find((name) => !drops.includes(name))!);
+    }
+    const [old, young] = drops;
+    const twoDaysAgo = (Date.now() - 2 * 24 * 3_600_000) / 1000;
+    utimesSync(join(dropsDir, old!), twoDaysAgo, twoDaysAgo);
+
+    const { node, code } = await drain(s);
+    expect(code).toBe(0);
+    expect(node.logs().find((line) => line.msg === 'deleted dropped failed tasks older than replication.retention')).toMatchObject({ level: 30, folders: 1, retentionMs: 24 * 3_600_000 });
+    expect(namesIn(dropsDir)).toEqual([young]);
   });
 });
