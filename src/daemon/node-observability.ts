@@ -97,6 +97,11 @@ export class NodeObservability implements DaemonObservability {
         this.statusCache = undefined;
         return retried;
       },
+      drop: async ({ uriKey, names, from }) => {
+        const { dropped } = await this.store.dropFailed((task) => task.uriKey === uriKey && names.includes(task.name), { by: `http client ${from}`, via: 'http', nodeId: this.config.nodeId });
+        this.statusCache = undefined;
+        return dropped.length;
+      },
       token: () => this.token(view.config()),
       log: this.log,
     });

@@ -15,18 +15,23 @@ function age(ms: number | null): string {
   return ms === null ? '–' : formatAge(ms);
 }
 
+/** Retry and Drop of one failed task; the page sends them with the task's URI key and file name. */
+function actions(uriKey: string, name: string): string {
+  const data = `data-uri-key="${escapeHtml(uriKey)}" data-name="${escapeHtml(name)}"`;
+  return `<button class="retry" ${data}>Retry</button> <button class="drop" ${data} title="move to failed/dropped/: not retried, deleted after replication.retention">Drop</button>`;
+}
+
 function offset(ms: number | null): string {
   return ms === null ? '–' : formatOffset(ms);
 }
 
 /**
  * The people's page: per remote the queue, oldest age and recent push rate; running pushes; failed
- * tasks with Retry; nodes; recent takeovers; each URI's history on a click. Server-rendered; the
- * small script only refreshes the page body and sends Retry as a POST.
- */
-/**
- * `tokenRequired`: Retry needs the bearer token (the listener is not loopback-only); `readOnly`:
- * it needs one and none is configured, so the page offers no Retry and says why.
+ * tasks with Retry and Drop; nodes; recent takeovers; each URI's history on a click. Server-rendered;
+ * the small script only refreshes the page body and sends Retry and Drop (after a confirm) as POSTs.
+ *
+ * `tokenRequired`: Retry and Drop need the bearer token (the listener is not loopback-only);
+ * `readOnly`: they need one and none is configured, so the page offers neither and says why.
  */
 export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, options: { tokenRequired: boolean; readOnly?: boolean }): string {
   const storeNow = Date.parse(status.generatedAt) + (status.storeClockOffsetMs ?? 0);
@@ -81,7 +86,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
   const failed = status.failed
     .map(
       (task) =>
-        `<tr class="failed-task" data-name="${escapeHtml(task.name)}"><td><code>${escapeHtml(task.uri)}</code></td><td>${escapeHtml(task.project)}</td><td>${escapeHtml(task.refs.join(' '))}</td><td>${escapeHtml(task.reason ?? 'no reason recorded')}</td><td>${age(task.failedAgeMs)} ago</td><td>${options.readOnly === true ? '' : `<button class="retry" data-uri-key="${task.uriKey}" data-name="${escapeHtml(task.name)}">Retry</button>`}</td></tr>`,
+        `<tr class="failed-task" data-name="${escapeHtml(task.name)}"><td><code>${escapeHtml(task.uri)}</code></td><td>${escapeHtml(task.project)}</td><td>${escapeHtml(task.refs.join(' '))}</td><td>${escapeHtml(task.reason ?? 'no reason recorded')}</td><td>${age(task.failedAgeMs)} ago</td><td>${options.readOnly === true ? '' : actions(task.uriKey, task.name)}</td></tr>`,
     )
     .join('');
 
@@ -117,9 +122,9 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.3em 0}td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.muted{color:#888}details.uri{margin:.2em 0}code{font-size:12px}
-tr.node.stale td{color:#b00}button.retry{cursor:pointer}#auth{margin:.5em 0}
+tr.node.stale td{color:#b00}button.retry,button.drop{cursor:pointer}#auth{margin:.5em 0}
 </style></head><body>
-${options.readOnly === true ? '<div id="auth" class="read-only">Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry is off.</div>' : options.tokenRequired ? '<div id="auth">Token for Retry: <input id="token" type="password" autocomplete="off"></div>' : ''}
+${options.readOnly === true ? '<div id="auth" class="read-only">Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry and Drop are off.</div>' : options.tokenRequired ? '<div id="auth">Token for Retry and Drop: <input id="token" type="password" autocomplete="off"></div>' : ''}
 ${body}
 <script>
 (() => {
@@ -134,13 +139,15 @@ ${body}
     document.getElementById('content').replaceWith(next);
   }
   document.addEventListener('click', async (event) => {
-    const button = event.target.closest('button.retry');
+    const button = event.target.closest('button.retry, button.drop');
     if (!button) return;
+    const action = button.classList.contains('drop') ? 'drop' : 'retry';
+    if (action === 'drop' && !confirm('Drop this failed task? It will not be retried; it is kept in failed/dropped/ for replication.retention, then deleted.')) return;
     button.disabled = true;
     const headers = { 'content-type': 'application/json' };
     if (token()) headers.authorization = 'Bearer ' + token();
-    const response = await fetch('/api/retry', { method: 'POST', headers, body: JSON.stringify({ uriKey: button.dataset.uriKey, names: [button.dataset.name] }) });
-    if (!response.ok) { button.disabled = false; alert('Retry refused: ' + (await response.text())); return; }
+    const response = await fetch('/api/' + action, { method: 'POST', headers, body: JSON.stringify({ uriKey: button.dataset.uriKey, names: [button.dataset.name] }) });
+    if (!response.ok) { button.disabled = false; alert((action === 'drop' ? 'Drop' : 'Retry') + ' refused: ' + (await response.text())); return; }
     await refresh();
   });
   setInterval(() => { refresh().catch(() => undefined); }, 3000);

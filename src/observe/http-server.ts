@@ -40,6 +40,8 @@ export interface HttpDeps {
   readonly spooledTasks?: () => number;
   /** Puts failed tasks back in the queue: all of a URI, or the named task files. Returns how many. */
   readonly retry: (request: { uriKey: string; names?: readonly string[] }) => Promise<number>;
+  /** Drops the named failed task files of a URI (failed/dropped/); `from` is the client's address, for the record. Returns how many. */
+  readonly drop: (request: { uriKey: string; names: readonly string[]; from: string }) => Promise<number>;
   /** Required for POSTs unless the listener is loopback-only; undefined: POSTs refused off loopback. */
   readonly token: () => Promise<string | undefined>;
   readonly log: Log;
@@ -62,8 +64,8 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * /metrics, /healthz, /readyz, /status, the dashboard at /, and POST /api/retry. Mutating
- * requests need the token unless the listener is loopback-only (`tokenRequired` overrides that).
+ * /metrics, /healthz, /readyz, /status, the dashboard at /, POST /api/retry and POST /api/drop.
+ * Mutating requests need the token unless the listener is loopback-only (`tokenRequired` overrides that).
  */
 export async function startHttpServer(listen: string, deps: HttpDeps, options: { tokenRequired?: boolean } = {}): Promise<RunningHttpServer> {
   const { host, port } = parseListen(listen);
@@ -121,8 +123,10 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
       return send(response, 200, 'text/html; charset=utf-8', renderDashboard(await deps.clusterStatus(), deps.schedule(), { tokenRequired: !loopbackOnly, readOnly: !loopbackOnly && (await deps.token()) === undefined }));
     case 'POST /api/retry':
       return retry(request, response, deps, loopbackOnly);
+    case 'POST /api/drop':
+      return drop(request, response, deps, loopbackOnly);
     default:
-      if (['/metrics', '/healthz', '/readyz', '/status', '/', '/api/retry'].includes(url.pathname)) {
+      if (['/metrics', '/healthz', '/readyz', '/status', '/', '/api/retry', '/api/drop'].includes(url.pathname)) {
         return send(response, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
       }
       return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
@@ -130,26 +134,53 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
 }
 
 async function retry(request: IncomingMessage, response: ServerResponse, deps: HttpDeps, loopbackOnly: boolean): Promise<void> {
+  const fields = await failedTasksRequest(request, response, deps, loopbackOnly, 'retry');
+  if (fields === undefined) return;
+  const retried = await deps.retry(fields);
+  deps.log.info({ uriKey: fields.uriKey, tasks: retried, from: request.socket.remoteAddress }, 'failed tasks put back in the queue (http)');
+  return sendJson(response, 200, { retried });
+}
+
+/** As retry, but only named task files: one request drops what the page showed, never a whole URI unseen. */
+async function drop(request: IncomingMessage, response: ServerResponse, deps: HttpDeps, loopbackOnly: boolean): Promise<void> {
+  const fields = await failedTasksRequest(request, response, deps, loopbackOnly, 'drop');
+  if (fields === undefined) return;
+  if (fields.names === undefined || fields.names.length === 0) return sendJson(response, 400, { error: 'names must list the task files to drop' });
+  const from = request.socket.remoteAddress ?? 'unknown';
+  const dropped = await deps.drop({ uriKey: fields.uriKey, names: fields.names, from });
+  deps.log.info({ uriKey: fields.uriKey, tasks: dropped, from }, 'failed tasks dropped (http)');
+  return sendJson(response, 200, { dropped });
+}
+
+/**
+ * The token check and body of a request about failed tasks, `{uriKey, names?}`; undefined when
+ * the answer (401, 403, 400) has been sent.
+ */
+async function failedTasksRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  deps: HttpDeps,
+  loopbackOnly: boolean,
+  action: 'retry' | 'drop',
+): Promise<{ uriKey: string; names?: string[] } | undefined> {
   if (!loopbackOnly) {
     const token = await deps.token();
-    if (token === undefined) return sendJson(response, 403, { error: 'retry over the network needs replication.httpToken (or httpTokenFile); none is set' });
+    if (token === undefined) return void sendJson(response, 403, { error: `${action} over the network needs replication.httpToken (or httpTokenFile); none is set` });
     const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
-    if (!sameSecret(given, token)) return sendJson(response, 401, { error: 'missing or wrong token' });
+    if (!sameSecret(given, token)) return void sendJson(response, 401, { error: 'missing or wrong token' });
   }
   let body: unknown;
   try {
     body = JSON.parse(await readBody(request, 64 * 1024));
   } catch (error) {
-    return sendJson(response, 400, { error: `the body must be JSON: ${error instanceof Error ? error.message : String(error)}` });
+    return void sendJson(response, 400, { error: `the body must be JSON: ${error instanceof Error ? error.message : String(error)}` });
   }
   const fields = (body ?? {}) as { uriKey?: unknown; names?: unknown };
-  if (typeof fields.uriKey !== 'string' || !/^[0-9a-f]{40}$/.test(fields.uriKey)) return sendJson(response, 400, { error: 'uriKey must be the 40-hex key of a URI' });
+  if (typeof fields.uriKey !== 'string' || !/^[0-9a-f]{40}$/.test(fields.uriKey)) return void sendJson(response, 400, { error: 'uriKey must be the 40-hex key of a URI' });
   if (fields.names !== undefined && !(Array.isArray(fields.names) && fields.names.every((name) => typeof name === 'string'))) {
-    return sendJson(response, 400, { error: 'names must be a list of task file names' });
+    return void sendJson(response, 400, { error: 'names must be a list of task file names' });
   }
-  const retried = await deps.retry({ uriKey: fields.uriKey, ...(fields.names === undefined ? {} : { names: fields.names as string[] }) });
-  deps.log.info({ uriKey: fields.uriKey, tasks: retried, from: request.socket.remoteAddress }, 'failed tasks put back in the queue (http)');
-  return sendJson(response, 200, { retried });
+  return { uriKey: fields.uriKey, ...(fields.names === undefined ? {} : { names: fields.names as string[] }) };
 }
 
 function sameSecret(given: string, expected: string): boolean {

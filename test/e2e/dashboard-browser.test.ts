@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,5 +95,58 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
     } finally {
       await browser.close();
     }
+  }, 90_000);
+
+  it('Drop asks first, then moves a failed task out of the page into failed/dropped/, recorded as dropped over http', async () => {
+    const { chromium } = await import('playwright-core');
+    const root = tempDir('refrelay-dashboard-drop');
+    const storePath = join(root, 'store');
+    initBare(join(root, 'base', 'app.git'));
+    const httpPort = await freePort();
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${storePath}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      `  httpListen = 127.0.0.1:${httpPort}`,
+      '[remote "dr"]',
+      `  url = ${join(root, 'dr')}/\${name}.git`,
+    ]);
+    const uri = `${join(root, 'dr')}/app.git`;
+    await new TaskStore({ root: storePath, nodeId: 'hook' }).parkFailed({ project: 'app', refs: ['refs/heads/blocked'], uri, remote: 'dr' }, { reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)', refs: ['refs/heads/blocked'] });
+    const node = RefrelayNode.start({ config, nodeId: 'node-1' });
+    nodes.push(node);
+    await node.waitForLog((line) => line.msg.startsWith('http endpoints listening'));
+
+    const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'refrelay-chromium-')), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${httpPort}/`);
+      const failedRow = page.locator('tr.failed-task');
+      await expect.poll(() => failedRow.count()).toBe(1);
+      expect(await failedRow.textContent()).toContain('pre-receive hook declined');
+
+      // Cancel keeps it.
+      const asked: string[] = [];
+      page.once('dialog', (dialog) => void (asked.push(dialog.message()), dialog.dismiss()));
+      await failedRow.locator('button.drop').click();
+      expect(asked).toEqual(['Drop this failed task? It will not be retried; it is kept in failed/dropped/ for replication.retention, then deleted.']);
+      await page.reload();
+      expect(await page.locator('tr.failed-task').count()).toBe(1);
+
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.locator('tr.failed-task button.drop').click();
+      await expect.poll(() => page.locator('tr.failed-task').count(), { timeout: 15_000 }).toBe(0);
+      expect(await page.locator('#no-failed').textContent()).toBe('none');
+    } finally {
+      await browser.close();
+    }
+    const [folder] = readdirSync(join(storePath, 'ref-updates', 'failed', 'dropped'));
+    expect(JSON.parse(readFileSync(join(storePath, 'ref-updates', 'failed', 'dropped', folder!, 'dropped.json'), 'utf8'))).toMatchObject({ version: 1, by: 'http client 127.0.0.1', via: 'http', nodeId: 'node-1' });
+    expect(node.logs().find((line) => line.msg === 'failed tasks dropped (http)')).toMatchObject({ tasks: 1, from: '127.0.0.1' });
   }, 90_000);
 });

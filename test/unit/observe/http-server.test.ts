@@ -10,8 +10,9 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[] } {
+function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[]; dropped: unknown[] } {
   const retried: unknown[] = [];
+  const dropped: unknown[] = [];
   const status: ClusterStatus = {
     version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
     remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
@@ -20,6 +21,7 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
   };
   return {
     retried,
+    dropped,
     metrics: new NodeMetrics(() => 0),
     clusterStatus: async () => status,
     schedule: () => ({ nodeId: 'n1', uris: [] }),
@@ -28,6 +30,10 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
     retry: async (request) => {
       retried.push(request);
       return 2;
+    },
+    drop: async (request) => {
+      dropped.push(request);
+      return 1;
     },
     token: async () => 'right-token',
     log: silentLog,
@@ -41,8 +47,8 @@ async function start(d: HttpDeps, tokenRequired?: boolean): Promise<string> {
   return `http://${server.address}`;
 }
 
-const post = (base: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${base}/api/retry`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const post = (base: string, body: unknown, headers: Record<string, string> = {}, action: 'retry' | 'drop' = 'retry') =>
+  fetch(`${base}/api/${action}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 describe('HTTP endpoints', () => {
   it('answers /readyz 503 with the lagging remotes past caughtUpThreshold, /healthz 503 with reasons', async () => {
@@ -115,16 +121,44 @@ describe('HTTP endpoints', () => {
 
   it('the page off loopback asks for the token, or says it is read-only and offers no Retry when none is configured', async () => {
     const withToken = await (await fetch(`${await start(deps(), true)}/`)).text();
-    expect(withToken).toContain('Token for Retry: <input id="token"');
-    expect(withToken).toContain('<button class="retry"');
+    expect(withToken).toContain('Token for Retry and Drop: <input id="token"');
+    expect(withToken).toContain(`<button class="retry" data-uri-key="${KEY}" data-name="x.json">Retry</button>`);
+    expect(withToken).toContain(`<button class="drop" data-uri-key="${KEY}" data-name="x.json"`);
     expect(withToken).not.toContain('Read-only');
     const readOnly = await (await fetch(`${await start(deps({ token: async () => undefined }), true)}/`)).text();
-    expect(readOnly).toContain('Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry is off.');
+    expect(readOnly).toContain('Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry and Drop are off.');
     expect(readOnly).not.toContain('<button class="retry"');
+    expect(readOnly).not.toContain('<button class="drop"');
     expect(readOnly).not.toContain('<input id="token"');
     const loopback = await (await fetch(`${await start(deps())}/`)).text();
     expect(loopback).not.toContain('Read-only');
     expect(loopback).not.toContain('<input id="token"');
+  });
+
+  it('drops the named failed tasks with the same token rules as retry, and never a whole URI unnamed', async () => {
+    const local = deps();
+    const base = await start(local);
+    const ok = await post(base, { uriKey: KEY, names: ['x.json'] }, {}, 'drop');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ dropped: 1 });
+    expect(local.dropped).toEqual([{ uriKey: KEY, names: ['x.json'], from: '127.0.0.1' }]);
+    const unnamed = await post(base, { uriKey: KEY }, {}, 'drop');
+    expect(unnamed.status).toBe(400);
+    expect(await unnamed.json()).toEqual({ error: 'names must list the task files to drop' });
+    expect((await post(base, { uriKey: '../etc', names: ['x.json'] }, {}, 'drop')).status).toBe(400);
+    expect((await fetch(`${base}/api/drop`)).status).toBe(405);
+    expect(local.dropped).toHaveLength(1);
+
+    const remote = deps();
+    const guarded = await start(remote, true);
+    expect((await post(guarded, { uriKey: KEY, names: ['x.json'] }, {}, 'drop')).status).toBe(401);
+    expect((await post(guarded, { uriKey: KEY, names: ['x.json'] }, { authorization: 'Bearer wrong-token' }, 'drop')).status).toBe(401);
+    expect((await post(guarded, { uriKey: KEY, names: ['x.json'] }, { authorization: 'Bearer right-token' }, 'drop')).status).toBe(200);
+    expect(remote.dropped).toHaveLength(1);
+    const none = await start(deps({ token: async () => undefined }), true);
+    const refused = await post(none, { uriKey: KEY, names: ['x.json'] }, { authorization: 'Bearer anything' }, 'drop');
+    expect(refused.status).toBe(403);
+    expect((await refused.json()) as object).toEqual({ error: 'drop over the network needs replication.httpToken (or httpTokenFile); none is set' });
   });
 
   it('knows loopback hosts', () => {
