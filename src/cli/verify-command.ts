@@ -6,6 +6,7 @@ import { loadCredentials } from '../config/secure-config.js';
 import { describeReport, destinationsOf, fixTasks, verifyAll } from '../intake/verify.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { describeRepair, queueRepairs, verifyExitCode } from './verify-fix.js';
+import { reportFailedInSync } from './verify-failed-report.js';
 
 export interface VerifyArgs {
   config?: string | undefined;
@@ -35,12 +36,14 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
   const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
   const repair = args.fix ? await queueRepairs(config, fixTasks(reports, destinations)) : undefined;
+  const failedInSync = await reportFailedInSync(config, destinations, reports, args.fix);
   const drift = reports.filter((report) => report.state !== 'in-sync').length;
   if (args.json) {
     const queue = { queued: repair?.queued ?? 0, ...(repair?.error === undefined ? {} : { queueError: repair.error }) };
-    process.stdout.write(`${JSON.stringify({ version: 1, destinations: reports, drifted: drift, ...queue }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ version: 1, destinations: reports, drifted: drift, ...queue, failedInSync: failedInSync.json }, null, 2)}\n`);
   } else {
     for (const report of reports) process.stdout.write(`${describeReport(report)}\n`);
+    for (const line of failedInSync.lines) process.stdout.write(`${line}\n`);
     process.stdout.write(
       `${reports.length} destination${reports.length === 1 ? '' : 's'}: ${reports.length - drift} in sync, ${reports.filter((r) => r.state === 'drift').length} drifted, ${reports.filter((r) => r.state === 'unreachable').length} unreachable` +
         (repair === undefined ? '' : describeRepair(repair)) + '\n',

@@ -168,3 +168,38 @@ describe('refrelay failed list and failed drop', () => {
     expect(namesIn(dropsDir)).toEqual([young]);
   });
 });
+
+describe('verify and failed tasks', () => {
+  it('names failed tasks whose refs are now in sync at the destination, and verify --fix drops them, recorded as dropped by verify', async () => {
+    const s = setup('refrelay-failed-verify');
+    enqueue(s, ['refs/heads/main', 'refs/heads/feature', 'refs/heads/blocked']);
+    expect((await drain(s)).code).toBe(1);
+    const { key } = parkedBlocked(s);
+
+    // Still refused: that is drift, and the failed task is still needed.
+    const drifted = runCli(['verify', '--config', s.config]);
+    expect(drifted.stdout).toBe(`DRIFT        dr ${s.dest}: 1 missing (refs/heads/blocked)\n1 destination: 0 in sync, 1 drifted, 0 unreachable\n`);
+
+    // Someone lifts the policy and pushes the ref by hand: the destination is in sync, the task needless.
+    writeHook(s.dest, 'pre-receive', '#!/bin/sh\nexit 0\n');
+    git(s.source, ['push', '-q', s.dest, 'refs/heads/blocked']);
+    expect(runCli(['verify', '--config', s.config])).toEqual({
+      status: 0,
+      stdout: `in sync      dr ${s.dest} (3 refs)\nfailed/      dr ${s.dest}: 1 failed task whose refs are now in sync; \`refrelay verify --fix\` drops it\n1 destination: 1 in sync, 0 drifted, 0 unreachable\n`,
+      stderr: '',
+    });
+    const json = JSON.parse(runCli(['verify', '--json', '--config', s.config]).stdout) as { failedInSync: unknown };
+    expect(json.failedInSync).toEqual([{ remote: 'dr', uri: s.dest, taskKeys: [key], dropped: false }]);
+    expect(namesIn(storeDir(s.store, 'failed'))).toEqual([uriKey(s.dest)]);
+
+    expect(runCli(['verify', '--fix', '--config', s.config])).toEqual({
+      status: 0,
+      stdout: `in sync      dr ${s.dest} (3 refs)\nfailed/      dr ${s.dest}: dropped 1 failed task whose refs are now in sync\n1 destination: 1 in sync, 0 drifted, 0 unreachable; queued 0 tasks to repair the drift\n`,
+      stderr: '',
+    });
+    expect(runCli(['failed', 'list', '--config', s.config]).stdout).toBe('No failed tasks\n');
+    const [folder] = namesIn(storeDir(s.store, 'failed', 'dropped'));
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, 'dropped.json'), 'utf8'))).toMatchObject({ by: `${userInfo().username}@${hostname()}`, via: 'verify' });
+    expect(runCli(['verify', '--config', s.config]).stdout).toBe(`in sync      dr ${s.dest} (3 refs)\n1 destination: 1 in sync, 0 drifted, 0 unreachable\n`);
+  });
+});
