@@ -2,6 +2,7 @@ import { formatDuration } from '../config/duration.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from '../observe/failed-view.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
+import type { Task } from '../task/task.js';
 import { UsageError } from '../errors.js';
 import { EXIT_OK } from './exit-codes.js';
 import { failedListRows, plainTable } from './format-failed.js';
@@ -50,7 +51,7 @@ export async function runFailedDrop(args: FailedDropArgs, write: Write = stdout)
   const { store, nodeId, retentionMs } = openStore(args.config);
   const now = systemClock.now();
   const seen = new Set<string>();
-  const wanted = (key: string, task: Parameters<typeof selectsFailed>[2]): boolean => {
+  const wanted = (key: string, task: Task): boolean => {
     seen.add(key);
     return selectsFailed(selector, key, task);
   };

@@ -24,6 +24,7 @@ import { LockRecovery, realProcessControl, type ProcessControl } from './lock-re
 import { PeriodicVerify } from './periodic-verify.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
 import { DONE_SWEEP_QUIET_MS, DoneSweeper } from './done-sweeper.js';
+import { sweepDroppedTasks } from './dropped-sweep.js';
 import { HeldLocks } from './held-locks.js';
 import { SpoolForwarder } from './spool-forwarder.js';
 
@@ -314,7 +315,7 @@ export class Daemon {
           lastSweep = now;
           const swept = await this.options.store.sweepBuilding(BUILDING_MAX_AGE_MS);
           if (swept > 0) log.info({ files: swept }, 'swept temp files left in building/');
-          await this.sweepDropped();
+          await sweepDroppedTasks(this.options.store, config.retentionMs, log);
         }
         if (!this.options.drain) this.periodicVerify.maybeRun();
         // Before the listing, so a drain sees what it forwarded.
@@ -353,18 +354,6 @@ export class Daemon {
     const failed = this.distributor.failedCount;
     log.info({ nodeId: config.nodeId, failedTasks: failed, takeovers: this.takeovers }, 'refrelay node stopped');
     return this.options.drain && failed > 0 ? 1 : 0;
-  }
-
-  /** Dropped failed tasks past replication.retention; a folder this node may not delete must not stop its pushes. */
-  private async sweepDropped(): Promise<void> {
-    const { store, log } = this.options;
-    const retentionMs = this.config.retentionMs;
-    await store.sweepDropped(retentionMs).then(
-      (folders) => {
-        if (folders > 0) log.info({ folders, retentionMs }, 'deleted dropped failed tasks older than replication.retention');
-      },
-      (error: unknown) => log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not delete dropped failed tasks in failed/dropped/'),
-    );
   }
 
   get spooledTasks(): number {
