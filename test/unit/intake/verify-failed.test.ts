@@ -13,7 +13,7 @@ const destinations: Destination[] = [
 ];
 
 function report(destination: Destination, state: DriftReport['state'], fixRefs: string[] = []): DriftReport {
-  return { project: destination.project, remote: destination.remote.name, uri: destination.uri, state, refs: 3, missing: fixRefs, different: [], extra: [], fixRefs };
+  return { project: destination.project, remote: destination.remote.name, uri: destination.uri, state, refs: 3, missing: fixRefs, different: [], extra: [], fixRefs, mirror: false };
 }
 
 const failed = (refs: string[], project = 'app', uri = '/dest/app.git', remoteName = 'dr'): { key: string; task: Task } => ({ key: refs.join(','), task: { project, refs, uri, remote: remoteName } });
