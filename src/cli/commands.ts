@@ -10,7 +10,7 @@ import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
 import { FAILED_SHOWN, formatStatus } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
-import { refuseGerritEventsDir } from './store-path-check.js';
+import { checkGerritEventsDir } from './store-path-check.js';
 import { VERSION } from './version.js';
 
 const HOOK_INSTALL_EPILOGUE =
@@ -58,7 +58,8 @@ export async function runCommands(argv: string[]): Promise<number> {
           async (args) => {
             const config = loadCliConfig({ config: args.config });
             for (const warning of config.warnings) process.stderr.write(`warning: ${warning.file}: ${warning.key}: ${warning.message}\n`);
-            await refuseGerritEventsDir(config);
+            const gerritFiles = await checkGerritEventsDir(config);
+            if (gerritFiles !== undefined) process.stderr.write(`warning: ${gerritFiles}\n`);
             // The secure file is checked too (permissions, syntax); only remote names are shown.
             const credentials = loadCredentials(config).remotes;
             if (args.json) process.stdout.write(`${JSON.stringify({ ...configToJson(config), credentialsFor: credentials }, null, 2)}\n`);

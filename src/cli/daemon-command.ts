@@ -15,7 +15,7 @@ import { TaskStore } from '../store/task-store.js';
 import { spoolDirFor } from '../intake/spool.js';
 import { UsageError } from '../errors.js';
 import { drainReport } from './drain-summary.js';
-import { refuseGerritEventsDir } from './store-path-check.js';
+import { checkGerritEventsDir } from './store-path-check.js';
 import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { VERSION } from './version.js';
 
@@ -42,9 +42,10 @@ function warnIfWorldWritable(storePath: string, log: Log): void {
 export async function runDaemon(args: DaemonArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
-  await refuseGerritEventsDir(config);
+  const gerritFiles = await checkGerritEventsDir(config);
   const log = createLogger({ level: args.logLevel, nodeId: config.nodeId, format: args.logFormat ?? defaultLogFormat() });
   for (const warning of config.warnings) log.warn({ file: warning.file, key: warning.key }, warning.message);
+  if (gerritFiles !== undefined) log.warn({ key: 'replication.storePath' }, gerritFiles);
   // Refused here, before anything runs: a secure.config others can read is a leak waiting to happen.
   const credentials = loadCredentials(config);
   warnIfWorldWritable(config.storePath, log);

@@ -140,11 +140,9 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
  */
 export async function initStore(ctx: StoreContext): Promise<StoreOpening> {
   const state = await inspectStore(ctx);
-  // Marked or not: a marker written into the plugin's events directory (as an earlier README
-  // advised) must not make it look like a store. Other opens check the unmarked case only, as a
-  // listing of waiting/ on every `enqueue` would cost too much; the daemon checks at start.
-  const found = state.kind === 'gerrit' ? state.found : await findGerritQueue(ctx.fs, ctx.paths);
-  if (found !== undefined) throw new GerritEventsDirError(ctx.paths.root, found);
+  // A marked store is one already: files named like the plugin's there are anyone's to drop, and
+  // `config check` and the daemon warn about them. Other opens check the unmarked case only.
+  if (state.kind === 'gerrit') throw new GerritEventsDirError(ctx.paths.root, state.found);
   if (state.kind === 'missing') await makeFolder(ctx, ctx.paths.root, false);
   return openStore(ctx, 'create');
 }

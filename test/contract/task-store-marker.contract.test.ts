@@ -55,9 +55,11 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     expect(env.list('.')).toEqual(['ref-updates']);
     expect(env.list('ref-updates')).toEqual(['building', 'running', 'waiting']);
 
-    // A marker written there does not make it a store for init (nor, checked at start, for a daemon).
+    // With a marker it is a store: files named like the plugin's are anyone's to drop (config check
+    // and the daemon warn about them), and one must never stop the nodes.
     env.write(STORE_MARKER_NAME, '{"format":1,"storeId":"x"}');
-    await expect(env.store('a').init()).rejects.toThrow(/holds 2 task files of the plugin/);
+    expect(await env.store('a').init()).toBe('existing');
+    expect(await env.store('a', { ifUnmarked: 'refuse' }).listWaiting()).toEqual([]);
   });
 
   it('init creates the store once; a second init and every node see the same marker', async () => {
