@@ -100,18 +100,15 @@ describe('chaos: three nodes on one store through a local directory and two sshf
       // outside the store touched, the secret they carry never echoed.
       expect(summary.hostile.planted, output).toBeGreaterThan(0);
       expect(summary.hostile.secretEchoed, output).toBe(0);
-      // Open findings of the 30-minute run (BENCHMARKS.md, "Chaos with hostile entries"): a few
-      // entries vanish or lose their reason under a full store, a task file of refrelay's own can
-      // end in corrupt/, and the victim folder changed once. They are rare enough that a 2-minute
-      // run usually misses them, so asserting them would make this test fail by chance: they are
-      // reported here, and the script's own verdict (which includes them) is not asserted.
-      const open = {
-        vanished: summary.hostile.vanished,
-        missingReason: summary.hostile.missingReason,
-        victimIntact: summary.hostile.victimIntact,
-        foreignCorrupt,
-      };
-      if (open.vanished + open.missingReason + open.foreignCorrupt > 0 || !open.victimIntact) console.warn(`chaos open findings: ${JSON.stringify(open)}`);
+      // Each hostile entry is quarantined with its reason (written first, so a full store leaves
+      // the entry in place rather than unexplained), left where it was, or removed as lock
+      // bookkeeping; nothing outside the store is touched.
+      expect(summary.hostile.vanished, output).toBe(0);
+      expect(summary.hostile.missingReason, output).toBe(0);
+      expect(summary.hostile.victimIntact, output).toBe(true);
+      // refrelay's own files in corrupt/ (each named with its reason in the report) are a finding
+      // of the long runs; a 2-minute run reports them without failing on one.
+      if (foreignCorrupt > 0) console.warn(`chaos: ${foreignCorrupt} of refrelay's own files quarantined`);
       // The store filled up (unless this machine refused the tmpfs), and what hooks spooled meanwhile arrived (lostRefs 0, spool drained).
       if (summary.storeFull.skipped === null) expect(summary.storeFull.episodes, output).toBeGreaterThan(0);
       else console.warn(`store-full faults skipped: ${summary.storeFull.skipped}`);
