@@ -260,10 +260,11 @@ export async function runCommands(argv: string[]): Promise<number> {
     )
     .command('failed', 'list failed tasks with their reasons, or drop them out of failed/', (failed) =>
       failed
+        .fail(seeHelp('failed'))
         .command(
           'list',
           'every failed task, newest first: key, remote, URI, project, refs, since when, and why',
-          (y: Argv) => y.options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable list (see README)' } }).example('refrelay failed list', ''),
+          (y: Argv) => y.fail(seeHelp('failed list')).options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable list (see README)' } }).example('refrelay failed list', ''),
           async (args) => {
             const { runFailedList } = await import('./failed-command.js');
             exitCode = await runFailedList({ config: args.config as string | undefined, json: args.json === true });
@@ -273,6 +274,7 @@ export async function runCommands(argv: string[]): Promise<number> {
           'drop [keys..]',
           'move failed tasks to failed/dropped/ (kept for replication.retention, then deleted): neither retried nor listed any more',
           (y: Argv) => y
+            .fail(seeHelp('failed drop'))
             .positional('keys', { type: 'string', array: true, describe: 'task keys, as failed list shows them' })
             .options({
               ...configOption,

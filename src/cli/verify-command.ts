@@ -36,7 +36,8 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
   const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
   const repair = args.fix ? await queueRepairs(config, fixTasks(reports, destinations)) : undefined;
-  const failedInSync = await reportFailedInSync(config, destinations, reports, args.fix);
+  // When --fix could not write the store, its error says why; failed/ is not read a second time.
+  const failedInSync = repair?.error === undefined ? await reportFailedInSync(config, destinations, reports, args.fix) : { lines: [], json: [] };
   const drift = reports.filter((report) => report.state !== 'in-sync').length;
   if (args.json) {
     const queue = { queued: repair?.queued ?? 0, ...(repair?.error === undefined ? {} : { queueError: repair.error }) };

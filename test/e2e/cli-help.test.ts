@@ -62,7 +62,7 @@ describe('refrelay --help', () => {
     const result = runCli([...command, '--nosuch']);
     const help = ['refrelay', ...command, '--help'].join(' ');
     // A group or a command missing its argument says that first; the pointer is the same.
-    const first = command.length === 0 || command.length === 1 && ['config', 'hook'].includes(command[0]!) ? `name a ${command[0] === undefined ? '' : `${command[0]} `}command`
+    const first = command.length === 0 || command.length === 1 && ['config', 'hook', 'failed'].includes(command[0]!) ? `name a ${command[0] === undefined ? '' : `${command[0]} `}command`
       : command[0] === 'import-gerrit-queue' ? 'Not enough non-option arguments: got 0, need at least 1' : 'Unknown argument: nosuch';
     expect(result.stderr).toBe(command[0] === 'enqueue' ? `refrelay: enqueue: unknown argument "--nosuch" (see ${help})\n` : `refrelay: ${first}\n(see ${help})\n`);
     expect(result.status).toBe(2);

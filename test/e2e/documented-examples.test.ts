@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../../src/store/task-store.js';
 import { uriKey } from '../../src/task/task-key.js';
 import { documentedCommandLines, helpExamples } from '../support/example-lines.js';
 import { writeGerritTask } from '../support/gerrit-queue.js';
@@ -125,6 +126,14 @@ function backOff(s: Sandbox, uri: string): void {
   writeFileSync(join(s.store, 'uri-state', `${uriKey(uri)}.json`), JSON.stringify({ uri, attempts: 3, notBefore: Date.now() + 600_000 }));
 }
 
+/** A task parked in failed/ the way a rejected ref is: remote dr, its reason as git gave it. */
+async function parked(s: Sandbox): Promise<string> {
+  const store = new TaskStore({ root: s.store, nodeId: 'node-1' });
+  const task = { project: 'team/app', refs: ['refs/heads/blocked'], uri: `${s.root}/dr/team/app.git`, remote: 'dr' };
+  await store.parkFailed(task, { reason: 'rejected refs/heads/blocked: pre-receive hook declined' });
+  return (await store.listFailed())[0]!.key;
+}
+
 function runningNote(s: Sandbox): string {
   return `note: 1 task file in ${s.root}/gerrit/data/replication/ref-updates/running not imported: Gerrit was pushing it when it stopped `
     + 'and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n';
@@ -240,6 +249,36 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
     await ok(s, 'refrelay enqueue --project team/app --ref refs/heads/main');
     await drain(s);
     expect(await ok(s, line)).toBe(`in sync      dr ${s.dr} (1 ref)\n1 destination: 1 in sync, 0 drifted, 0 unreachable\n`);
+  },
+  'refrelay failed list': async (line) => {
+    const s = sandbox();
+    const key = await parked(s);
+    const [header, row, ...rest] = (await ok(s, line)).split('\n');
+    expect(header?.split(/\s{2,}/)).toEqual(['TASK', 'REMOTE', 'URI', 'PROJECT', 'REFS', 'SINCE', 'REASON']);
+    expect(row?.split(/\s{2,}/)).toEqual([key, 'dr', `${s.root}/dr/team/app.git`, 'team/app', 'refs/heads/blocked', expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), 'rejected refs/heads/blocked: pre-receive hook declined']);
+    expect(rest).toEqual(['']);
+  },
+  'refrelay failed drop --remote dr --dry-run': async (line) => {
+    const s = sandbox();
+    const key = await parked(s);
+    const [first, , row] = (await ok(s, line)).split('\n');
+    expect(first).toBe('would drop 1 failed task:');
+    expect(row?.startsWith(`${key}  dr`)).toBe(true);
+    expect(await ok(s, 'refrelay failed list')).toContain(key);
+  },
+  'refrelay failed drop 3f786850e387550fdab836ed7e6dc881de23001b': async (line) => {
+    const s = sandbox();
+    const key = await parked(s);
+    expect(await ok(s, line)).toBe('Nothing to drop\nno failed task 3f786850e387550fdab836ed7e6dc881de23001b\n');
+    expect(await ok(s, 'refrelay failed list')).toContain(key);
+  },
+  'refrelay status --all   # every failed task with its reason': async (line) => {
+    const s = sandbox();
+    await parked(s);
+    const lines = (await ok(s, line)).split('\n');
+    expect(lines.slice(0, 2)).toEqual([`store ${s.store}`, 'waiting 0  running 0  failed 1  corrupt 0']);
+    const failedRow = lines[lines.findIndex((text) => text.startsWith('FAILED URI')) + 1];
+    expect(failedRow?.split(/\s{2,}/)).toEqual([`${s.root}/dr/team/app.git`, 'dr', 'team/app', 'refs/heads/blocked', expect.stringMatching(/ago$/), 'rejected refs/heads/blocked: pre-receive hook declined']);
   },
   'refrelay retry --remote dr': async (line) => {
     const s = sandbox();
