@@ -4,7 +4,7 @@ import { listFailed, makeFolder } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { isGone, removeQuietly, storeError, type StoreStats } from './store-fs.js';
-import { readdirTolerant } from './store-listing.js';
+import { lstatTolerant, readdirTolerant } from './store-listing.js';
 import { DROPPED_RECORD_NAME } from './store-paths.js';
 import type { FailedTask } from './store-types.js';
 import type { FileOp } from './batch-fs.js';
@@ -115,7 +115,7 @@ export async function sweepDropped(ctx: StoreContext, retentionMs: number, maxFo
   const expired = (
     await mapBounded(names.filter((name) => DROP_FOLDER_PATTERN.test(name)), ctx.concurrency, async (name) => {
       const dir = ctx.paths.droppedFolder(name);
-      const stats = await lstatTolerant(ctx, dir);
+      const stats = await lstatTolerant(ctx, dir, 'sweep dropped tasks');
       if (stats === undefined || !stats.isDirectory() || now - stats.mtimeMs <= retentionMs) return undefined;
       const files = await readdirTolerant(ctx, dir, 'sweep dropped tasks');
       return files === undefined ? undefined : { dir, files };
@@ -128,13 +128,4 @@ export async function sweepDropped(ctx: StoreContext, retentionMs: number, maxFo
   doneOrGone('sweep dropped tasks', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM']);
   const rmdirs: FileOp[] = expired.map(({ dir }) => ({ op: 'rmdir', path: dir }));
   return doneOrGone('sweep dropped tasks', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY']).filter(Boolean).length;
-}
-
-async function lstatTolerant(ctx: StoreContext, path: string): Promise<StoreStats | undefined> {
-  try {
-    return await ctx.fs.lstat(path);
-  } catch (error) {
-    if (isGone(error)) return undefined;
-    throw storeError('sweep dropped tasks', path, error);
-  }
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
 import { mapBounded } from './bounded.js';
-import type { StoreFs } from './store-fs.js';
+import { exists, type StoreFs } from './store-fs.js';
 import { STORE_MARKER_NAME, type StorePaths } from './store-paths.js';
 
 /**
@@ -81,15 +81,6 @@ async function namesIn(fs: StoreFs, dir: string): Promise<string[]> {
 async function isRealFolder(fs: StoreFs, path: string): Promise<boolean> {
   try {
     return (await fs.lstat(path)).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-async function exists(fs: StoreFs, path: string): Promise<boolean> {
-  try {
-    await fs.lstat(path);
-    return true;
   } catch {
     return false;
   }

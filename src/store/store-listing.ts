@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mapBounded } from './bounded.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, isGone, storeError } from './store-fs.js';
+import { errnoOf, isGone, storeError, type StoreStats } from './store-fs.js';
 import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
@@ -19,6 +19,16 @@ export async function readdirTolerant(ctx: StoreContext, dir: string, operation:
   } catch (error) {
     if (isGone(error) || errnoOf(error) === 'ENOTDIR') return undefined;
     throw storeError(operation, dir, error);
+  }
+}
+
+/** `lstat` of an entry found in a listing: undefined when it vanished meanwhile. */
+export async function lstatTolerant(ctx: StoreContext, path: string, operation: string): Promise<StoreStats | undefined> {
+  try {
+    return await ctx.fs.lstat(path);
+  } catch (error) {
+    if (isGone(error)) return undefined;
+    throw storeError(operation, path, error);
   }
 }
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mapBounded } from './bounded.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, isGone, storeError, type StoreStats } from './store-fs.js';
-import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
+import { loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
 import type { FileOp } from './batch-fs.js';
@@ -208,15 +208,6 @@ export async function sweepBuilding(ctx: StoreContext, maxAgeMs: number): Promis
     return unlinkTolerant(ctx, path, 'sweep building');
   });
   return removed.filter(Boolean).length;
-}
-
-async function lstatTolerant(ctx: StoreContext, path: string, operation: string): Promise<StoreStats | undefined> {
-  try {
-    return await ctx.fs.lstat(path);
-  } catch (error) {
-    if (isGone(error)) return undefined;
-    throw storeError(operation, path, error);
-  }
 }
 
 /**
