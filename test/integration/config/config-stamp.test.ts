@@ -2,22 +2,12 @@ import { mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } fr
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { changedConfigFiles, readConfigStamp } from '../../../src/config/config-stamp.js';
+import { configSite } from '../../support/config-site.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
 
-/** A config file and the path of its fan-out folder, made with `files` in it when given. */
-function site(files?: Record<string, string>): { config: string; dir: string } {
-  const root = tempDir('refrelay-stamp');
-  const config = join(root, 'replication.config');
-  writeFileSync(config, '[replication]\n  storePath = /tmp/refrelay-store\n');
-  const dir = join(root, 'replication');
-  if (files !== undefined) {
-    mkdirSync(dir);
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  }
-  return { config, dir };
-}
+const site = (files?: Record<string, string>) => configSite(tempDir('refrelay-stamp'), files);
 
 describe('the stamp autoReload compares', () => {
   /** Sets a file's mtime explicitly, so that a change never hides in the same clock tick. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readGitConfig } from '../../../src/config/git-config-reader.js';
@@ -7,22 +7,12 @@ import { loadConfig } from '../../../src/config/load-config.js';
 import { readFanoutFiles } from '../../../src/config/read-fanout.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { ConfigError, formatConfigProblem } from '../../../src/errors.js';
+import { configSite } from '../../support/config-site.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
 
-/** A site: replication.config (store and settings only) and, when `files` is given, replication/ with them. */
-function site(files?: Record<string, string>): { config: string; dir: string } {
-  const root = tempDir('refrelay-fanout');
-  const config = join(root, 'replication.config');
-  writeFileSync(config, '[replication]\n  storePath = /tmp/refrelay-store\n');
-  const dir = join(root, 'replication');
-  if (files !== undefined) {
-    mkdirSync(dir);
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  }
-  return { config, dir };
-}
+const site = (files?: Record<string, string>) => configSite(tempDir('refrelay-fanout'), files);
 
 const load = (config: string): ReplicationConfig => loadConfig({ file: config, hostname: 'test-host' });
 
