@@ -1,85 +1,31 @@
-import { watch, type FSWatcher } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
-import { changedConfigFiles, readConfigStamp, type ConfigStamp } from '../config/config-stamp.js';
-import type { Credentials } from '../config/secure-config.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { UriLocks } from '../lock/uri-lock.js';
-import type { EventSink } from '../observe/events.js';
-import type { Health, NodeSchedule } from '../observe/http-server.js';
-import type { Log } from '../observe/log.js';
-import type { Pusher } from '../push/git-pusher.js';
+import type { Health } from '../observe/http-server.js';
 import { RefWatcher } from '../intake/ref-watcher.js';
-import { discoverProjects } from '../intake/project-discovery.js';
-import { planFullSync } from '../intake/replicate.js';
-import type { Clock } from '../runtime/clock.js';
-import type { Random } from '../runtime/random.js';
-import type { Timers } from '../runtime/timers.js';
 import { Waker, type WakeReason } from '../runtime/waker.js';
 import { Distributor } from '../schedule/distributor.js';
-import type { TaskStore } from '../store/task-store.js';
-import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
+import { LockRecovery, realProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
-import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from './store-failure-reports.js';
+import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks } from './store-failure-reports.js';
 import { DONE_SWEEP_QUIET_MS, DoneSweeper } from './done-sweeper.js';
-import { sweepDroppedTasks } from './dropped-sweep.js';
 import { HeldLocks } from './held-locks.js';
 import { SpoolForwarder } from './spool-forwarder.js';
+import type { DaemonOptions } from './daemon-options.js';
+import { ConfigReloader } from './config-reload.js';
+import { watchLocalWrites } from './local-write-watch.js';
+import { nodeHealth } from './node-health.js';
+import { replicateIfFirstOfCluster } from './startup-replication.js';
+import { SWEEP_EVERY_MS, sweepStoreLeftovers } from './store-sweep.js';
 
-/** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
-const WATCH_HINT_DEBOUNCE_MS = 50;
-/** Temp files older than this in building/ were left by a crash. */
-const BUILDING_MAX_AGE_MS = 60 * 60 * 1000;
-const SWEEP_EVERY_MS = 5 * 60 * 1000;
 /** While the local spool holds tasks the store did not take yet, passes come at least this often. */
 const SPOOL_RETRY_MS = 1000;
 
-export interface DaemonOptions {
-  readonly config: ReplicationConfig;
-  readonly store: TaskStore;
-  readonly pusher: Pusher;
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly timers: Timers;
-  readonly log: Log;
-  readonly host: string;
-  readonly pid: number;
-  readonly version: string;
-  /** Exit once nothing is left that this node may take. */
-  readonly drain: boolean;
-  readonly shutdownGraceMs: number;
-  readonly processes?: ProcessControl;
-  /** HTTP(S) credentials from secure.config, read once at start (pushes get them from the pusher). */
-  readonly credentials?: Credentials;
-  /** Reads the config file again (SIGHUP, autoReload); throws ConfigError when it is invalid. */
-  readonly reloadConfig?: () => ReplicationConfig;
-  /** This store's folder in the local spool, whose tasks the node forwards into the store. */
-  readonly spoolDir?: string;
-  /** Metrics, history and the HTTP endpoints; absent in tests that need none. */
-  readonly observability?: DaemonObservability;
-}
-
-/** What the observability side reads off a running node. */
-export interface DaemonView {
-  readonly config: () => ReplicationConfig;
-  readonly health: () => Health;
-  readonly schedule: () => NodeSchedule;
-  /** Store clock minus local clock (ms), 0 before the first measurement. */
-  readonly storeClockOffsetMs: () => number;
-  /** Tasks in this machine's spool for the store, not forwarded yet. */
-  readonly spooledTasks: () => number;
-}
-
-export interface DaemonObservability {
-  readonly events: EventSink;
-  /** After the node id check, before the first pass; a failure stops the node (e.g. port taken). */
-  start(view: DaemonView): Promise<void>;
-  /** After each node heartbeat (every distributionInterval). */
-  afterBeat(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type { DaemonObservability, DaemonOptions, DaemonView } from './daemon-options.js';
 
 /**
  * One refrelay node: checks its node id is free, recovers its own earlier claims, then runs the
@@ -97,9 +43,7 @@ export class Daemon {
   private stopping = false;
   private watcher: FSWatcher | undefined;
   private refWatcher: RefWatcher | undefined;
-  /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
-  private config: ReplicationConfig;
-  private configStamp: ConfigStamp | undefined;
+  private readonly configs: ConfigReloader;
   private readonly periodicVerify: PeriodicVerify;
   private readonly doneSweeper: DoneSweeper;
   private readonly spool: SpoolForwarder | undefined;
@@ -110,7 +54,7 @@ export class Daemon {
   constructor(private readonly options: DaemonOptions) {
     this.doneSweeper = new DoneSweeper(options.store, options.clock, options.log);
     const { config } = options;
-    this.config = config;
+    this.configs = new ConfigReloader(config, options.log, options.reloadConfig, () => this.waker.wake());
     this.locks = new UriLocks({
       runningDir: join(config.storePath, 'ref-updates', 'running'),
       nodeId: config.nodeId,
@@ -149,6 +93,11 @@ export class Daemon {
     }, options.observability?.events);
   }
 
+  /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
+  private get config(): ReplicationConfig {
+    return this.configs.current;
+  }
+
   private get nodesDir(): string {
     return join(this.config.storePath, 'nodes');
   }
@@ -162,75 +111,9 @@ export class Daemon {
     return this.distributor.failedCount;
   }
 
-  /**
-   * Apply the config file as it is now. A valid one takes effect for the next pass and the next
-   * push (new remotes start, removed remotes stop being scheduled); running pushes finish with the
-   * settings they started with and no claim is touched. An invalid one is refused with the same
-   * messages as `config check`, and the old config stays in force.
-   */
+  /** Apply the config file as it is now (ConfigReloader.reload): false when it was refused. */
   reload(reason: string, files?: readonly string[]): boolean {
-    const { log, reloadConfig } = this.options;
-    if (reloadConfig === undefined) return false;
-    let next: ReplicationConfig;
-    try {
-      next = reloadConfig();
-    } catch (error) {
-      const problems = (error as { problems?: Array<{ file: string; key: string; message: string }> }).problems;
-      log.error(
-        { reason, problems: problems?.map((problem) => `${problem.file}: ${problem.key}: ${problem.message}`) ?? [String(error)] },
-        'config reload refused: the file is invalid; the previous config stays in force',
-      );
-      return false;
-    }
-    const fixed = (['storePath', 'nodeId'] as const).filter((key) => next[key] !== this.config[key]);
-    if (fixed.length > 0) {
-      log.error({ reason, keys: fixed }, 'config reload refused: storePath and nodeId only change with a restart');
-      return false;
-    }
-    const before = new Set(this.config.remotes.map((remote) => remote.name));
-    const after = new Set(next.remotes.map((remote) => remote.name));
-    this.config = next;
-    log.info(
-      { reason, ...(files === undefined ? {} : { files }), added: [...after].filter((name) => !before.has(name)), removed: [...before].filter((name) => !after.has(name)) },
-      'config reloaded',
-    );
-    this.waker.wake();
-    return true;
-  }
-
-  /**
-   * replicateOnStartup: a full sync of every project, queued only by the first daemon of the
-   * cluster — when no other node's heartbeat is fresh on the store's clock. Two nodes starting at
-   * once may both queue it; the tasks are the same files, so that costs nothing.
-   */
-  private async replicateIfFirstOfCluster(): Promise<void> {
-    const { store, clock, log } = this.options;
-    const config = this.config;
-    const storeNow = clock.now() + (this.offset.current() ?? 0);
-    const freshWithin = 3 * config.distributionIntervalMs + config.lockStaleMs;
-    const peers = (await store.readNodeRecordFiles()).filter((file) => {
-      const record = file.record as { nodeId?: unknown; stoppedAt?: unknown } | null;
-      return record !== null && record.nodeId !== config.nodeId && typeof record.stoppedAt !== 'number' && storeNow - file.mtimeMs <= freshWithin;
-    });
-    if (peers.length > 0 || config.basePath === undefined) {
-      log.info({ aliveNodes: peers.length }, 'replicateOnStartup: another node is running; not queueing a full sync');
-      return;
-    }
-    const projects = await discoverProjects(config.basePath);
-    const tasks = planFullSync(config, projects, { patterns: [], all: true, remotes: [], urlSubstring: undefined });
-    await store.createMany(tasks);
-    log.info({ projects: projects.length, tasks: tasks.length }, 'replicateOnStartup: first node of the cluster queued a full sync');
-  }
-
-  /** With autoReload, a few stats per pass notice an edited config file or fan-out folder. */
-  private async reloadIfChanged(): Promise<void> {
-    if (!this.config.autoReload) return;
-    const stamp = await readConfigStamp(this.config.file);
-    if (stamp === undefined) return;
-    const before = this.configStamp;
-    this.configStamp = stamp;
-    const files = before === undefined ? [] : changedConfigFiles(before, stamp);
-    if (files.length > 0) this.reload('config file changed', files);
+    return this.configs.reload(reason, files);
   }
 
   requestStop(): void {
@@ -279,8 +162,8 @@ export class Daemon {
     await this.measureOffset();
     await this.beat();
     await this.recovery.recoverOwn(config.nodeId);
-    if (config.replicateOnStartup) await this.replicateIfFirstOfCluster();
-    this.watchLocalWrites();
+    if (config.replicateOnStartup) await replicateIfFirstOfCluster(this.options.store, this.config, clock, this.offset.current() ?? 0, log);
+    this.watcher = watchLocalWrites(this.config.storePath, () => this.waker.wake());
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
       this.refWatcher = new RefWatcher({ config: () => this.config, store: this.options.store, log });
@@ -292,11 +175,11 @@ export class Daemon {
     let beats = 0;
     let listedAt = -Infinity;
     let woke: WakeReason = 'other';
-    await this.reloadIfChanged();
+    await this.configs.reloadIfChanged();
     while (!this.stopping) {
       const config = this.config;
       const now = clock.monotonic();
-      await this.reloadIfChanged();
+      await this.configs.reloadIfChanged();
       if (now - lastBeat >= config.distributionIntervalMs) {
         lastBeat = now;
         if (++beats % 6 === 0) await this.measureOffset();
@@ -313,9 +196,7 @@ export class Daemon {
       try {
         if (now - lastSweep >= SWEEP_EVERY_MS) {
           lastSweep = now;
-          const swept = await this.options.store.sweepBuilding(BUILDING_MAX_AGE_MS);
-          if (swept > 0) log.info({ files: swept }, 'swept temp files left in building/');
-          await sweepDroppedTasks(this.options.store, config.retentionMs, log);
+          await sweepStoreLeftovers(this.options.store, config.retentionMs, log);
         }
         if (!this.options.drain) this.periodicVerify.maybeRun();
         // Before the listing, so a drain sees what it forwarded.
@@ -394,28 +275,18 @@ export class Daemon {
     await this.options.observability?.afterBeat().catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'could not write this node\'s history file'));
   }
 
-  /**
-   * Healthy: the distributor loop runs, the store took the last heartbeat write, and this
-   * node's clock is within lockStale / 4 of the store's.
-   */
+  /** Healthy: the loop runs, the store takes writes, the clock is close to the store's (node-health.ts). */
   health(): Health {
-    const config = this.config;
-    const reasons: string[] = [];
-    const passEvery = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
-    const sincePass = this.lastPassAt === undefined ? undefined : this.options.clock.monotonic() - this.lastPassAt;
-    if (this.stopping) reasons.push('the node is stopping');
-    if (sincePass === undefined) reasons.push('the node is starting: no distributor pass yet');
-    else if (sincePass > 3 * passEvery + 5000) reasons.push(`the distributor loop has not completed a pass for ${Math.round(sincePass / 1000)} s`);
-    const storeReason = storeHealthReason(this.distributor.storeOutage.view());
-    if (storeReason !== undefined) reasons.push(storeReason);
-    else if (this.heartbeatError !== undefined) reasons.push(`the node heartbeat could not be written: ${this.heartbeatError}`);
-    const offset = this.offset.current();
-    if (offset !== undefined && Math.abs(offset) > config.lockStaleMs / 4) {
-      reasons.push(`this node's clock is ${Math.round(offset / 1000)} s off the store's clock (limit ${Math.round(config.lockStaleMs / 4000)} s): run NTP`);
-    }
-    const spoolProblem = this.spool?.problem();
-    if (spoolProblem !== undefined) reasons.push(spoolProblem);
-    return { ok: reasons.length === 0, reasons };
+    return nodeHealth({
+      config: this.config,
+      stopping: this.stopping,
+      now: this.options.clock.monotonic(),
+      lastPassAt: this.lastPassAt,
+      storeOutage: this.distributor.storeOutage.view(),
+      heartbeatError: this.heartbeatError,
+      clockOffsetMs: this.offset.current(),
+      spoolProblem: this.spool?.problem(),
+    });
   }
 
   private async shutdown(): Promise<void> {
@@ -438,32 +309,5 @@ export class Daemon {
     // What the last pushes retired goes now, so a stopped node leaves nothing behind.
     await this.doneSweeper.finish();
     await this.beat(true);
-  }
-
-  /**
-   * A local hint only: other nodes' writes arrive through the periodic listing. The watch is on
-   * building/, where every task written on this machine starts (temp, then link into waiting/) —
-   * as do the store's other atomic writes (retry state, failure reasons), rare enough to wake a
-   * pass too — not on waiting/: there every claim and reset is an event, and while this node pushed
-   * each of them woke a pass that listed the whole folder again (a listing of 100,000 waiting
-   * tasks costs ~100 ms) instead of one per interval. The last event of a write, the temp's
-   * removal, comes after the task is in waiting/.
-   */
-  private watchLocalWrites(): void {
-    const dir = join(this.config.storePath, 'ref-updates', 'building');
-    try {
-      let hinted = false;
-      this.watcher = watch(dir, { persistent: false }, () => {
-        if (hinted) return;
-        hinted = true;
-        setTimeout(() => {
-          hinted = false;
-          this.waker.wake();
-        }, WATCH_HINT_DEBOUNCE_MS).unref();
-      });
-      this.watcher.on('error', () => undefined);
-    } catch {
-      this.watcher = undefined;
-    }
   }
 }

@@ -1,0 +1,58 @@
+import type { Credentials } from '../config/secure-config.js';
+import type { ReplicationConfig } from '../config/types.js';
+import type { EventSink } from '../observe/events.js';
+import type { Health, NodeSchedule } from '../observe/http-server.js';
+import type { Log } from '../observe/log.js';
+import type { Pusher } from '../push/git-pusher.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Random } from '../runtime/random.js';
+import type { Timers } from '../runtime/timers.js';
+import type { TaskStore } from '../store/task-store.js';
+import type { ProcessControl } from './lock-recovery.js';
+
+// What a Daemon is given and what it shows, apart from the loop so the node's wiring reads alone.
+
+export interface DaemonOptions {
+  readonly config: ReplicationConfig;
+  readonly store: TaskStore;
+  readonly pusher: Pusher;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly timers: Timers;
+  readonly log: Log;
+  readonly host: string;
+  readonly pid: number;
+  readonly version: string;
+  /** Exit once nothing is left that this node may take. */
+  readonly drain: boolean;
+  readonly shutdownGraceMs: number;
+  readonly processes?: ProcessControl;
+  /** HTTP(S) credentials from secure.config, read once at start (pushes get them from the pusher). */
+  readonly credentials?: Credentials;
+  /** Reads the config file again (SIGHUP, autoReload); throws ConfigError when it is invalid. */
+  readonly reloadConfig?: () => ReplicationConfig;
+  /** This store's folder in the local spool, whose tasks the node forwards into the store. */
+  readonly spoolDir?: string;
+  /** Metrics, history and the HTTP endpoints; absent in tests that need none. */
+  readonly observability?: DaemonObservability;
+}
+
+/** What the observability side reads off a running node. */
+export interface DaemonView {
+  readonly config: () => ReplicationConfig;
+  readonly health: () => Health;
+  readonly schedule: () => NodeSchedule;
+  /** Store clock minus local clock (ms), 0 before the first measurement. */
+  readonly storeClockOffsetMs: () => number;
+  /** Tasks in this machine's spool for the store, not forwarded yet. */
+  readonly spooledTasks: () => number;
+}
+
+export interface DaemonObservability {
+  readonly events: EventSink;
+  /** After the node id check, before the first pass; a failure stops the node (e.g. port taken). */
+  start(view: DaemonView): Promise<void>;
+  /** After each node heartbeat (every distributionInterval). */
+  afterBeat(): Promise<void>;
+  stop(): Promise<void>;
+}
