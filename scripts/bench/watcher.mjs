@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { RefWatcher } from '../../dist/intake/ref-watcher.js';
 import { validateConfig } from '../../dist/config/load-config.js';
 import { TaskStore } from '../../dist/store/task-store.js';
-import { silentLog } from '../../dist/observe/log.js';
+import { silentLog } from '../../dist/runtime/log.js';
 import { gitEnv } from './cluster-util.mjs';
 import { fmt, withTempDir } from './util.mjs';
 

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { loadCredentials } from '../config/secure-config.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import { Daemon } from '../daemon/daemon.js';
 import { createLogger, defaultLogFormat, type LogFormat, type LogLevel } from '../observe/logger.js';
 import { NodeObservability } from '../daemon/node-observability.js';

@@ -2,7 +2,7 @@
 // imports only what it needs (no yargs, no logger) and parses its few options by hand.
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { assertProjectName, assertRefName } from '../intake/names.js';
+import { assertProjectName, assertRefName } from '../task/names.js';
 import { parseHookInput, projectFromGitDir } from '../intake/hook-input.js';
 import { assertLocalRepository } from '../intake/local-repository.js';
 import { planTasks } from '../intake/plan-tasks.js';

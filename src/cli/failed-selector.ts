@@ -1,6 +1,6 @@
 import { parseProjectPattern } from '../config/project-pattern.js';
 import type { ProjectPattern } from '../config/types.js';
-import { quoteUntrusted } from '../intake/names.js';
+import { quoteUntrusted } from '../task/names.js';
 import type { Task } from '../task/task.js';
 
 /** What `refrelay failed drop` was asked to drop, as given on the command line. */

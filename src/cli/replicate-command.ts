@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import { UsageError } from '../errors.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { planFullSync, queueFullSync } from '../intake/replicate.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import { TaskStore } from '../store/task-store.js';
 import { uriKey } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';

@@ -1,7 +1,7 @@
 import { urlFitsTemplate } from '../config/remote-url.js';
 import type { RemoteConfig } from '../config/types.js';
 import { UsageError } from '../errors.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
 import { loadCliConfig } from './load-cli-config.js';

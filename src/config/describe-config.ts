@@ -1,7 +1,8 @@
 import { formatConfigProblem } from '../errors.js';
 import { describeDeletes } from './delete-rule.js';
 import { formatDuration } from './duration.js';
-import { redactUrlCredentials, styleProjectName } from './remote-url.js';
+import { redactUrl } from '../runtime/redact.js';
+import { styleProjectName } from './remote-url.js';
 import type { RemoteConfig, ReplicationConfig, StorePathOrigin } from './types.js';
 
 const REDACTED = '(set, hidden)';
@@ -50,7 +51,7 @@ function describeRemote(remote: RemoteConfig): string[] {
   const lines = [
     `remote "${remote.name}"`,
     ...(remote.file === undefined ? [] : [`  from: ${remote.file}`]),
-    ...remote.urls.map((url) => `  url: ${redactUrlCredentials(url)}`),
+    ...remote.urls.map((url) => `  url: ${redactUrl(url)}`),
     ...remote.push.map((spec) => `  push: ${spec.text}${spec.force ? ' (forced)' : ''}`),
     `  projects: ${list(remote.projects.map((p) => p.text), 'all')}`,
     `  excludeProjects: ${list(remote.excludeProjects.map((p) => p.text), 'none')}`,
@@ -137,7 +138,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     remotes: config.remotes.map((remote) => ({
       name: remote.name,
       file: remote.file ?? null,
-      urls: remote.urls.map(redactUrlCredentials),
+      urls: remote.urls.map(redactUrl),
       push: remote.push.map((spec) => ({ text: spec.text, force: spec.force, src: spec.src, dst: spec.dst })),
       projects: remote.projects.map((p) => ({ text: p.text, kind: p.kind })),
       excludeProjects: remote.excludeProjects.map((p) => ({ text: p.text, kind: p.kind })),

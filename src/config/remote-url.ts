@@ -95,15 +95,3 @@ function encodePath(name: string): string {
   const wellFormed = name.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
   return wellFormed.split('/').map(encodeURIComponent).join('/');
 }
-
-/**
- * `https://user:secret@host/x` → `https://user:***@host/x`, for `config check`
- * output. Same rule as observe/redact.ts, kept here because config sits below
- * observe and must not import it.
- */
-export function redactUrlCredentials(url: string): string {
-  return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/@\s]*)@/, (_all, scheme: string, userinfo: string) => {
-    const colon = userinfo.indexOf(':');
-    return colon < 0 ? `${scheme}${userinfo}@` : `${scheme}${userinfo.slice(0, colon)}:***@`;
-  });
-}

@@ -10,16 +10,12 @@ import {
 } from './config-values.js';
 import { resolveStorePath } from './store-path.js';
 import type { ReplicationConfig } from './types.js';
+import { DEFAULT_MAX_REF_NAME_BYTES } from '../task/names.js';
 
 export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 export const DEFAULT_BULK_SHARES = 25;
 export const DEFAULT_USAGE_HALF_LIFE_MS = 5 * 60_000;
-/**
- * git sets no limit on ref names, but destinations do (a loose ref is a file path, hosting
- * services cap names), so a longer name could only fail at every push.
- */
-export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
 /**
  * A ref the destination keeps refusing for a reason that looks passing (it could not lock or
  * write the ref) while it takes the others is parked after this many attempts in a row.

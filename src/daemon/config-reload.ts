@@ -1,6 +1,6 @@
 import { changedConfigFiles, readConfigStamp, type ConfigStamp } from '../config/config-stamp.js';
 import type { ReplicationConfig } from '../config/types.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 
 /**
  * The config in force on a node: replaced by a valid reload (SIGHUP, autoReload), read afresh by

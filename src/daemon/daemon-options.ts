@@ -1,8 +1,9 @@
 import type { Credentials } from '../config/secure-config.js';
 import type { ReplicationConfig } from '../config/types.js';
-import type { EventSink } from '../observe/events.js';
-import type { Health, NodeSchedule } from '../observe/http-server.js';
-import type { Log } from '../observe/log.js';
+import type { EventSink } from '../schedule/events.js';
+import type { Health } from '../observe/http-server.js';
+import type { NodeSchedule } from '../schedule/schedule-view.js';
+import type { Log } from '../runtime/log.js';
 import type { Pusher } from '../push/git-pusher.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';

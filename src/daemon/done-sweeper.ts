@@ -1,4 +1,4 @@
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 

@@ -1,9 +1,9 @@
-import { ignoreEvents, type EventSink } from '../observe/events.js';
+import { ignoreEvents, type EventSink } from '../schedule/events.js';
 import { urlKind } from '../config/remote-url.js';
 import { LockObserver } from '../lock/lock-observer.js';
 import type { OwnerRecord } from '../lock/owner-record.js';
 import { ownerSignature, type UriLocks } from '../lock/uri-lock.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { Clock } from '../runtime/clock.js';
 import { ownProcessGroup, readBootId, readCmdline, readProcessUid, readProcStat } from '../runtime/process-identity.js';
 import type { TaskStore } from '../store/task-store.js';

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import type { ReplicationConfig } from '../config/types.js';
 import { collectClusterStatus, type ClusterStatus } from '../observe/cluster-status.js';
-import type { ReplicationEvent } from '../observe/events.js';
+import type { ReplicationEvent } from '../schedule/events.js';
 import { startHttpServer, type RunningHttpServer } from '../observe/http-server.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { UriHistory } from '../observe/uri-history.js';
 import type { Clock } from '../runtime/clock.js';

@@ -5,7 +5,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import type { Credentials } from '../config/secure-config.js';
 import { destinationsOf, verifyAll, type DriftReport } from '../intake/verify.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 

@@ -1,7 +1,7 @@
 import { readSpool, realSpoolFiles, removeSpooled, spooledNames, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
 import { errnoName } from '../runtime/errno.js';
 import { basename } from 'node:path';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { Task } from '../task/task.js';
 import type { TaskStore } from '../store/task-store.js';
 

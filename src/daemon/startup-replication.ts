@@ -1,7 +1,7 @@
 import type { ReplicationConfig } from '../config/types.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { planFullSync } from '../intake/replicate.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 

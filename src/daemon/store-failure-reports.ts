@@ -1,4 +1,4 @@
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { StoreFailureView, StoreOutage } from '../schedule/store-outage.js';
 
 /**

@@ -1,10 +1,10 @@
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { expandUrl } from '../config/remote-url.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import type { Task } from '../task/task.js';
 import { jgitAsciiString } from './jgit-uri.js';
-import { quoteUntrusted } from './names.js';
+import { quoteUntrusted } from '../task/names.js';
 import { refsForRemote } from './plan-tasks.js';
 
 /** A task file of Gerrit's plugin as refrelay queues it, or why no configured remote pushes it. */

@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { projectNameProblem } from './names.js';
+import { projectNameProblem } from '../task/names.js';
 
 /**
  * Every repository under `basePath`, as project names: folders named `<project>.git` that hold a

@@ -3,7 +3,7 @@ import { join, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { ReplicationConfig } from '../config/types.js';
 import { RefrelayError } from '../errors.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { TaskStore } from '../store/task-store.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { planTasks } from './plan-tasks.js';

@@ -5,7 +5,7 @@ import { projectExclusion, refExclusion } from '../config/ref-exclusion.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { expandUrl } from '../config/remote-url.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
-import { redactText, redactUrl } from '../observe/redact.js';
+import { redactText, redactUrl } from '../runtime/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
 import { destinationEnv } from '../push/destination-env.js';
 import { headTarget } from '../push/local-head.js';

@@ -4,7 +4,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 import { uriKey as computeUriKey } from '../task/task.js';
-import { redactText, redactUrl } from './redact.js';
+import { redactText, redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
 

@@ -1,5 +1,5 @@
 import type { ClusterStatus } from './cluster-status.js';
-import type { NodeSchedule } from './http-server.js';
+import type { NodeSchedule } from '../schedule/schedule-view.js';
 import { formatAge, formatOffset } from './time-text.js';
 
 /** Pushes in this window make the "recent push rate" of a remote. */

@@ -1,5 +1,5 @@
 import type { FailedTask } from '../store/store-types.js';
-import { redactText, redactUrl } from './redact.js';
+import { redactText, redactUrl } from '../runtime/redact.js';
 
 /** One task file in failed/, with why it is there (credentials redacted), as status, the page and `failed list` show it. */
 export interface FailedTaskStatus {

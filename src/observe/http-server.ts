@@ -3,26 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { ClusterStatus } from './cluster-status.js';
 import { renderDashboard } from './dashboard.js';
 import { timesJson } from './json-times.js';
-import type { Log } from './log.js';
+import type { Log } from '../runtime/log.js';
 import type { NodeMetrics } from './metrics.js';
-import type { FairGroupView, Lane } from '../schedule/fair-share.js';
-import type { HostCircuitView } from '../schedule/host-circuit.js';
-import type { HostPaceView } from '../schedule/host-pacing.js';
-
-/** This node's in-memory view: what only the node itself knows (schedule, running pushes). */
-export interface NodeSchedule {
-  readonly nodeId: string;
-  /** `replication.maxPushes`, and the git pushes running now. */
-  readonly maxPushes?: number;
-  readonly pushing?: number;
-  readonly uris: ReadonlyArray<{ uri: string; remote: string; lane?: Lane; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
-  /** Decayed push time per fair-share group (`live`, `bulk`, `live/REMOTE`, …). */
-  readonly fairShare?: ReadonlyArray<FairGroupView>;
-  /** Destination hosts with connection failures or an open circuit, as this node sees them. */
-  readonly circuits?: ReadonlyArray<HostCircuitView & { nextProbeInMs: number | null }>;
-  /** Hosts that signalled overload: concurrent pushes allowed, spacing between starts, Retry-After left. */
-  readonly pacedHosts?: ReadonlyArray<HostPaceView>;
-}
+import type { NodeSchedule } from '../schedule/schedule-view.js';
 
 export interface Health {
   readonly ok: boolean;

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { Log } from './log.js';
+import type { Log } from '../runtime/log.js';
 import { prettyDestination } from './pretty-log.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';

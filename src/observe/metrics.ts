@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ClusterStatus } from './cluster-status.js';
-import type { ReplicationEvent } from './events.js';
+import type { ReplicationEvent } from '../schedule/events.js';
 
 /** Push and delay buckets, in seconds: sub-second local pushes up to an hour-long backlog. */
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

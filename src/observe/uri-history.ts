@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
-import type { ReplicationEvent } from './events.js';
+import type { ReplicationEvent } from '../schedule/events.js';
 
 /** Events kept per URI, and URIs kept per node (the least recently active are dropped). */
 export const HISTORY_EVENTS_PER_URI = 20;

@@ -1,4 +1,4 @@
-import { redactText } from '../observe/redact.js';
+import { redactText } from '../runtime/redact.js';
 import type { PushFailure, PushFailureKind } from './push-types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { Credentials } from '../config/secure-config.js';
 import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';

@@ -1,5 +1,5 @@
 /** Small readers of git's text output, and the progress sink guard, kept apart from the push orchestration. */
-import { redactText } from '../observe/redact.js';
+import { redactText } from '../runtime/redact.js';
 
 /** A line of GIT_TRACE_CURL: `12:34:56.789012 http.c:664 <= Recv header: …`. */
 export const CURL_TRACE_LINE = /^\d{2}:\d{2}:\d{2}\.\d+ \S+:\d+\s/;

@@ -1,6 +1,5 @@
 import type { OpenCircuit } from '../cluster/node-heartbeat.js';
-import type { NodeSchedule } from '../observe/http-server.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import type { HostHealth, SchedulerDeps } from './ports.js';
 import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
 import { PushSlots } from './push-slots.js';
@@ -16,7 +15,7 @@ import { parkUntrusted } from './park-untrusted.js';
 import { StoreOutage, storeFailureCode } from './store-outage.js';
 import { bucketsOf, dueOf, fairCandidate, oldestLeft, rescheduleAfter, type Bucket, type Due, type PassEntry, type UriSchedule } from './due-planner.js';
 import { hasRoom, jobsTo, JobSlot, nodeHasRoom, threadsOf, type InFlight } from './in-flight.js';
-import { nodeSchedule } from './schedule-view.js';
+import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;

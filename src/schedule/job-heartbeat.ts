@@ -1,4 +1,4 @@
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import { holderMustStop } from './holder-deadline.js';
 import type { Lease, SchedulerDeps } from './ports.js';
 

@@ -1,4 +1,4 @@
-import { redactText, redactUrl } from '../observe/redact.js';
+import { redactText, redactUrl } from '../runtime/redact.js';
 import type { SchedulerDeps } from './ports.js';
 import type { UntrustedTask } from './uri-groups.js';
 

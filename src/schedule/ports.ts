@@ -1,6 +1,6 @@
 import type { ReplicationConfig } from '../config/types.js';
-import type { EventSink } from '../observe/events.js';
-import type { Log } from '../observe/log.js';
+import type { EventSink } from './events.js';
+import type { Log } from '../runtime/log.js';
 import type { Pusher } from '../push/git-pusher.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { RemoteConfig } from '../config/types.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import type { PushOutcome } from '../push/git-pusher.js';
 import { isConnectionFailure } from '../push/failure-class.js';
 import type { WaitingTask } from '../store/store-types.js';

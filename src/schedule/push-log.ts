@@ -1,4 +1,4 @@
-import { redactText, redactUrl } from '../observe/redact.js';
+import { redactText, redactUrl } from '../runtime/redact.js';
 import type { PushOutcome } from '../push/push-types.js';
 import type { SchedulerDeps } from './ports.js';
 import type { UriGroup } from './uri-groups.js';

@@ -1,10 +1,24 @@
-import type { NodeSchedule } from '../observe/http-server.js';
-import { redactUrl } from '../observe/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import type { PassEntry, UriSchedule } from './due-planner.js';
-import type { FairShare } from './fair-share.js';
-import type { HostCircuits } from './host-circuit.js';
-import type { HostPacing } from './host-pacing.js';
+import type { FairGroupView, FairShare, Lane } from './fair-share.js';
+import type { HostCircuits, HostCircuitView } from './host-circuit.js';
+import type { HostPaceView, HostPacing } from './host-pacing.js';
 import type { InFlight } from './in-flight.js';
+
+/** This node's in-memory view: what only the node itself knows (schedule, running pushes). */
+export interface NodeSchedule {
+  readonly nodeId: string;
+  /** `replication.maxPushes`, and the git pushes running now. */
+  readonly maxPushes?: number;
+  readonly pushing?: number;
+  readonly uris: ReadonlyArray<{ uri: string; remote: string; lane?: Lane; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
+  /** Decayed push time per fair-share group (`live`, `bulk`, `live/REMOTE`, …). */
+  readonly fairShare?: ReadonlyArray<FairGroupView>;
+  /** Destination hosts with connection failures or an open circuit, as this node sees them. */
+  readonly circuits?: ReadonlyArray<HostCircuitView & { nextProbeInMs: number | null }>;
+  /** Hosts that signalled overload: concurrent pushes allowed, spacing between starts, Retry-After left. */
+  readonly pacedHosts?: ReadonlyArray<HostPaceView>;
+}
 
 /** The distributor's state the status view reads. */
 export interface ScheduleState {

@@ -1,8 +1,8 @@
-import { redactText, redactUrl } from '../observe/redact.js';
+import { redactText, redactUrl } from '../runtime/redact.js';
 import type { RefOutcome } from '../push/push-types.js';
 import { accepted } from '../push/ref-outcomes.js';
 import { countRefusals, type RefRejections, type Refusal } from './ref-rejections.js';
-import type { Log } from '../observe/log.js';
+import type { Log } from '../runtime/log.js';
 import type { SchedulerStore } from './ports.js';
 
 export interface SettledRefs {

@@ -1,5 +1,5 @@
 import { StoreError } from '../errors.js';
-import { LogThrottle } from '../observe/log-throttle.js';
+import { LogThrottle } from '../runtime/log-throttle.js';
 import type { Clock } from '../runtime/clock.js';
 import { errnoName } from '../runtime/errno.js';
 

@@ -3,8 +3,8 @@ import { expandUrl } from '../config/remote-url.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { FULL_SYNC_REF, uriKey as computeUriKey } from '../task/task.js';
 import type { Lane } from './fair-share.js';
-import { projectNameProblem, quoteUntrusted, refNameProblem } from '../intake/names.js';
-import { redactUrl } from '../observe/redact.js';
+import { projectNameProblem, quoteUntrusted, refNameProblem } from '../task/names.js';
+import { redactUrl } from '../runtime/redact.js';
 
 /** Every waiting task of one destination URI. */
 export interface UriGroup {

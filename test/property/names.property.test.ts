@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hermeticGitEnv } from '../../src/config/git-config-reader.js';
 import { UsageError } from '../../src/errors.js';
-import { assertProjectName, assertRefName, projectNameProblem, refNameProblem } from '../../src/intake/names.js';
+import { assertProjectName, assertRefName, projectNameProblem, refNameProblem } from '../../src/task/names.js';
 
 const gitEnv = hermeticGitEnv(process.env);
 

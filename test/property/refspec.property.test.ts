@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mapRef, mapRefThroughRefspecs, parseRefspec } from '../../src/config/refspec.js';
 import type { Refspec } from '../../src/config/types.js';
-import { refNameProblem } from '../../src/intake/names.js';
+import { refNameProblem } from '../../src/task/names.js';
 
 /** Pieces of ref names, many of them on the edges of git's rules. */
 const edgyPiece = fc.oneof(

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expandUrl, REMOTE_NAME_STYLES, styleProjectName, urlKind } from '../../src/config/remote-url.js';
 import type { RemoteNameStyle } from '../../src/config/types.js';
-import { projectNameProblem } from '../../src/intake/names.js';
+import { projectNameProblem } from '../../src/task/names.js';
 import { createTarget } from '../../src/push/create-repository.js';
 
 /** A string's UTF-8 bytes, one char per byte. */

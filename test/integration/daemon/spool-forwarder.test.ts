@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolForwarder } from '../../../src/daemon/spool-forwarder.js';
 import { realSpoolFiles, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
-import { silentLog, type Log } from '../../../src/observe/log.js';
+import { silentLog, type Log } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { taskKey, type Task } from '../../../src/task/task.js';
 import { initStoreSync, storeDir } from '../../support/refrelay-node.js';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../../src/config/load-config.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { RefWatcher, WatchLimitError } from '../../../src/intake/ref-watcher.js';
-import { silentLog } from '../../../src/observe/log.js';
+import { silentLog } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { git, initBare, makeWorkTree } from '../../support/git.js';
 import { useTempDirs } from '../../support/temp-dir.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandUrl, redactUrlCredentials, styleProjectName, urlFitsTemplate, urlKind } from '../../../src/config/remote-url.js';
+import { expandUrl, styleProjectName, urlFitsTemplate, urlKind } from '../../../src/config/remote-url.js';
 
 describe('expandUrl', () => {
   it('puts the project name as is with the slash style', () => {
@@ -108,13 +108,6 @@ describe('urlKind', () => {
   });
 });
 
-describe('redactUrlCredentials', () => {
-  it('hides the password but keeps the user', () => {
-    expect(redactUrlCredentials('https://bot:s3cret@host/x.git')).toBe('https://bot:***@host/x.git');
-    expect(redactUrlCredentials('ssh://git@host/x.git')).toBe('ssh://git@host/x.git');
-    expect(redactUrlCredentials('git@host:x.git')).toBe('git@host:x.git');
-  });
-});
 
 describe('urlFitsTemplate', () => {
   it('accepts what the template expands to for any project and name style', () => {

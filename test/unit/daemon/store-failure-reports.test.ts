@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Log } from '../../../src/observe/log.js';
+import type { Log } from '../../../src/runtime/log.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from '../../../src/daemon/store-failure-reports.js';
 import { StoreOutage } from '../../../src/schedule/store-outage.js';
 import { FakeClock } from '../../support/fake-clock.js';

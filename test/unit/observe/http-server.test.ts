@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClusterStatus } from '../../../src/observe/cluster-status.js';
 import { isLoopbackHost, startHttpServer, type HttpDeps, type RunningHttpServer } from '../../../src/observe/http-server.js';
-import { silentLog } from '../../../src/observe/log.js';
+import { silentLog } from '../../../src/runtime/log.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
 
 const KEY = 'b'.repeat(40);

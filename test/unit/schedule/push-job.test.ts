@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Log } from '../../../src/observe/log.js';
+import type { Log } from '../../../src/runtime/log.js';
 import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
 import type { SchedulerLocks } from '../../../src/schedule/ports.js';
 import { FakeTimers } from '../../support/fake-clock.js';

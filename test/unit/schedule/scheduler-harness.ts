@@ -1,7 +1,7 @@
 import type { RemoteConfig, ReplicationConfig } from '../../../src/config/types.js';
 import { validateConfig } from '../../../src/config/load-config.js';
 import type { GitConfigEntry } from '../../../src/config/git-config-reader.js';
-import { silentLog } from '../../../src/observe/log.js';
+import { silentLog } from '../../../src/runtime/log.js';
 import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
 import type { Lease, SchedulerDeps, SchedulerLocks } from '../../../src/schedule/ports.js';
 import { TaskStore } from '../../../src/store/task-store.js';

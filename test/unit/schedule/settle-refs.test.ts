@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Log } from '../../../src/observe/log.js';
+import type { Log } from '../../../src/runtime/log.js';
 import { settleRefs } from '../../../src/schedule/settle-refs.js';
 import type { FailureReason } from '../../../src/store/store-types.js';
 import type { Task } from '../../../src/task/task.js';

@@ -1,4 +1,4 @@
-import { silentLog } from '../../../src/observe/log.js';
+import { silentLog } from '../../../src/runtime/log.js';
 import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
 import { Distributor } from '../../../src/schedule/distributor.js';
 import type { Lease, SchedulerDeps, SchedulerLocks, SchedulerStore } from '../../../src/schedule/ports.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/errors.js';
-import type { Log } from '../../../src/observe/log.js';
+import type { Log } from '../../../src/runtime/log.js';
 import { Distributor } from '../../../src/schedule/distributor.js';
 import { StoreOutage, storeFailureCode, storeRetryDelayMs } from '../../../src/schedule/store-outage.js';
 import { FakeClock } from '../../support/fake-clock.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogThrottle } from '../../../src/observe/log-throttle.js';
+import { LogThrottle } from '../../../src/runtime/log-throttle.js';
 import { FakeClock } from '../../support/fake-clock.js';
 
 describe('rate-limited log lines', () => {

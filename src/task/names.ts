@@ -1,5 +1,7 @@
-import { DEFAULT_MAX_REF_NAME_BYTES } from '../config/validate-replication.js';
 import { UsageError } from '../errors.js';
+
+/** `replication.maxRefNameBytes` when unset: longer ref names are refused at intake. */
+export const DEFAULT_MAX_REF_NAME_BYTES = 4096;
 
 // Control characters (C0, DEL) never belong in a project or ref name; they break logs and terminals.
 const CONTROL = /[\u0000-\u001f\u007f]/;

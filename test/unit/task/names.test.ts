@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
-import { assertRefName, quoteRefName, refNameProblem } from '../../../src/intake/names.js';
+import { assertRefName, quoteRefName, refNameProblem } from '../../../src/task/names.js';
 
 describe('ref name length limit', () => {
   it('accepts a ref of exactly 4096 bytes by default and refuses one byte more, naming both lengths', () => {
