@@ -4,9 +4,19 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
+function statFields(pid) {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+}
+
 function processTicksMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+
+/** CPU of the process's children it has reaped, theirs included (cutime + cstime): its git pushes. */
+function childrenTicksMs(pid) {
+  const fields = statFields(pid);
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
 }
 
 /**
@@ -39,7 +49,7 @@ export function startCpuSampler(pid, everyMs = 20) {
   const samples = [];
   const sample = () => {
     try {
-      samples.push({ at: Date.now(), node: processCpuMs(pid), machine: machineBusyMs() });
+      samples.push({ at: Date.now(), node: processCpuMs(pid), children: childrenTicksMs(pid), machine: machineBusyMs() });
     } catch {
       // not Linux, or the process is gone
     }
@@ -52,7 +62,7 @@ export function startCpuSampler(pid, everyMs = 20) {
     between: (fromMs, toMs) => {
       if (samples.length < 2) return undefined;
       const [a, b] = [nearest(fromMs), nearest(toMs)];
-      return { nodeMs: b.node - a.node, machineMs: b.machine - a.machine };
+      return { nodeMs: b.node - a.node, childrenMs: b.children - a.children, machineMs: b.machine - a.machine };
     },
   };
 }
