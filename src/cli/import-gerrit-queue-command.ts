@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { placeGerritTask } from '../intake/gerrit-task-owner.js';
 import { errnoName } from '../runtime/errno.js';
 import { taskNameProblem } from '../schedule/uri-groups.js';
-import { mapBounded } from '../store/bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { isGone } from '../store/store-fs.js';
 import { StorePaths } from '../store/store-paths.js';
 import { TaskStore } from '../store/task-store.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { listFailed, makeFolder } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';

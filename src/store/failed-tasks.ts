@@ -3,7 +3,7 @@ import { StoreError } from '../errors.js';
 import { entryType } from '../runtime/bounded-read.js';
 import { quarantine } from './quarantine.js';
 import { encodeTask, taskKey, uriKey, type Task } from '../task/task.js';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { replaceAtomic, wakeLocalNodes } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, exists, isGone, storeError } from './store-fs.js';

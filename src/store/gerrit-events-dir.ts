@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { exists, type StoreFs } from './store-fs.js';
 import { STORE_MARKER_NAME, type StorePaths } from './store-paths.js';
 

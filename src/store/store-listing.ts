@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, isGone, storeError, type StoreStats } from './store-fs.js';

@@ -1,4 +1,4 @@
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import type { FileOp } from './batch-fs.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, isGone, storeError } from './store-fs.js';

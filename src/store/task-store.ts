@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { systemRandom, type Random } from '../runtime/random.js';
 import { encodeTask, taskKey, type Task } from '../task/task.js';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
 import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';

@@ -1,4 +1,4 @@
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
 import { readdirStrict } from './store-listing.js';
 import { URI_KEY_PATTERN } from './store-paths.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapBounded } from '../../../src/store/bounded.js';
+import { mapBounded } from '../../../src/runtime/map-bounded.js';
 
 describe('mapBounded', () => {
   it('keeps results in input order and never exceeds the limit', async () => {
