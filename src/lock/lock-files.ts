@@ -2,32 +2,18 @@ import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
-import { BatchFileOps } from '../store/batch-fs.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
 /** The filesystem calls of the lock, and how owner records are read and written. */
-export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir' | 'lstat'> & {
-  /** Write a new file `temp`, then rename it over `path`, in one step; without it, writeFile and rename. */
-  readonly replaceFile?: (temp: string, path: string, data: string) => Promise<void>;
-};
+export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFile' | 'unlink' | 'rmdir' | 'readdir' | 'lstat'>;
 
 /**
- * Owner records are written on a worker thread of their own: on the store's workers a write
- * would wait behind claim and sweep batches of up to 64 operations, seconds on a slow network
- * filesystem, while the new lock has no owner record or its counter stands still.
- */
-const recordWriter = new BatchFileOps(1);
-
-/**
- * Owner records are read and written several times per push: reads through callback I/O, and
- * only of a regular file of plausible size (anything else in the store may be planted: a FIFO
- * would block the read for good, a 3 GB file exhaust memory); a record write is one message to
- * the worker instead of four thread-pool round trips.
+ * Owner records are read only when they are a regular file of plausible size: anything else in
+ * the store may be planted (a FIFO would block the read for good, a 3 GB file exhaust memory).
  */
 export const nodeLockFs: LockFs = {
   ...fsp,
   readFile: ((path: string) => readBoundedText(path, STORE_RECORD_MAX_BYTES)) as LockFs['readFile'],
-  replaceFile: (temp, path, data) => recordWriter.replaceFile(temp, path, data),
 };
 
 export function errno(error: unknown): string | undefined {
@@ -51,19 +37,14 @@ function unreadable(error: unknown): boolean {
 }
 
 /**
- * Writes `temp`, then renames it over `path`: in one step where the filesystem offers one, else
- * writeFile and rename. A failed write leaves no temp behind (the worker removes its own; the
- * unlink here also covers a worker that died mid-way): an empty one (ENOSPC) in a new lock folder
- * would keep `acquire` from removing the folder, leaving an ownerless lock until a takeover.
+ * Writes a new file `temp`, then renames it over `path`. A failed write leaves no temp behind: an
+ * empty one (ENOSPC) in a new lock folder would keep `acquire` from removing the folder, leaving
+ * an ownerless lock until a takeover.
  */
 export async function replaceRecord(fs: LockFs, temp: string, path: string, text: string): Promise<void> {
   try {
-    if (fs.replaceFile !== undefined) {
-      await fs.replaceFile(temp, path, text);
-    } else {
-      await fs.writeFile(temp, text, { flag: 'wx' });
-      await fs.rename(temp, path);
-    }
+    await fs.writeFile(temp, text, { flag: 'wx' });
+    await fs.rename(temp, path);
   } catch (error) {
     await fs.unlink(temp).catch(() => undefined);
     throw error;

@@ -7,8 +7,7 @@ import { isGone, removeQuietly, storeError, type StoreStats } from './store-fs.j
 import { lstatTolerant, readdirTolerant } from './store-listing.js';
 import { DROPPED_RECORD_NAME } from './store-paths.js';
 import type { FailedTask } from './store-types.js';
-import type { FileOp } from './batch-fs.js';
-import { doneOrGone, runFileOps } from './task-moves.js';
+import { doneOrGone, type FileOp, runFileOps } from './task-moves.js';
 
 /** Who drops failed tasks: `user@host` or the HTTP client, through which door, on which node. */
 export interface DropActor {

@@ -2,7 +2,6 @@ import { promises as fsp } from 'node:fs';
 import { StoreError } from '../errors.js';
 import { readBounded, type BoundedRead, type EntryStats } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
-import { BatchFileOps, type FileOp, type FileOpResults } from './batch-fs.js';
 
 /** The part of a `FileHandle` the store uses. */
 export interface StoreFileHandle {
@@ -34,15 +33,7 @@ export interface StoreFs {
   lstat(path: string): Promise<StoreStats>;
   mkdir(path: string, options?: { recursive: true }): Promise<unknown>;
   rmdir(path: string): Promise<void>;
-  /**
-   * Many renames and unlinks in one call, each still one atomic system call, with a result per
-   * op. Optional: the node adapter runs them on worker threads (see BatchFileOps); without it
-   * the store makes one `rename` or `unlink` call per file.
-   */
-  runFileOps?(ops: readonly FileOp[]): Promise<FileOpResults>;
 }
-
-const batchFileOps = new BatchFileOps();
 
 export const nodeStoreFs: StoreFs = {
   open: (path, flags) => fsp.open(path, flags),
@@ -54,7 +45,6 @@ export const nodeStoreFs: StoreFs = {
   lstat: (path) => fsp.lstat(path),
   mkdir: (path, options) => fsp.mkdir(path, options),
   rmdir: (path) => fsp.rmdir(path),
-  runFileOps: (ops) => batchFileOps.run(ops),
 };
 
 export function errnoOf(error: unknown): string | undefined {

@@ -1,7 +1,12 @@
 import { mapBounded } from '../runtime/map-bounded.js';
-import type { FileOp } from './batch-fs.js';
 import type { StoreContext } from './store-context.js';
 import { errnoOf, isGone, storeError } from './store-fs.js';
+
+/** One step of a batch of moves or removals: each is a single atomic system call. */
+export type FileOp =
+  | { readonly op: 'rename'; readonly from: string; readonly to: string }
+  | { readonly op: 'unlink'; readonly path: string }
+  | { readonly op: 'rmdir'; readonly path: string };
 
 /**
  * The lifecycle moves. Each is one atomic `rename` or `unlink` per file; a file that is not
@@ -62,12 +67,8 @@ export function doneOrGone(operation: string, ops: readonly FileOp[], results: r
   });
 }
 
-/**
- * Each op's error, or undefined when it was done: in one batch when the filesystem offers one
- * (StoreFs.runFileOps), else one call each with bounded concurrency.
- */
-export async function runFileOps(ctx: StoreContext, ops: readonly FileOp[]): Promise<Array<unknown>> {
-  if (ctx.fs.runFileOps !== undefined) return ctx.fs.runFileOps(ops);
+/** Each op's error, or undefined when it was done; one call each, with bounded concurrency. */
+export async function runFileOps(ctx: Pick<StoreContext, 'fs' | 'concurrency'>, ops: readonly FileOp[]): Promise<Array<unknown>> {
   return mapBounded(ops, ctx.concurrency, async (op) => {
     try {
       if (op.op === 'rename') await ctx.fs.rename(op.from, op.to);
