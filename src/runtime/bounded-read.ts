@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
 
 /**
  * Reading files of the shared store, where another tool, a person or an attacker can leave any
@@ -45,45 +46,40 @@ export function refusalOf(stats: EntryStats, maxBytes: number): string | undefin
 
 /**
  * The file at `path` as UTF-8 text with its mtime, or why it was refused. Errors of the path
- * itself (ENOENT, ESTALE, EACCES, EIO …) reject as usual, for the caller to classify. Callback
- * I/O: owner records and retry states are read on every push, and FileHandle promises cost
- * several times the CPU.
+ * itself (ENOENT, ESTALE, EACCES, EIO …) reject as usual, for the caller to classify.
  */
-export function readBounded(path: string, maxBytes: number): Promise<BoundedRead> {
-  return new Promise((resolve, reject) => {
-    fs.lstat(path, (lstatError, linkStats) => {
-      if (lstatError) return reject(lstatError);
-      const refused = refusalOf(linkStats, maxBytes);
-      if (refused !== undefined) return resolve({ kind: 'refused', reason: refused });
-      fs.open(path, OPEN_FLAGS, (openError, fd) => {
-        // ELOOP: the name became a symlink after the lstat.
-        if (openError) return openError.code === 'ELOOP' ? resolve({ kind: 'refused', reason: 'a symbolic link where a file is expected' }) : reject(openError);
-        readOpen(fd, maxBytes, resolve, reject);
-      });
-    });
-  });
+export async function readBounded(path: string, maxBytes: number): Promise<BoundedRead> {
+  const refused = refusalOf(await fsp.lstat(path), maxBytes);
+  if (refused !== undefined) return { kind: 'refused', reason: refused };
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(path, OPEN_FLAGS);
+  } catch (error) {
+    // ELOOP: the name became a symlink after the lstat.
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'refused', reason: 'a symbolic link where a file is expected' };
+    throw error;
+  }
+  let read: BoundedRead;
+  try {
+    read = await readOpen(handle, maxBytes);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  return read;
 }
 
-function readOpen(fd: number, maxBytes: number, resolve: (read: BoundedRead) => void, reject: (error: Error) => void): void {
-  const finish = (outcome: BoundedRead | Error): void =>
-    fs.close(fd, (closeError) => {
-      if (outcome instanceof Error) reject(outcome);
-      else if (closeError) reject(closeError);
-      else resolve(outcome);
-    });
-  fs.fstat(fd, (statError, stats) => {
-    if (statError) return finish(statError);
-    const refused = refusalOf(stats, maxBytes);
-    if (refused !== undefined) return finish({ kind: 'refused', reason: refused });
-    // One byte more than the file had: the store's files are replaced, never written in place, so
-    // one that grew since the fstat is a foreign writer's, and a part of it is no record.
-    const buffer = Buffer.allocUnsafe(stats.size + 1);
-    fs.read(fd, buffer, 0, buffer.length, 0, (readError, bytes) => {
-      if (readError) return finish(readError);
-      if (bytes > stats.size) return finish({ kind: 'refused', reason: 'a file that grew while being read' });
-      finish({ kind: 'text', text: buffer.toString('utf8', 0, bytes), mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, sizeBytes: bytes });
-    });
-  });
+async function readOpen(handle: fsp.FileHandle, maxBytes: number): Promise<BoundedRead> {
+  const stats = await handle.stat();
+  const refused = refusalOf(stats, maxBytes);
+  if (refused !== undefined) return { kind: 'refused', reason: refused };
+  // One byte more than the file had: the store's files are replaced, never written in place, so
+  // one that grew since the fstat is a foreign writer's, and a part of it is no record.
+  const buffer = Buffer.allocUnsafe(stats.size + 1);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  if (bytesRead > stats.size) return { kind: 'refused', reason: 'a file that grew while being read' };
+  return { kind: 'text', text: buffer.toString('utf8', 0, bytesRead), mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, sizeBytes: bytesRead };
 }
 
 /** A refused read as an error, for callers whose records are "no information" when unreadable. */
