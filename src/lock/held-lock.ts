@@ -1,7 +1,8 @@
 import { dirname, join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
-import { errno, gone, readRecordFile, replaceRecord, type LockFs } from './lock-files.js';
+import { errnoName, isPathGone } from '../runtime/errno.js';
+import { readRecordFile, replaceRecord, type LockFs } from './lock-files.js';
 import { OWNER_FILE, type OwnerRecord } from './owner-record.js';
 
 /** A lock this process holds. Every store write made under it is fenced by `stillMine()`. */
@@ -84,7 +85,7 @@ export class HeldLock {
       await this.writeRecord(next);
     } catch (error) {
       // The lease folder vanished between the check and the write: a takeover happened.
-      if (gone(error)) {
+      if (isPathGone(error)) {
         this.lost = true;
         return false;
       }
@@ -102,14 +103,14 @@ export class HeldLock {
       await this.fs.unlink(join(this.leaseDir, OWNER_FILE));
       await this.removeLeaseDir();
     } catch (error) {
-      if (gone(error)) return false; // taken over meanwhile: nothing here is ours any more
+      if (isPathGone(error)) return false; // taken over meanwhile: nothing here is ours any more
       throw error;
     }
     try {
       await this.fs.rmdir(this.dir);
     } catch (error) {
       // ENOTEMPTY: the folder is now someone else's lock (we were taken over after all); leave it.
-      if (!gone(error) && errno(error) !== 'ENOTEMPTY' && errno(error) !== 'EEXIST') throw error;
+      if (!isPathGone(error) && errnoName(error) !== 'ENOTEMPTY' && errnoName(error) !== 'EEXIST') throw error;
     }
     return true;
   }
@@ -130,7 +131,7 @@ export class HeldLock {
     try {
       entries = await this.fs.readdir(this.leaseDir);
     } catch (error) {
-      if (gone(error)) {
+      if (isPathGone(error)) {
         this.lost = true;
         return false;
       }
@@ -142,7 +143,7 @@ export class HeldLock {
     } catch (error) {
       // ENOENT names either path: the lease folder gone (taken over) or the destination's folder
       // missing. Only the first means the lock is lost.
-      if (gone(error) && !(await this.leaseDirExists())) {
+      if (isPathGone(error) && !(await this.leaseDirExists())) {
         this.lost = true;
         return false;
       }
@@ -164,7 +165,7 @@ export class HeldLock {
       await this.fs.readdir(this.leaseDir);
       return true;
     } catch (error) {
-      if (gone(error)) return false;
+      if (isPathGone(error)) return false;
       throw error;
     }
   }
@@ -181,7 +182,7 @@ export class HeldLock {
     try {
       await this.fs.rmdir(this.leaseDir);
     } catch (error) {
-      const code = errno(error);
+      const code = errnoName(error);
       if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
       await this.fs.rename(this.leaseDir, join(dirname(this.dir), `${this.lockName}.tomb.${this.record.leaseId}`));
     }

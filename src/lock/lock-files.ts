@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
-import { errnoName } from '../runtime/errno.js';
+import { errnoName, isPathGone } from '../runtime/errno.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
 /** The filesystem calls of the lock, and how owner records are read and written. */
@@ -16,23 +16,13 @@ export const nodeLockFs: LockFs = {
   readFile: ((path: string) => readBoundedText(path, STORE_RECORD_MAX_BYTES)) as LockFs['readFile'],
 };
 
-export function errno(error: unknown): string | undefined {
-  return errnoName(error);
-}
-
-
-export function gone(error: unknown): boolean {
-  const code = errno(error);
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ESTALE';
-}
-
 /**
  * An entry of the lock folder this node may not read (mode 000, another user's): no record to
  * judge by, as for one that is not there. The lock counts as ownerless and is taken over after
  * lockStale; the recovery moves the entry to corrupt/. Never a failure of the whole scan.
  */
 function unreadable(error: unknown): boolean {
-  const code = errno(error);
+  const code = errnoName(error);
   return code === 'EACCES' || code === 'EPERM';
 }
 
@@ -60,8 +50,8 @@ export async function readRecordFile(fs: LockFs, path: string): Promise<OwnerRec
   try {
     return parseOwnerRecord(await fs.readFile(path, 'utf8'));
   } catch (error) {
-    const code = errno(error);
-    if (gone(error) || unreadable(error) || code === 'EREFUSED' || code === 'ELOOP' || code === 'EISDIR') return undefined;
+    const code = errnoName(error);
+    if (isPathGone(error) || unreadable(error) || code === 'EREFUSED' || code === 'ELOOP' || code === 'EISDIR') return undefined;
     throw error;
   }
 }
@@ -71,7 +61,7 @@ async function isRealDir(fs: LockFs, path: string): Promise<boolean> {
   try {
     return (await fs.lstat(path)).isDirectory();
   } catch (error) {
-    if (gone(error)) return false;
+    if (isPathGone(error)) return false;
     throw error;
   }
 }
@@ -83,7 +73,7 @@ export async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord 
     if (!(await isRealDir(fs, dir))) return undefined;
     names = await fs.readdir(dir);
   } catch (error) {
-    if (gone(error) || unreadable(error)) return undefined;
+    if (isPathGone(error) || unreadable(error)) return undefined;
     throw error;
   }
   for (const name of names) {

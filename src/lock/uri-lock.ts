@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import { HeldLock } from './held-lock.js';
-import { errno, gone, nodeLockFs, readOwnerAt, type LockFs } from './lock-files.js';
+import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
+import { nodeLockFs, readOwnerAt, type LockFs } from './lock-files.js';
 import { OWNER_FILE, type OwnerRecord } from './owner-record.js';
 
 export type { LockFs } from './lock-files.js';
@@ -56,7 +57,7 @@ export class UriLocks {
     try {
       await this.mkdirLock(lockName);
     } catch (error) {
-      if (errno(error) === 'EEXIST') return undefined;
+      if (errnoName(error) === 'EEXIST') return undefined;
       throw error;
     }
     const now = this.options.clock.now();
@@ -80,7 +81,7 @@ export class UriLocks {
       // The folder vanished before the record was written: a peer broke this ownerless lock as
       // stale (this node was paused past lockStale in between) and renamed it away. The lock was
       // lost, as a refused one is; whatever stands at its path now is the peer's, not ours to remove.
-      if (gone(error)) return undefined;
+      if (isPathGone(error)) return undefined;
       // Without an owner record nobody could tell whose lock this is: give it back at once.
       await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
       await this.fs.rmdir(leaseDir).catch(() => undefined);
@@ -108,7 +109,7 @@ export class UriLocks {
     try {
       names = await this.fs.readdir(this.runningDir);
     } catch (error) {
-      if (errno(error) === 'ENOENT') return { locks: [], tombstones: [] };
+      if (errnoName(error) === 'ENOENT') return { locks: [], tombstones: [] };
       throw error;
     }
     return { locks: names.filter((name) => LOCK_NAME.test(name)), tombstones: names.filter((name) => TOMBSTONE_NAME.test(name)) };
@@ -127,8 +128,8 @@ export class UriLocks {
       await this.fs.rename(this.lockDir(lockName), join(this.runningDir, tombstone));
       return tombstone;
     } catch (error) {
-      const code = errno(error);
-      if (code === 'ENOENT' || code === 'ESTALE' || code === 'ENOTEMPTY' || code === 'EEXIST') return undefined;
+      const code = errnoName(error);
+      if (isGone(error) || code === 'ENOTEMPTY' || code === 'EEXIST') return undefined;
       throw error;
     }
   }

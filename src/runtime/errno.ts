@@ -13,3 +13,20 @@ export function errnoName(error: unknown): string | undefined {
   if (errno === ESTALE_ERRNO) return 'ESTALE';
   return typeof code === 'string' ? code : undefined;
 }
+
+/** The entry is not there (any more): on NFS a vanished file can also show up as ESTALE. */
+export function isGone(error: unknown): boolean {
+  const code = errnoName(error);
+  return code === 'ENOENT' || code === 'ESTALE';
+}
+
+/**
+ * The path no longer leads anywhere: the entry is gone, or a folder on the way is no longer a
+ * folder (ENOTDIR). Kept apart from `isGone` on purpose: the lock, and the store's readers of
+ * folders a peer may rename or replace, take ENOTDIR as one more way of "not there"; the store's
+ * moves and sweeps do not, since there it means a folder of the layout is a file (a damaged
+ * store), which must surface as an error instead of passing for a lost race.
+ */
+export function isPathGone(error: unknown): boolean {
+  return isGone(error) || errnoName(error) === 'ENOTDIR';
+}

@@ -6,7 +6,8 @@ import { encodeTask, taskKey, uriKey, type Task } from '../task/task.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { replaceAtomic, wakeLocalNodes } from './publish.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, exists, isGone, storeError } from './store-fs.js';
+import { exists, storeError } from './store-fs.js';
+import { errnoName, isGone } from '../runtime/errno.js';
 import { loadTask, readdirStrict, readdirTolerant } from './store-listing.js';
 import { URI_KEY_PATTERN, isTaskFileName } from './store-paths.js';
 import type { FailedTask, FailureReason, FailureRecord } from './store-types.js';
@@ -89,7 +90,7 @@ export async function retryFailed(ctx: StoreContext, filter: (task: FailedTask) 
     try {
       await ctx.fs.link(from, to);
     } catch (error) {
-      const code = errnoOf(error);
+      const code = errnoName(error);
       const alreadyWaiting = code === 'EEXIST' || (code === 'EPERM' && (await exists(ctx.fs, to)));
       if (!alreadyWaiting) {
         if (isGone(error)) return false; // Another node retried it first.
@@ -132,7 +133,7 @@ export async function makeFolder(ctx: StoreContext, dir: string): Promise<void> 
       await ctx.fs.mkdir(dir);
       return;
     } catch (error) {
-      if (errnoOf(error) !== 'EEXIST') throw storeError('create folder', dir, error);
+      if (errnoName(error) !== 'EEXIST') throw storeError('create folder', dir, error);
     }
     const stats = await ctx.fs.lstat(dir).catch(() => undefined);
     if (stats === undefined || stats.isDirectory()) return;

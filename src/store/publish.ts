@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, exists, removeQuietly, storeError, type StoreFileHandle } from './store-fs.js';
+import { exists, removeQuietly, storeError, type StoreFileHandle } from './store-fs.js';
+import { errnoName } from '../runtime/errno.js';
 
 /** A unique name in `building/`, so a crash leaves its debris in one known place. */
 export function tempPath(ctx: StoreContext, stem: string): string {
@@ -70,7 +71,7 @@ export async function publishNoReplace(
     await ctx.fs.link(temp, target);
     return true;
   } catch (error) {
-    const code = errnoOf(error);
+    const code = errnoName(error);
     if (code === 'EEXIST') return false;
     if (code === 'EPERM' && (await exists(ctx.fs, target))) return false;
     throw storeError(operation, target, error);
@@ -108,7 +109,7 @@ export async function fsyncDirectory(ctx: StoreContext, dir: string, operation: 
     handle = await ctx.fs.open(dir, 'r');
     await handle.sync();
   } catch (error) {
-    const code = errnoOf(error);
+    const code = errnoName(error);
     if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EBADF' && code !== 'EPERM' && code !== 'EACCES' && code !== 'ENOTSUP') {
       throw storeError(operation, dir, error);
     }

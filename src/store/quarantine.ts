@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { StoreContext } from './store-context.js';
-import { isGone, removeQuietly } from './store-fs.js';
+import { removeQuietly } from './store-fs.js';
+import { isGone } from '../runtime/errno.js';
 import { CORRUPT_REASON_SUFFIX } from './store-paths.js';
 import { replaceAtomic } from './publish.js';
 

@@ -47,20 +47,10 @@ export const nodeStoreFs: StoreFs = {
   rmdir: (path) => fsp.rmdir(path),
 };
 
-export function errnoOf(error: unknown): string | undefined {
-  return errnoName(error);
-}
-
-/** The entry is not there (any more): on NFS a vanished file can also show up as ESTALE. */
-export function isGone(error: unknown): boolean {
-  const code = errnoOf(error);
-  return code === 'ENOENT' || code === 'ESTALE';
-}
-
 /** A real I/O failure, named by what the store was doing and where. */
 export function storeError(operation: string, path: string, error: unknown): StoreError {
   if (error instanceof StoreError) return error;
-  const code = errnoOf(error) ?? 'error';
+  const code = errnoName(error) ?? 'error';
   const detail = error instanceof Error ? error.message : String(error);
   return new StoreError(`${operation} failed (${code}) at ${path}: ${detail}`, { cause: error });
 }

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, isGone, storeError, type StoreStats } from './store-fs.js';
+import { storeError, type StoreStats } from './store-fs.js';
+import { isGone, isPathGone } from '../runtime/errno.js';
 import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
@@ -17,7 +18,7 @@ export async function readdirTolerant(ctx: StoreContext, dir: string, operation:
     if (!(await ctx.fs.lstat(dir)).isDirectory()) return undefined;
     return await ctx.fs.readdir(dir);
   } catch (error) {
-    if (isGone(error) || errnoOf(error) === 'ENOTDIR') return undefined;
+    if (isPathGone(error)) return undefined;
     throw storeError(operation, dir, error);
   }
 }

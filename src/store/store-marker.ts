@@ -4,7 +4,8 @@ import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
 import { GerritEventsDirError, findGerritQueue, type GerritQueueFound } from './gerrit-events-dir.js';
-import { errnoOf, isGone, removeQuietly, storeError } from './store-fs.js';
+import { removeQuietly, storeError } from './store-fs.js';
+import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 import { STORE_MARKER_NAME } from './store-paths.js';
 import { writeDurable } from './publish.js';
 
@@ -56,7 +57,7 @@ export async function inspectStore(ctx: StoreContext): Promise<StoreState> {
     read = await ctx.fs.readBounded(path, STORE_RECORD_MAX_BYTES);
   } catch (error) {
     // ESTALE is no answer about the marker (a stale handle to the store's folder), not its absence.
-    const code = errnoOf(error);
+    const code = errnoName(error);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw storeError('read store marker', path, error);
     if (!(await isRealFolder(ctx, ctx.paths.waiting))) return { kind: 'missing' };
     const found = await findGerritQueue(ctx.fs, ctx.paths);
@@ -92,7 +93,7 @@ export async function writeMarker(ctx: StoreContext): Promise<StoreMarker> {
   try {
     await ctx.fs.link(temp, path);
   } catch (error) {
-    if (errnoOf(error) !== 'EEXIST') throw storeError('write store marker', path, error);
+    if (errnoName(error) !== 'EEXIST') throw storeError('write store marker', path, error);
     const standing = await inspectStore(ctx);
     if (standing.kind === 'marked') return standing.marker;
     throw storeError('write store marker', path, error);
@@ -106,7 +107,7 @@ async function isRealFolder(ctx: StoreContext, path: string): Promise<boolean> {
   try {
     return (await ctx.fs.lstat(path)).isDirectory();
   } catch (error) {
-    if (isGone(error) || errnoOf(error) === 'ENOTDIR') return false;
+    if (isPathGone(error)) return false;
     throw storeError('inspect store', path, error);
   }
 }
@@ -152,7 +153,7 @@ async function makeFolder(ctx: StoreContext, dir: string, parents: boolean): Pro
     if (parents) await ctx.fs.mkdir(dir, { recursive: true });
     else await ctx.fs.mkdir(dir);
   } catch (error) {
-    if (!parents && errnoOf(error) === 'EEXIST') return;
+    if (!parents && errnoName(error) === 'EEXIST') return;
     if (!parents && isGone(error)) throw new StoreError(`cannot create the store folder ${dir}: its parent folder does not exist (is the network filesystem mounted?)`, { cause: error });
     throw storeError('create store folder', dir, error);
   }

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, isGone, storeError, type StoreStats } from './store-fs.js';
+import { storeError, type StoreStats } from './store-fs.js';
+import { errnoName, isGone } from '../runtime/errno.js';
 import { loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
@@ -70,7 +71,7 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
     names = await readdirTolerant(ctx, dir, 'recover lock folder');
   } catch (error) {
     // A folder this node may not list (mode 000) would be recovered again on every pass.
-    const code = errnoOf(error instanceof Error && error.cause !== undefined ? error.cause : error);
+    const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
     if (code !== 'EACCES' && code !== 'EPERM') throw error;
     await quarantine(ctx, dir, lockName.replaceAll('/', '_'), `a lock folder this node may not read (${code})`);
     return { recovered: 0, removed: true };

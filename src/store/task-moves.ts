@@ -1,6 +1,7 @@
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, isGone, storeError } from './store-fs.js';
+import { storeError } from './store-fs.js';
+import { errnoName, isGone } from '../runtime/errno.js';
 
 /** One step of a batch of moves or removals: each is a single atomic system call. */
 export type FileOp =
@@ -62,7 +63,7 @@ export function doneOrGone(operation: string, ops: readonly FileOp[], results: r
   return ops.map((op, i) => {
     const error = results[i];
     if (error === undefined) return true;
-    if (isGone(error) || tolerated.includes(errnoOf(error) ?? '')) return false;
+    if (isGone(error) || tolerated.includes(errnoName(error) ?? '')) return false;
     throw storeError(operation, op.op === 'rename' ? op.from : op.path, error);
   });
 }

@@ -3,7 +3,8 @@ import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { decodeTask, type Task } from '../task/task.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
-import { errnoOf, isGone, storeError, type StoreFs } from './store-fs.js';
+import { storeError, type StoreFs } from './store-fs.js';
+import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 
 export type ReadOutcome =
   | { readonly kind: 'task'; readonly task: Task; readonly mtimeMs: number }
@@ -28,7 +29,7 @@ export async function readTaskFile(fs: StoreFs, path: string): Promise<ReadOutco
   } catch (error) {
     if (isGone(error)) return { kind: 'gone' };
     if (error instanceof TaskFormatError) return { kind: 'corrupt', reason: error.message };
-    const code = errnoOf(error);
+    const code = errnoName(error);
     if (code !== undefined && UNREADABLE_ENTRY.has(code)) {
       return { kind: 'corrupt', reason: code === 'EISDIR' ? 'a directory where a file is expected' : `unreadable (${code})` };
     }
@@ -51,8 +52,8 @@ export async function readRecord(fs: StoreFs, path: string, operation: string): 
   try {
     return await fs.readBounded(path, STORE_RECORD_MAX_BYTES);
   } catch (error) {
-    const code = errnoOf(error);
-    if (isGone(error) || code === 'EISDIR' || code === 'ENOTDIR') return { kind: 'absent' };
+    const code = errnoName(error);
+    if (isPathGone(error) || code === 'EISDIR') return { kind: 'absent' };
     if (code === 'ELOOP' || code === 'EACCES' || code === 'EPERM') return { kind: 'refused', reason: `unreadable (${code})` };
     throw storeError(operation, path, error);
   }
