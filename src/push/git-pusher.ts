@@ -217,8 +217,6 @@ export class GitPusher implements Pusher {
     if (progress || request.remote.timeoutMs > 0) options.push('--progress');
     const refspecs = chunk.map((ref) => ref.refspec);
     run.argv = [this.git, ...options, '--', redactUrl(request.uri), ...refspecs];
-    // One options shape for every push (absent callbacks are undefined, not missing): V8 compiles
-    // this path once instead of again for each combination.
     return this.untraced(run, runProcess(this.git, [...options, '--', request.uri, ...refspecs], {
       cwd: request.localRepo,
       env: run.env,
