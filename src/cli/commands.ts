@@ -7,6 +7,8 @@ import { collectClusterStatus, FAILED_LISTED } from '../observe/cluster-status.j
 import { timesJson } from '../observe/json-times.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
+import { configOption } from './config-option.js';
+import { ENQUEUE_OPTIONS } from './enqueue-options.js';
 import { EXIT_OK } from './exit-codes.js';
 import { FAILED_SHOWN, formatStatus } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
@@ -20,10 +22,6 @@ const HOOK_INSTALL_EPILOGUE =
 
 /** How often `status --watch` refreshes. */
 const STATUS_WATCH_MS = 2000;
-
-const configOption = {
-  config: { type: 'string', describe: 'replication.config to use (default: $REFRELAY_CONFIG, then ./replication.config)' },
-} as const;
 
 /**
  * A usage error points at the help of the command it was made in (`refrelay config --help` for
@@ -72,15 +70,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .command(
       'enqueue',
       'queue a ref update durably in the shared store (used by git hooks)',
-      (y) => y.fail(seeHelp('enqueue')).options({
-        ...configOption,
-        project: { type: 'string', describe: 'project name (repository path under basePath, without .git)' },
-        ref: { type: 'string', array: true, describe: 'full ref name, repeatable' },
-        remote: { type: 'string', array: true, describe: 'only this remote, repeatable' },
-        stdin: { type: 'boolean', describe: 'read "<old> <new> <ref>" lines as post-receive / reference-transaction hooks get them' },
-        'node-id': { type: 'string', describe: 'override replication.nodeId' },
-        quiet: { type: 'boolean', alias: 'q', describe: 'print nothing on success' },
-      })
+      (y) => y.fail(seeHelp('enqueue')).options(Object.fromEntries(ENQUEUE_OPTIONS.map(({ name, ...option }) => [name, option])))
         .example('refrelay enqueue --project team/app --ref refs/heads/main', '')
         .example('refrelay enqueue --stdin   # in a post-receive hook; project from GIT_DIR', '')
         .epilogue('When the store cannot be written (not mounted, full, read-only, I/O errors, no answer within replication.spoolAfter), the update is spooled in replication.spoolPath, exit 0 with a warning, and a daemon of the store on this machine forwards it. Exit 1 only when the spool fails too.'),

@@ -1,5 +1,6 @@
 // The hook path: `refrelay enqueue` runs inside every `git push` to the master, so this module
-// imports only what it needs (no yargs, no logger) and parses its few options by hand.
+// imports only what it needs (no yargs, no logger) and parses its few options by hand
+// (`enqueue-options.ts`).
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { assertProjectName, assertRefName } from '../task/names.js';
@@ -9,51 +10,13 @@ import { planTasks } from '../intake/plan-tasks.js';
 import { spoolDirFor, spoolTasks } from '../intake/spool.js';
 import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
+import { parseEnqueueArgs } from './enqueue-options.js';
 import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { publishOrSpool, spooledWarning } from './publish-or-spool.js';
 
-export interface EnqueueArgs {
-  config?: string;
-  nodeId?: string;
-  project?: string;
-  refs: string[];
-  remotes: string[];
-  stdin: boolean;
-  quiet: boolean;
-}
-
-export function parseEnqueueArgs(argv: readonly string[]): EnqueueArgs {
-  const args: EnqueueArgs = { refs: [], remotes: [], stdin: false, quiet: false };
-  for (let index = 0; index < argv.length; index++) {
-    const raw = argv[index]!;
-    const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
-    const flag = eq > 0 ? raw.slice(0, eq) : raw;
-    const value = (): string => {
-      if (eq > 0) return raw.slice(eq + 1);
-      const next = argv[++index];
-      if (next === undefined) throw new UsageError(`enqueue: ${flag} needs a value`);
-      return next;
-    };
-    switch (flag) {
-      case '--config': args.config = value(); break;
-      case '--node-id': args.nodeId = value(); break;
-      case '--project': args.project = value(); break;
-      case '--ref': args.refs.push(value()); break;
-      case '--remote': args.remotes.push(value()); break;
-      case '--stdin': args.stdin = true; break;
-      case '--quiet': case '-q': args.quiet = true; break;
-      default: throw new UsageError(`enqueue: unknown argument ${JSON.stringify(raw)} (see refrelay enqueue --help)`);
-    }
-  }
-  if (args.stdin && args.refs.length > 0) throw new UsageError('enqueue: use either --stdin or --ref, not both');
-  if (!args.stdin && args.refs.length === 0) throw new UsageError('enqueue: give --ref at least once, or --stdin');
-  if (!args.stdin && args.project === undefined) throw new UsageError('enqueue: --project is required with --ref');
-  return args;
-}
-
 export async function runEnqueue(argv: readonly string[]): Promise<number> {
   const args = parseEnqueueArgs(argv);
-  const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
+  const config = loadCliConfig({ config: args.config, nodeId: args['node-id'] });
   let project = args.project;
   let refs: string[];
   if (args.stdin) {
@@ -64,11 +27,11 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
       project = projectFromGitDir(process.env.GIT_DIR ?? process.cwd(), config.basePath);
     }
   } else {
-    refs = args.refs;
+    refs = args.ref;
   }
   assertProjectName(project!);
   for (const ref of refs) assertRefName(ref, config.maxRefNameBytes);
-  const unknown = args.remotes.filter((name) => !config.remotes.some((remote) => remote.name === name));
+  const unknown = args.remote.filter((name) => !config.remotes.some((remote) => remote.name === name));
   if (unknown.length > 0) {
     const where = config.remotesDir === undefined ? config.file : `${config.remotesDir}/*.config`;
     throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${where}`);
@@ -77,7 +40,7 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   // Checked before the store or the spool: a spooled task for no repository is lost all the same.
   if (args.project !== undefined && config.basePath !== undefined) await assertLocalRepository(config.basePath, project!);
 
-  const tasks = planTasks(config, project!, [...new Set(refs)], { remoteNames: args.remotes });
+  const tasks = planTasks(config, project!, [...new Set(refs)], { remoteNames: args.remote });
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const enqueuedAt = new Date();
   const spoolDir = spoolDirFor(localSpoolPath(config.spoolPath), config.storePath);
