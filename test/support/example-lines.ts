@@ -1,17 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './paths.js';
 
 /**
- * The command lines of every yargs `.example(…)` in `src/cli/commands.ts`, as written there, in
- * order and without repeats. Throws when an `.example(` is not a string literal: an example this
- * cannot read would escape the test that runs them.
+ * The command lines of every yargs `.example(…)` in `src/cli/commands.ts` and `src/cli/commands/*.ts`,
+ * as written there, without repeats. Throws when an `.example(` is not a string literal: an example
+ * this cannot read would escape the test that runs them.
  */
 export function helpExamples(): string[] {
-  const source = readFileSync(join(repoRoot, 'src', 'cli', 'commands.ts'), 'utf8');
-  const calls = source.split('.example(').length - 1;
-  const lines = [...source.matchAll(/\.example\(\s*(?:'([^'\\]*)'|"([^"\\]*)")/g)].map((match) => match[1] ?? match[2] ?? '');
-  if (lines.length !== calls) throw new Error(`read ${lines.length} of the ${calls} .example( calls in src/cli/commands.ts`);
+  const cli = join(repoRoot, 'src', 'cli');
+  const files = ['commands.ts', ...readdirSync(join(cli, 'commands')).filter((name) => name.endsWith('.ts')).sort().map((name) => join('commands', name))];
+  const lines = files.flatMap((file) => {
+    const source = readFileSync(join(cli, file), 'utf8');
+    const calls = source.split('.example(').length - 1;
+    const found = [...source.matchAll(/\.example\(\s*(?:'([^'\\]*)'|"([^"\\]*)")/g)].map((match) => match[1] ?? match[2] ?? '');
+    if (found.length !== calls) throw new Error(`read ${found.length} of the ${calls} .example( calls in src/cli/${file}`);
+    return found;
+  });
   return [...new Set(lines)];
 }
 
