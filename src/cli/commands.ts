@@ -46,7 +46,10 @@ export async function runCommands(argv: string[]): Promise<number> {
     .example('refrelay config check --config /etc/refrelay/replication.config', '')
     .example('refrelay daemon --config /etc/refrelay/replication.config', '')
     .example('refrelay status', '')
-    .epilogue('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), 5 refrelay could not start (a build file or dependency of its installation is missing).')
+    .epilogue(
+      'Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), ' +
+        '5 refrelay could not start (a build file or dependency of its installation is missing).',
+    )
     .parseAsync();
   return exitCode;
 }

@@ -32,7 +32,10 @@ function warnIfWorldWritable(storePath: string, log: Log): void {
   try {
     const mode = statSync(storePath).mode & 0o777;
     if ((mode & 0o002) !== 0) {
-      log.warn({ storePath, mode: mode.toString(8).padStart(4, '0') }, 'the store folder is world-writable: any local user can add or remove replication tasks; chmod o-w it');
+      log.warn(
+        { storePath, mode: mode.toString(8).padStart(4, '0') },
+        'the store folder is world-writable: any local user can add or remove replication tasks; chmod o-w it',
+      );
     }
   } catch {
     // Not there yet: the store creates it with storeUmask.

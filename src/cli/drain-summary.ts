@@ -24,6 +24,7 @@ export async function drainReport(store: Pick<TaskStore, 'listFailed'>, nodeId: 
   try {
     return drainSummary(await parkedSince(store, nodeId, since, clock), movedToFailed, DRAIN_SUMMARY_SHOWN);
   } catch (error) {
-    return `refrelay: ${movedToFailed} task${movedToFailed === 1 ? '' : 's'} moved to failed/ during this run; could not list them: ${error instanceof Error ? error.message : String(error)}\n`;
+    const reason = error instanceof Error ? error.message : String(error);
+    return `refrelay: ${movedToFailed} task${movedToFailed === 1 ? '' : 's'} moved to failed/ during this run; could not list them: ${reason}\n`;
   }
 }

@@ -18,7 +18,8 @@ const stdout: Write = (text) => process.stdout.write(text);
 
 function openStore(configPath: string | undefined): { store: TaskStore; nodeId: string; retentionMs: number } {
   const config = loadCliConfig({ config: configPath });
-  return { store: new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' }), nodeId: config.nodeId, retentionMs: config.retentionMs };
+  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
+  return { store, nodeId: config.nodeId, retentionMs: config.retentionMs };
 }
 
 function plural(count: number, noun: string): string {
@@ -68,7 +69,10 @@ export async function runFailedDrop(args: FailedDropArgs, write: Write = stdout)
   const lines: string[] = [];
   if (chosen.length === 0) lines.push('Nothing to drop');
   else if (args.dryRun) lines.push(`would drop ${plural(chosen.length, 'failed task')}:`);
-  else lines.push(`dropped ${plural(chosen.length, 'failed task')} into failed/dropped/${folder ?? '?'} (deleted after ${formatDuration(retentionMs)}, replication.retention):`);
+  else {
+    const kept = `deleted after ${formatDuration(retentionMs)}, replication.retention`;
+    lines.push(`dropped ${plural(chosen.length, 'failed task')} into failed/dropped/${folder ?? '?'} (${kept}):`);
+  }
   if (chosen.length > 0) lines.push(plainTable(failedListRows(chosen)));
   for (const key of keysNotFound(selector, seen)) lines.push(`no failed task ${key}`);
   write(`${lines.join('\n')}\n`);

@@ -36,7 +36,15 @@ export function sinceText(at: number): string {
 export function failedListRows(tasks: readonly FailedTaskStatus[]): string[][] {
   return [
     ['TASK', 'REMOTE', 'URI', 'PROJECT', 'REFS', 'SINCE', 'REASON'],
-    ...tasks.map((task) => [task.taskKey, printable(task.remote), printable(task.uri), printable(task.project), refsText(task.refs), sinceText(task.failedAt), reasonText(task.reason)]),
+    ...tasks.map((task) => [
+      task.taskKey,
+      printable(task.remote),
+      printable(task.uri),
+      printable(task.project),
+      refsText(task.refs),
+      sinceText(task.failedAt),
+      reasonText(task.reason),
+    ]),
   ];
 }
 
@@ -58,7 +66,10 @@ export function andMore(shown: number, total: number, hint: string): string[] {
  */
 export function drainSummary(parked: readonly FailedTaskStatus[], movedToFailed: number, limit: number): string {
   if (parked.length === 0) {
-    return `refrelay: ${movedToFailed} task${movedToFailed === 1 ? '' : 's'} moved to failed/ during this run; none is there any more (retried or dropped meanwhile)\n`;
+    return (
+      `refrelay: ${movedToFailed} task${movedToFailed === 1 ? '' : 's'} moved to failed/ during this run; ` +
+      'none is there any more (retried or dropped meanwhile)\n'
+    );
   }
   const lines = [`refrelay: ${parked.length} task${parked.length === 1 ? '' : 's'} moved to failed/ during this run:`];
   for (const task of parked.slice(0, limit)) lines.push(`  ${printable(task.uri)} ${refsText(task.refs)}: ${reasonText(task.reason)}`);

@@ -56,7 +56,10 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     out.push('');
     const shown = status.failed.slice(0, options.failedShown ?? FAILED_SHOWN);
     const failedRows = [['FAILED URI', 'REMOTE', 'PROJECT', 'REFS', 'FAILED', 'REASON']];
-    for (const task of shown) failedRows.push([printable(task.uri), printable(task.remote), printable(task.project), refsText(task.refs), `${formatAge(task.failedAgeMs)} ago`, reasonText(task.reason)]);
+    for (const task of shown) {
+      const since = `${formatAge(task.failedAgeMs)} ago`;
+      failedRows.push([printable(task.uri), printable(task.remote), printable(task.project), refsText(task.refs), since, reasonText(task.reason)]);
+    }
     out.push(table(failedRows, style));
     out.push(...andMore(shown.length, status.totals.failed, 'refrelay status --all, or refrelay failed list'));
   }
@@ -69,16 +72,24 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     const nodeRows = [['NODE', 'STATE', 'LAST BEAT', 'HOST', 'PID', 'CLOCK', ...(spooled ? ['SPOOLED'] : [])]];
     for (const node of status.nodes) {
       const { host, pid } = node.record;
-      const clock = node.clockOffsetMs === null ? '-' : node.clockWarning ? `! clock off by ${formatOffset(node.clockOffsetMs)}` : formatOffset(node.clockOffsetMs);
+      const offset = node.clockOffsetMs === null ? '-' : formatOffset(node.clockOffsetMs);
+      const clock = node.clockOffsetMs !== null && node.clockWarning ? `! clock off by ${offset}` : offset;
       nodeRows.push([
-        node.nodeId, node.state, `${formatAge(node.lastBeatAgeMs)} ago`, typeof host === 'string' ? host : '-', typeof pid === 'number' ? String(pid) : '-', clock,
+        node.nodeId,
+        node.state,
+        `${formatAge(node.lastBeatAgeMs)} ago`,
+        typeof host === 'string' ? host : '-',
+        typeof pid === 'number' ? String(pid) : '-',
+        clock,
         ...(spooled ? [String(node.spooledTasks)] : []),
       ]);
     }
     out.push(table(nodeRows, style));
     for (const node of status.nodes) {
       const failing = node.storeNotWritable;
-      if (failing !== undefined) out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${new Date(failing.sinceAt).toISOString()}, ${failing.failures} failures in a row: ${failing.lastError}`);
+      if (failing === undefined) continue;
+      const since = new Date(failing.sinceAt).toISOString();
+      out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${since}, ${failing.failures} failures in a row: ${failing.lastError}`);
     }
     if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
   }
@@ -86,16 +97,21 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     out.push('');
     const circuitRows = [['OPEN HOST CIRCUIT', 'NODE', 'STATE', 'TRIPS', 'NEXT PROBE', 'LAST ERROR']];
     for (const circuit of status.circuits) {
-      circuitRows.push([circuit.host, circuit.nodeId, circuit.state, String(circuit.trips), circuit.nextProbeInMs === null ? 'running' : `in ${formatAge(circuit.nextProbeInMs)}`, circuit.lastError ?? '-']);
+      const nextProbe = circuit.nextProbeInMs === null ? 'running' : `in ${formatAge(circuit.nextProbeInMs)}`;
+      circuitRows.push([circuit.host, circuit.nodeId, circuit.state, String(circuit.trips), nextProbe, circuit.lastError ?? '-']);
     }
     out.push(table(circuitRows, style));
   }
   if (status.verify !== null) {
     const { verify } = status;
     out.push('');
-    out.push(`verify: ${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`);
+    const checked = `${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}`;
+    out.push(`verify: ${checked}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`);
     for (const problem of verify.problems) {
-      out.push(`  ${problem.state === 'drift' ? 'DRIFT' : 'UNREACHABLE'} ${problem.remote} ${problem.uri}${problem.state === 'drift' ? `: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra` : `: ${problem.error ?? ''}`}`);
+      const what = problem.state === 'drift'
+        ? `DRIFT ${problem.remote} ${problem.uri}: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra`
+        : `UNREACHABLE ${problem.remote} ${problem.uri}: ${problem.error ?? ''}`;
+      out.push(`  ${what}`);
     }
   }
   return out.join('\n') + '\n';

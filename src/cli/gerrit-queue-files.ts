@@ -41,9 +41,12 @@ export function gerritQueueDirs(dir: string): GerritQueueDirs {
   if (!stats.isDirectory()) throw new UsageError(`import-gerrit-queue: ${dir} is not a folder`);
   // DIR is the operator's path (a symlinked site folder is common); what is inside it is the
   // plugin's, and only real folders are taken there.
-  const waiting = [join(absolute, 'waiting'), join(absolute, 'ref-updates', 'waiting')].find(isRealFolderSync) ?? (basename(absolute) === 'waiting' ? realpathSync(absolute) : undefined);
+  const waiting = [join(absolute, 'waiting'), join(absolute, 'ref-updates', 'waiting')].find(isRealFolderSync) ??
+    (basename(absolute) === 'waiting' ? realpathSync(absolute) : undefined);
   if (waiting === undefined) {
-    throw new UsageError(`import-gerrit-queue: ${dir} has no waiting/ folder; give the plugin's events directory, its ref-updates folder or its waiting/ folder`);
+    throw new UsageError(
+      `import-gerrit-queue: ${dir} has no waiting/ folder; give the plugin's events directory, its ref-updates folder or its waiting/ folder`,
+    );
   }
   return { waiting, running: join(waiting, '..', 'running') };
 }
@@ -56,7 +59,9 @@ export function gerritQueueDirs(dir: string): GerritQueueDirs {
 export async function listGerritTaskFiles(folder: string, depth = 0): Promise<string[]> {
   let entries: Dirent[];
   try {
-    if (depth === 0 && !(await lstat(folder)).isDirectory()) throw new UsageError(`import-gerrit-queue: ${folder} is not a folder (a symbolic link is not followed)`);
+    if (depth === 0 && !(await lstat(folder)).isDirectory()) {
+      throw new UsageError(`import-gerrit-queue: ${folder} is not a folder (a symbolic link is not followed)`);
+    }
     entries = await readdir(folder, { withFileTypes: true });
   } catch (error) {
     if (error instanceof UsageError) throw error;

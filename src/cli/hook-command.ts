@@ -47,7 +47,10 @@ function hookCommand(config: string): { node: string; script: string; config: st
 /** Said when the hooks will run a refrelay outside an installed package: they break with its checkout. */
 function sourceCheckoutNote(script: string): string {
   if (script.includes(`${sep}node_modules${sep}`)) return '';
-  return 'note: that is not an installed package: the hooks depend on this checkout, and fail to start (pushes still succeed) while `npm ci` or a build rewrites it; for production, install refrelay with `npm install -g` and run its `hook install`\n';
+  return (
+    'note: that is not an installed package: the hooks depend on this checkout, and fail to start (pushes still succeed) ' +
+    'while `npm ci` or a build rewrites it; for production, install refrelay with `npm install -g` and run its `hook install`\n'
+  );
 }
 
 /** `refrelay hook install|uninstall`: idempotent, keeps existing hooks, shows changes with --dry-run. */
@@ -66,6 +69,7 @@ export async function runHook(mode: 'install' | 'uninstall', args: HookArgs): Pr
     changed++;
     if (!args.dryRun) await applyChange(change);
   }
-  process.stdout.write(`${args.dryRun ? 'dry run: ' : ''}${changed} hook${changed === 1 ? '' : 's'} ${args.dryRun ? 'would change' : 'changed'}, ${dirs.length - changed} unchanged\n`);
+  const hooks = `${changed} hook${changed === 1 ? '' : 's'}`;
+  process.stdout.write(`${args.dryRun ? 'dry run: ' : ''}${hooks} ${args.dryRun ? 'would change' : 'changed'}, ${dirs.length - changed} unchanged\n`);
   return 0;
 }

@@ -54,7 +54,10 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
   const config = loadCliConfig({ config: args.config });
   const paths = new StorePaths(config.storePath);
   if (sameFolder(dirs.waiting, paths.waiting)) {
-    throw new UsageError(`import-gerrit-queue: ${dirs.waiting} is the waiting/ folder of replication.storePath, not a queue to import; point storePath at a folder of refrelay's own first`);
+    throw new UsageError(
+      `import-gerrit-queue: ${dirs.waiting} is the waiting/ folder of replication.storePath, not a queue to import; ` +
+        "point storePath at a folder of refrelay's own first",
+    );
   }
 
   const waiting = await listGerritTaskFiles(dirs.waiting);
@@ -69,7 +72,10 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
   const left = args.includeRunning ? 0 : running.length;
   if (left > 0) {
     const [files, them] = left === 1 ? ['1 task file', 'it'] : [`${left} task files`, 'them'];
-    process.stderr.write(`note: ${files} in ${dirs.running} not imported: Gerrit was pushing ${them} when it stopped and puts ${them} back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n`);
+    process.stderr.write(
+      `note: ${files} in ${dirs.running} not imported: Gerrit was pushing ${them} when it stopped and puts ${them} back in waiting/ when it starts; ` +
+        'once the plugin is stopped on every primary, run this again with --include-running\n',
+    );
   }
 
   // One update in several files (Gerrit's legacy `ref` and its `refs` form, waiting/ and

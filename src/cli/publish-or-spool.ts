@@ -79,5 +79,8 @@ export async function publishOrSpool<T>(options: PublishOrSpoolOptions<T>): Prom
 
 /** The one line `enqueue` prints on stderr when it spooled. */
 export function spooledWarning(storePath: string, reason: string, spoolDir: string): string {
-  return `refrelay: the store at ${storePath} cannot be written (${reason}); the update is spooled in ${spoolDir} and will be forwarded by a daemon of this store on this machine\n`;
+  return (
+    `refrelay: the store at ${storePath} cannot be written (${reason}); ` +
+    `the update is spooled in ${spoolDir} and will be forwarded by a daemon of this store on this machine\n`
+  );
 }

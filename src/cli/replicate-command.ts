@@ -46,13 +46,17 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
   const startedAt = Date.now();
   const queued = await queueFullSync(config, store, tasks, args.now, startedAt);
   const projectCount = new Set(tasks.map((task) => task.project)).size;
-  process.stdout.write(`queued full sync of ${projectCount} project${projectCount === 1 ? '' : 's'} to ${tasks.length} destination URL${tasks.length === 1 ? '' : 's'}\n`);
+  const urls = `${tasks.length} destination URL${tasks.length === 1 ? '' : 's'}`;
+  process.stdout.write(`queued full sync of ${projectCount} project${projectCount === 1 ? '' : 's'} to ${urls}\n`);
   if (!args.wait) return EXIT_OK;
 
   const tracked: Tracked[] = queued.map((item) => ({ key: item.key, uri: item.task.uri, uriKey: uriKey(item.task.uri), state: 'queued' }));
   const total = tracked.length;
   const bar = process.stdout.isTTY
-    ? new cliProgress.SingleBar({ format: 'replicate [{bar}] {value}/{total} done, {failed} failed | {rate}/s | ETA {eta_formatted}', hideCursor: true }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar(
+        { format: 'replicate [{bar}] {value}/{total} done, {failed} failed | {rate}/s | ETA {eta_formatted}', hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      )
     : undefined;
   bar?.start(total, 0, { failed: 0, rate: '0.0' });
   let lastLine = 0;

@@ -30,7 +30,8 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   });
   const { selected, unmatched } = selectProjects(await discoverProjects(config.basePath), matchers);
   if (unmatched.length > 0) {
-    throw new UsageError(`verify: ${describeUnmatched(unmatched)} (projects are the <name>.git repositories under ${config.basePath}, replication.basePath in ${config.file})`);
+    const projects = `projects are the <name>.git repositories under ${config.basePath}, replication.basePath in ${config.file}`;
+    throw new UsageError(`verify: ${describeUnmatched(unmatched)} (${projects})`);
   }
   const destinations = destinationsOf(config, selected, args.remotes);
   const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
@@ -45,8 +46,10 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   } else {
     for (const report of reports) process.stdout.write(`${describeReport(report)}\n`);
     for (const line of failedInSync.lines) process.stdout.write(`${line}\n`);
+    const count = (state: string): number => reports.filter((report) => report.state === state).length;
     process.stdout.write(
-      `${reports.length} destination${reports.length === 1 ? '' : 's'}: ${reports.length - drift} in sync, ${reports.filter((r) => r.state === 'drift').length} drifted, ${reports.filter((r) => r.state === 'unreachable').length} unreachable` +
+      `${reports.length} destination${reports.length === 1 ? '' : 's'}: ${reports.length - drift} in sync, ` +
+        `${count('drift')} drifted, ${count('unreachable')} unreachable` +
         (repair === undefined ? '' : describeRepair(repair)) + '\n',
     );
   }

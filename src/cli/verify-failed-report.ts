@@ -15,7 +15,12 @@ export interface FailedInSyncReport {
  * through the same store code as `failed drop`, recorded as dropped by verify. verify ran without
  * the store before; a store it cannot read is said on stderr and changes nothing else.
  */
-export async function reportFailedInSync(config: ReplicationConfig, destinations: readonly Destination[], reports: readonly DriftReport[], fix: boolean): Promise<FailedInSyncReport> {
+export async function reportFailedInSync(
+  config: ReplicationConfig,
+  destinations: readonly Destination[],
+  reports: readonly DriftReport[],
+  fix: boolean,
+): Promise<FailedInSyncReport> {
   try {
     const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
     const found = failedNowInSync(await store.listFailed(), destinations, reports);
@@ -27,7 +32,9 @@ export async function reportFailedInSync(config: ReplicationConfig, destinations
       dropped = new Set(outcome.dropped.map((item) => `${item.uriKey}/${item.name}`));
     }
     return {
-      lines: found.map((group) => describeFailedInSync(group, dropped === undefined ? undefined : group.tasks.filter((item) => dropped.has(`${item.uriKey}/${item.name}`)).length)),
+      lines: found.map((group) =>
+        describeFailedInSync(group, dropped === undefined ? undefined : group.tasks.filter((item) => dropped.has(`${item.uriKey}/${item.name}`)).length),
+      ),
       json: found.map((group) => ({ remote: group.remote, uri: group.uri, taskKeys: group.tasks.map((item) => item.key), dropped: dropped !== undefined })),
     };
   } catch (error) {

@@ -6,7 +6,9 @@ import type { Task } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE } from './exit-codes.js';
 
 /** What `verify --fix` did with the repairs: all of them queued, or the store's refusal. */
-export type RepairOutcome = { readonly tasks: number; readonly queued: number; readonly error?: undefined } | { readonly tasks: number; readonly queued: 0; readonly error: string };
+export type RepairOutcome =
+  | { readonly tasks: number; readonly queued: number; readonly error?: undefined }
+  | { readonly tasks: number; readonly queued: 0; readonly error: string };
 
 /**
  * Queues the repair tasks. A store that cannot be written is an outcome to report beside the

@@ -9,7 +9,10 @@ export function failedCommand(cli: Argv, setExit: (code: number) => void): Argv 
       .command(
         'list',
         'every failed task, newest first: key, remote, URI, project, refs, since when, and why',
-        (y: Argv) => y.fail(seeHelp('failed list')).options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable list (see README)' } }).example('refrelay failed list', ''),
+        (y: Argv) => y
+          .fail(seeHelp('failed list'))
+          .options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable list (see README)' } })
+          .example('refrelay failed list', ''),
         async (args) => {
           const { runFailedList } = await import('../failed-command.js');
           setExit(await runFailedList({ config: args.config as string | undefined, json: args.json === true }));
@@ -31,7 +34,10 @@ export function failedCommand(cli: Argv, setExit: (code: number) => void): Argv 
           })
           .example('refrelay failed drop --remote dr --dry-run', '')
           .example('refrelay failed drop 3f786850e387550fdab836ed7e6dc881de23001b', '')
-          .epilogue('Selectors given together must all match. Exit codes: 0 done (also when nothing matched: "Nothing to drop"), 2 no selector, --all with another, or a malformed key or pattern.'),
+          .epilogue(
+            'Selectors given together must all match. ' +
+              'Exit codes: 0 done (also when nothing matched: "Nothing to drop"), 2 no selector, --all with another, or a malformed key or pattern.',
+          ),
         async (args) => {
           const { runFailedDrop } = await import('../failed-command.js');
           setExit(await runFailedDrop({

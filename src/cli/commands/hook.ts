@@ -30,8 +30,18 @@ export function hookCommand(cli: Argv, setExit: (code: number) => void): Argv {
     };
     return hook
       .fail(seeHelp('hook'))
-      .command('install', 'install the hook (an existing hook is kept and chained)', (y: Argv) => y.fail(seeHelp('hook install')).options(hookOptions).example('refrelay hook install --all --dry-run', '').epilogue(HOOK_INSTALL_EPILOGUE), run('install'))
-      .command('uninstall', 'remove the hook and restore a chained one', (y: Argv) => y.fail(seeHelp('hook uninstall')).options(hookOptions).example('refrelay hook uninstall --repo /srv/git/team/app.git', ''), run('uninstall'))
+      .command(
+        'install',
+        'install the hook (an existing hook is kept and chained)',
+        (y: Argv) => y.fail(seeHelp('hook install')).options(hookOptions).example('refrelay hook install --all --dry-run', '').epilogue(HOOK_INSTALL_EPILOGUE),
+        run('install'),
+      )
+      .command(
+        'uninstall',
+        'remove the hook and restore a chained one',
+        (y: Argv) => y.fail(seeHelp('hook uninstall')).options(hookOptions).example('refrelay hook uninstall --repo /srv/git/team/app.git', ''),
+        run('uninstall'),
+      )
       .demandCommand(1, 'name a hook command')
       .example('refrelay hook install --all --dry-run', '')
       .example('refrelay hook install --hooks-path /srv/git-hooks --kind reference-transaction', '');

@@ -14,7 +14,11 @@ export function initCommand(cli: Argv): Argv {
       const config = loadCliConfig({ config: args.config });
       const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });
       const opening = await store.init();
-      const said = { created: 'created the refrelay store at', adopted: "adopted the earlier refrelay store (wrote its marker) at", existing: 'already a refrelay store:' } as const;
+      const said = {
+        created: 'created the refrelay store at',
+        adopted: 'adopted the earlier refrelay store (wrote its marker) at',
+        existing: 'already a refrelay store:',
+      } as const;
       process.stdout.write(`${said[opening]} ${config.storePath}\n`);
     },
   );

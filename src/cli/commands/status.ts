@@ -21,7 +21,11 @@ export function statusCommand(cli: Argv): Argv {
       ...configOption,
       json: { type: 'boolean', default: false, describe: 'stable JSON (see README), with each URI\'s recent history' },
       watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
-      all: { type: 'boolean', default: false, describe: `list every failed task (default: the newest ${FAILED_SHOWN} in the table, ${FAILED_LISTED} in --json)` },
+      all: {
+        type: 'boolean',
+        default: false,
+        describe: `list every failed task (default: the newest ${FAILED_SHOWN} in the table, ${FAILED_LISTED} in --json)`,
+      },
     })
       .example('refrelay status --config /etc/refrelay/replication.config', '')
       .example('refrelay status --json', '')
@@ -35,7 +39,10 @@ export function statusCommand(cli: Argv): Argv {
       for (;;) {
         // Node liveness is judged on the store's clock; a read-only store cannot be probed.
         const storeClockOffsetMs = await measureStoreClockOffset(store.paths.nodes, `status-${process.pid}`, systemClock).catch(() => null);
-        const status = await collectClusterStatus(config, store, systemClock, { storeClockOffsetMs, ...(args.all ? { failedLimit: Number.POSITIVE_INFINITY } : {}) });
+        const status = await collectClusterStatus(config, store, systemClock, {
+          storeClockOffsetMs,
+          ...(args.all ? { failedLimit: Number.POSITIVE_INFINITY } : {}),
+        });
         if (args.json) {
           process.stdout.write(timesJson(status));
           return;
