@@ -1,3 +1,5 @@
+import { systemTimers, type Timers } from './timers.js';
+
 /**
  * Why a sleep ended: `slot` when the only reasons were freed push slots (the pass that follows
  * may reuse the last listing), `other` for a timeout, a file-watch hint or any other wake-up.
@@ -8,6 +10,8 @@ export type WakeReason = 'slot' | 'other';
 export class Waker {
   private pending: (() => void) | undefined;
   private woken: WakeReason | undefined;
+
+  constructor(private readonly timers: Timers = systemTimers) {}
 
   wake(reason: WakeReason = 'other'): void {
     this.woken = this.woken === 'other' ? 'other' : reason;
@@ -21,9 +25,9 @@ export class Waker {
       return Promise.resolve(reason);
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(() => done('other'), Math.max(0, ms));
+      const cancel = this.timers.after(Math.max(0, ms), () => done('other'));
       const done = (reason: WakeReason): void => {
-        clearTimeout(timer);
+        cancel();
         this.pending = undefined;
         this.woken = undefined;
         resolve(reason);
