@@ -87,10 +87,20 @@ export class Daemon {
       ? undefined
       : new SpoolForwarder({ dir: options.spoolDir, store: options.store, log: options.log, storeClockOffsetMs: () => this.offset.current() ?? 0 });
     this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0, options.credentials);
-    this.recovery = new LockRecovery(this.locks, options.store, options.clock, options.log, options.host, processes, () => this.config.lockStaleMs, (uriKey) => {
-      this.distributor.expedite(uriKey);
-      this.waker.wake();
-    }, options.observability?.events);
+    this.recovery = new LockRecovery({
+      locks: this.locks,
+      store: options.store,
+      clock: options.clock,
+      log: options.log,
+      host: options.host,
+      processes,
+      lockStaleMs: () => this.config.lockStaleMs,
+      onRecovered: (uriKey) => {
+        this.distributor.expedite(uriKey);
+        this.waker.wake();
+      },
+      events: options.observability?.events,
+    });
   }
 
   /** The config in force: replaced by a valid reload, read afresh by every pass and push. */

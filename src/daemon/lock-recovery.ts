@@ -54,6 +54,20 @@ export const realProcessControl: ProcessControl = {
   self: () => ({ pid: process.pid, group: ownProcessGroup(), uid: process.getuid?.() }),
 };
 
+export interface LockRecoveryOptions {
+  readonly locks: UriLocks;
+  readonly store: Pick<TaskStore, 'recoverLockFolder'>;
+  readonly clock: Clock;
+  readonly log: Log;
+  /** This machine's host name: only a record naming it can name a push this node may signal. */
+  readonly host: string;
+  readonly processes: ProcessControl;
+  readonly lockStaleMs: () => number;
+  /** Tasks of this lock folder went back to waiting/: push them on the next pass. */
+  readonly onRecovered: (uriKey: string) => void;
+  readonly events?: EventSink;
+}
+
 /**
  * Gets dead holders' work moving again without anyone restarting anything: this node's own
  * earlier claims at start-up, stale locks of any node (takeover), and tombstones a breaker left
@@ -62,19 +76,11 @@ export const realProcessControl: ProcessControl = {
 export class LockRecovery {
   readonly observer: LockObserver;
   private takeovers = 0;
+  private readonly events: EventSink;
 
-  constructor(
-    private readonly locks: UriLocks,
-    private readonly store: TaskStore,
-    private readonly clock: Clock,
-    private readonly log: Log,
-    private readonly host: string,
-    private readonly processes: ProcessControl,
-    private readonly lockStaleMs: () => number,
-    private readonly onRecovered: (uriKey: string) => void,
-    private readonly events: EventSink = ignoreEvents,
-  ) {
-    this.observer = new LockObserver(locks, clock, lockStaleMs);
+  constructor(private readonly options: LockRecoveryOptions) {
+    this.events = options.events ?? ignoreEvents;
+    this.observer = new LockObserver(options.locks, options.clock, options.lockStaleMs);
   }
 
   get takeoverCount(): number {
@@ -84,9 +90,9 @@ export class LockRecovery {
   /** Start-up: this node id's claims from an earlier run (the id is known free by now). */
   async recoverOwn(nodeId: string): Promise<number> {
     let recovered = 0;
-    const { locks } = await this.locks.listEntries();
+    const { locks } = await this.options.locks.listEntries();
     for (const lockName of locks) {
-      const owner = await this.locks.readOwner(lockName);
+      const owner = await this.options.locks.readOwner(lockName);
       if (owner?.nodeId !== nodeId) continue;
       const moved = await this.breakAndRecover(lockName, owner, 'recovered own earlier claim');
       recovered += moved ?? 0;
@@ -109,10 +115,10 @@ export class LockRecovery {
     }
     for (const tombstone of abandonedTombstones) {
       await this.isolated(tombstone, async () => {
-        const { recovered, removed } = await this.store.recoverLockFolder(tombstone);
+        const { recovered, removed } = await this.options.store.recoverLockFolder(tombstone);
         this.observer.forget(tombstone);
-        if (recovered > 0 || removed) this.log.info({ tombstone, tasks: recovered }, 'swept an abandoned tombstone');
-        if (recovered > 0) this.onRecovered(tombstone.slice(0, 40));
+        if (recovered > 0 || removed) this.options.log.info({ tombstone, tasks: recovered }, 'swept an abandoned tombstone');
+        if (recovered > 0) this.options.onRecovered(tombstone.slice(0, 40));
       });
     }
   }
@@ -121,7 +127,7 @@ export class LockRecovery {
     try {
       await recover();
     } catch (error) {
-      this.log.warn({ lock, err: String(error) }, 'could not recover a lock folder; trying again on a later pass');
+      this.options.log.warn({ lock, err: String(error) }, 'could not recover a lock folder; trying again on a later pass');
     }
   }
 
@@ -134,24 +140,24 @@ export class LockRecovery {
       if (verdict !== undefined && verdict !== 'gone' && !warned) {
         warned = true;
         // The lock name and the pid only: the rest of the record is whatever someone wrote there.
-        this.log.warn({ lock: lockName, pushPid: owner?.pushPid, reason: verdict }, 'the recorded push process could not be proved to be the orphaned push; not signalling it');
+        this.options.log.warn({ lock: lockName, pushPid: owner?.pushPid, reason: verdict }, 'the recorded push process could not be proved to be the orphaned push; not signalling it');
       }
       return false;
     };
     await this.letOrphanPushEnd(lockName, owner, provedOrphan);
-    const tombstone = await this.locks.breakStale(lockName, ownerSignature(owner));
+    const tombstone = await this.options.locks.breakStale(lockName, ownerSignature(owner));
     this.observer.forget(lockName);
     if (tombstone === undefined) return undefined;
     // The lock is ours to clear now. A dead holder's git push may still run on this host: stop
     // it before the tasks go back to waiting and anyone pushes the URI again. Judged again, not
     // remembered from before the wait: the push may have ended and its pid been reused meanwhile.
-    if (owner?.pushPid !== undefined && provedOrphan()) this.processes.killGroup(owner.pushPid);
-    const { recovered } = await this.store.recoverLockFolder(tombstone);
-    this.log.info(
+    if (owner?.pushPid !== undefined && provedOrphan()) this.options.processes.killGroup(owner.pushPid);
+    const { recovered } = await this.options.store.recoverLockFolder(tombstone);
+    this.options.log.info(
       { lock: lockName, formerNode: owner?.nodeId ?? null, formerPid: owner?.pid ?? null, formerHost: owner?.host ?? null, tasks: recovered, unchangedMs },
       message,
     );
-    this.onRecovered(lockName);
+    this.options.onRecovered(lockName);
     return recovered;
   }
 
@@ -161,9 +167,9 @@ export class LockRecovery {
    * record naming this host proves nothing by itself.
    */
   private judgeRecordedPush(owner: OwnerRecord | undefined): OrphanPushVerdict | undefined {
-    if (owner?.host !== this.host || owner.pushPid === undefined) return undefined;
+    if (owner?.host !== this.options.host || owner.pushPid === undefined) return undefined;
     const pid = owner.pushPid;
-    const self = this.processes.self();
+    const self = this.options.processes.self();
     // Signal 0 and /proc reads are harmless for any pid, so the facts are gathered before judging.
     return judgeOrphanPush({
       pid,
@@ -172,8 +178,8 @@ export class LockRecovery {
       ownPid: self.pid,
       ownGroup: self.group,
       ownUid: self.uid,
-      bootId: this.processes.bootId(),
-      running: this.processes.isAlive(pid) ? this.processes.identify(pid) : undefined,
+      bootId: this.options.processes.bootId(),
+      running: this.options.processes.isAlive(pid) ? this.options.processes.identify(pid) : undefined,
     });
   }
 
@@ -187,10 +193,10 @@ export class LockRecovery {
    * process proved to be that push is waited for: a forged record must not hold the lock up.
    */
   private async letOrphanPushEnd(lockName: string, owner: OwnerRecord | undefined, provedOrphan: () => boolean): Promise<void> {
-    if (owner?.host !== this.host || owner.pushPid === undefined || this.processes.waitForExit === undefined) return;
+    if (owner?.host !== this.options.host || owner.pushPid === undefined || this.options.processes.waitForExit === undefined) return;
     const kind = urlKind(owner.uri);
     if (kind === 'file' || kind === 'path' || !provedOrphan()) return;
-    this.log.info({ lock: lockName, formerNode: owner.nodeId, pushPid: owner.pushPid }, "waiting for the former holder's git push to end");
-    await this.processes.waitForExit(owner.pushPid, this.lockStaleMs());
+    this.options.log.info({ lock: lockName, formerNode: owner.nodeId, pushPid: owner.pushPid }, "waiting for the former holder's git push to end");
+    await this.options.processes.waitForExit(owner.pushPid, this.options.lockStaleMs());
   }
 }
