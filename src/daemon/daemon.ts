@@ -13,7 +13,7 @@ import { LockRecovery, realProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks } from './store-failure-reports.js';
 import { DONE_SWEEP_QUIET_MS, DoneSweeper } from './done-sweeper.js';
-import { HeldLocks } from './held-locks.js';
+import { HeldLocks } from '../lock/held-locks.js';
 import { SpoolForwarder } from './spool-forwarder.js';
 import type { DaemonOptions } from './daemon-options.js';
 import { ConfigReloader } from './config-reload.js';
@@ -64,7 +64,7 @@ export class Daemon {
       random: options.random,
       trustMs: () => this.config.lockStaleMs / 3,
     });
-    this.heldLocks = new HeldLocks(this.locks, options.store, options.clock, () => this.doneSweeper.retired());
+    this.heldLocks = new HeldLocks(this.locks, (lockName, leaseId) => options.store.paths.doneFolder(lockName, leaseId), options.clock, () => this.doneSweeper.retired());
     const processes = options.processes ?? realProcessControl;
     this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
     this.distributor = new Distributor(

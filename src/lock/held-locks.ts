@@ -1,15 +1,23 @@
-import { OWNER_FILE } from '../lock/owner-record.js';
-import type { UriLocks } from '../lock/uri-lock.js';
 import type { Clock } from '../runtime/clock.js';
 import { errnoName } from '../runtime/errno.js';
-import type { Lease, SchedulerLocks } from '../schedule/ports.js';
-import type { TaskStore } from '../store/task-store.js';
+import type { HeldLock } from './held-lock.js';
+import { OWNER_FILE } from './owner-record.js';
+import type { UriLocks } from './uri-lock.js';
 
 /** After the store refused to take a claim folder into done/, pushes finish file by file this long. */
 const RETIRE_OFF_AFTER_ERROR_MS = 10 * 60_000;
 
+/**
+ * A held lock as a push job uses it, with `retire` finishing the claim in one move to done/.
+ * It is the scheduler's `Lease` (schedule/ports.ts) in shape; lock/ sits below schedule/, so the
+ * daemon, which hands HeldLocks to the distributor, is where the compiler checks the two agree.
+ */
+export type HeldLease = Pick<HeldLock, 'leaseId' | 'claimName' | 'lastWriteAt' | 'stillMine' | 'heartbeat' | 'release'> & {
+  retire?(pushed: ReadonlySet<string>): Promise<boolean>;
+};
+
 /** Locks as the scheduler sees them, remembering which leases this process holds right now. */
-export class HeldLocks implements SchedulerLocks {
+export class HeldLocks {
   readonly ownLeases = new Set<string>();
   /** The lock names of ownLeases. */
   readonly ownLocks = new Set<string>();
@@ -17,13 +25,14 @@ export class HeldLocks implements SchedulerLocks {
 
   constructor(
     private readonly locks: UriLocks,
-    private readonly store: Pick<TaskStore, 'paths'>,
+    /** Where a retired claim folder goes (StorePaths.doneFolder). */
+    private readonly doneFolder: (lockName: string, leaseId: string) => string,
     private readonly clock: Clock,
     /** A claim folder went to done/: the done/ sweep has one more to delete. */
     private readonly onRetired: () => void,
   ) {}
 
-  async acquire(lockName: string, uri: string): Promise<Lease | undefined> {
+  async acquire(lockName: string, uri: string): Promise<HeldLease | undefined> {
     const held = await this.locks.acquire(lockName, uri);
     if (held === undefined) return undefined;
     this.ownLeases.add(held.leaseId);
@@ -32,7 +41,7 @@ export class HeldLocks implements SchedulerLocks {
       this.ownLeases.delete(held.leaseId);
       this.ownLocks.delete(lockName);
     };
-    const lease: Lease = {
+    const lease: HeldLease = {
       leaseId: held.leaseId,
       claimName: held.claimName,
       stillMine: () => held.stillMine(),
@@ -56,7 +65,7 @@ export class HeldLocks implements SchedulerLocks {
               const onlyFinished = (entries: readonly string[]): boolean => entries.every((name) => name === OWNER_FILE || name.startsWith('.') || pushed.has(name));
               let retired: boolean;
               try {
-                retired = await held.retire(this.store.paths.doneFolder(lockName, held.leaseId), onlyFinished);
+                retired = await held.retire(this.doneFolder(lockName, held.leaseId), onlyFinished);
               } catch (error) {
                 // The store refused the move (done/ on another filesystem, missing, not
                 // writable): finish file by file for a while instead of failing every push.
