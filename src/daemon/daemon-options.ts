@@ -9,7 +9,11 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import type { TaskStore } from '../store/task-store.js';
-import type { ProcessControl } from './lock-recovery.js';
+import type { NodeHeartbeat } from '../cluster/node-heartbeat.js';
+import type { HeldLocks } from '../lock/held-locks.js';
+import type { SchedulerLocks } from '../schedule/ports.js';
+import type { LockRecovery, ProcessControl } from './lock-recovery.js';
+import type { PeriodicVerify } from './periodic-verify.js';
 
 // What a Daemon is given and what it shows, apart from the loop so the node's wiring reads alone.
 
@@ -36,6 +40,23 @@ export interface DaemonOptions {
   readonly spoolDir?: string;
   /** Metrics, history and the HTTP endpoints; absent in tests that need none. */
   readonly observability?: DaemonObservability;
+  /** Collaborators to use instead of the real ones: fakes in tests. */
+  readonly parts?: Partial<NodeCollaborators>;
+}
+
+/** The collaborators a test may replace (DaemonOptions.parts); node-parts.ts builds the real ones. */
+export interface NodeCollaborators {
+  /** The scheduler's locks (lock/held-locks.ts), and which leases this process holds right now. */
+  readonly leases: SchedulerLocks & Pick<HeldLocks, 'ownLeases' | 'ownLocks'>;
+  readonly heartbeat: Pick<NodeHeartbeat, 'beat'>;
+  readonly recovery: Pick<LockRecovery, 'recoverOwn' | 'pass' | 'takeoverCount'>;
+  readonly verify: Pick<PeriodicVerify, 'maybeRun'>;
+  /** One sample of store clock minus local clock (cluster/clock-probe.ts). */
+  readonly probeClock: () => Promise<number>;
+  /** Throws when a live daemon already runs with this node id (cluster/node-identity.ts). */
+  readonly assertNodeIdFree: () => Promise<void>;
+  /** Starts the local write hint (local-write-watch.ts); returns what ends it. */
+  readonly watchLocalWrites: (wake: () => void) => () => void;
 }
 
 /** What the observability side reads off a running node. */

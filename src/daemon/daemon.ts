@@ -1,265 +1,231 @@
-import type { FSWatcher } from 'node:fs';
-import { join } from 'node:path';
-import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
-import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
-import { assertNodeIdFree } from '../cluster/node-identity.js';
 import type { ReplicationConfig } from '../config/types.js';
-import { UriLocks } from '../lock/uri-lock.js';
 import type { Health } from '../observe/http-server.js';
 import { RefWatcher } from '../intake/ref-watcher.js';
-import { Waker, type WakeReason } from '../runtime/waker.js';
-import { Distributor } from '../schedule/distributor.js';
-import { LockRecovery, realProcessControl } from './lock-recovery.js';
-import { PeriodicVerify } from './periodic-verify.js';
+import { runEvery } from '../runtime/run-every.js';
+import type { WakeReason } from '../runtime/waker.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks } from './store-failure-reports.js';
-import { DONE_SWEEP_QUIET_MS, DoneSweeper } from './done-sweeper.js';
-import { HeldLocks } from '../lock/held-locks.js';
-import { SpoolForwarder } from './spool-forwarder.js';
+import { DONE_SWEEP_QUIET_MS } from './done-sweeper.js';
 import type { DaemonOptions } from './daemon-options.js';
-import { ConfigReloader } from './config-reload.js';
-import { watchLocalWrites } from './local-write-watch.js';
 import { nodeHealth } from './node-health.js';
+import { nodeParts, type DaemonParts } from './node-parts.js';
 import { replicateIfFirstOfCluster } from './startup-replication.js';
 import { SWEEP_EVERY_MS, sweepStoreLeftovers } from './store-sweep.js';
 
 /** While the local spool holds tasks the store did not take yet, passes come at least this often. */
 const SPOOL_RETRY_MS = 1000;
+/** The clock offset is measured again every this many heartbeats. */
+const BEATS_PER_CLOCK_PROBE = 6;
 
-export type { DaemonObservability, DaemonOptions, DaemonView } from './daemon-options.js';
+export type { DaemonObservability, DaemonOptions, DaemonView, NodeCollaborators } from './daemon-options.js';
 
 /**
- * One refrelay node: checks its node id is free, recovers its own earlier claims, then runs the
- * distributor loop until stopped (or, with drain, until no work is left) — beating its node
+ * What a pass asks of the loop: sleep this long (or until woken), `list-again` at once, or stop
+ * (`drained`: a drain found nothing left).
+ */
+export type PassOutcome = number | 'list-again' | 'drained';
+
+/** Passes (and stale-lock observations) come at least this often. */
+function passEveryMs(config: ReplicationConfig): number {
+  return Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
+}
+
+/**
+ * One refrelay node: checks its node id is free, recovers its own earlier claims, then runs
+ * passes (`tick`) until stopped (or, with drain, until no work is left) — beating its node
  * heartbeat, measuring its clock against the store's, and taking over stale locks of dead peers.
  */
 export class Daemon {
-  private readonly waker = new Waker();
-  private readonly distributor: Distributor;
-  private readonly locks: UriLocks;
-  private readonly heartbeat: NodeHeartbeat;
-  private readonly recovery: LockRecovery;
-  private readonly offset = new ClockOffsetTracker();
-  private readonly heldLocks: HeldLocks;
+  private readonly parts: DaemonParts;
   private stopping = false;
-  private watcher: FSWatcher | undefined;
+  private endWatch: (() => void) | undefined;
   private refWatcher: RefWatcher | undefined;
-  private readonly configs: ConfigReloader;
-  private readonly periodicVerify: PeriodicVerify;
-  private readonly doneSweeper: DoneSweeper;
-  private readonly spool: SpoolForwarder | undefined;
-  /** Monotonic time of the last completed distributor pass, and of the last heartbeat outcome. */
+  /** Monotonic time of the last completed distributor pass, of its last fresh listing, and the last heartbeat outcome. */
   private lastPassAt: number | undefined;
+  private listedAt = Number.NEGATIVE_INFINITY;
   private heartbeatError: string | undefined;
+  private beats = 0;
+  private readonly beatEvery: () => Promise<void>;
+  private readonly observeEvery: () => Promise<void>;
+  private readonly sweepEvery: () => Promise<void>;
 
   constructor(private readonly options: DaemonOptions) {
-    this.doneSweeper = new DoneSweeper(options.store, options.clock, options.log);
-    const { config } = options;
-    this.configs = new ConfigReloader(config, options.log, options.reloadConfig, () => this.waker.wake());
-    this.locks = new UriLocks({
-      runningDir: join(config.storePath, 'ref-updates', 'running'),
-      nodeId: config.nodeId,
-      host: options.host,
-      pid: options.pid,
-      clock: options.clock,
-      random: options.random,
-      trustMs: () => this.config.lockStaleMs / 3,
+    this.parts = nodeParts(options);
+    const { clock, store, log } = options;
+    this.beatEvery = runEvery(clock, () => this.config.distributionIntervalMs, async () => {
+      if (this.beats++ % BEATS_PER_CLOCK_PROBE === 0) await this.measureOffset();
+      await this.beat();
     });
-    this.heldLocks = new HeldLocks(this.locks, (lockName, leaseId) => options.store.paths.doneFolder(lockName, leaseId), options.clock, () => this.doneSweeper.retired());
-    const processes = options.processes ?? realProcessControl;
-    this.heartbeat = new NodeHeartbeat({ nodesDir: this.nodesDir, nodeId: config.nodeId, pid: options.pid, host: options.host, version: options.version, clock: options.clock, random: options.random });
-    this.distributor = new Distributor(
-      {
-        config: () => this.config,
-        store: options.store,
-        locks: this.heldLocks,
-        pusher: options.pusher,
-        clock: options.clock,
-        random: options.random,
-        timers: options.timers,
-        log: options.log,
-        storeClockOffsetMs: () => this.offset.current() ?? 0,
-        ...(options.observability ? { events: options.observability.events } : {}),
-        identifyPush: (pid) => ({ pushStartTime: processes.identify(pid).startTime, bootId: processes.bootId() }),
-      },
-      () => this.waker.wake('slot'),
+    // Apart from the pass: a lock folder the observer cannot read must not stop the pushes.
+    this.observeEvery = runEvery(clock, () => passEveryMs(this.config), () =>
+      this.parts.recovery.pass(this.parts.leases.ownLeases, this.parts.leases.ownLocks).catch((error: unknown) => reportPassFailure(this.parts.distributor.storeOutage, log, error)),
     );
-    this.spool = options.spoolDir === undefined
-      ? undefined
-      : new SpoolForwarder({ dir: options.spoolDir, store: options.store, log: options.log, storeClockOffsetMs: () => this.offset.current() ?? 0 });
-    this.periodicVerify = new PeriodicVerify(() => this.config, options.clock, options.random, options.log, () => this.offset.current() ?? 0, options.credentials);
-    this.recovery = new LockRecovery({
-      locks: this.locks,
-      store: options.store,
-      clock: options.clock,
-      log: options.log,
-      host: options.host,
-      processes,
-      lockStaleMs: () => this.config.lockStaleMs,
-      onRecovered: (uriKey) => {
-        this.distributor.expedite(uriKey);
-        this.waker.wake();
-      },
-      events: options.observability?.events,
-    });
+    this.sweepEvery = runEvery(clock, () => SWEEP_EVERY_MS, () => sweepStoreLeftovers(store, this.config.retentionMs, log));
   }
 
   /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
   private get config(): ReplicationConfig {
-    return this.configs.current;
-  }
-
-  private get nodesDir(): string {
-    return join(this.config.storePath, 'nodes');
+    return this.parts.configs.current;
   }
 
   get takeovers(): number {
-    return this.recovery.takeoverCount;
+    return this.parts.recovery.takeoverCount;
   }
 
   /** Task files this node's jobs put in failed/ since it started. */
   get failedTasks(): number {
-    return this.distributor.failedCount;
+    return this.parts.distributor.failedCount;
+  }
+
+  get spooledTasks(): number {
+    return this.parts.spool?.waiting ?? 0;
   }
 
   /** Apply the config file as it is now (ConfigReloader.reload): false when it was refused. */
   reload(reason: string, files?: readonly string[]): boolean {
-    return this.configs.reload(reason, files);
+    return this.parts.configs.reload(reason, files);
   }
 
   requestStop(): void {
     if (this.stopping) return;
     this.stopping = true;
-    this.distributor.stopAccepting();
-    this.waker.wake();
+    this.parts.distributor.stopAccepting();
+    this.parts.waker.wake();
   }
 
   /** Runs until stopped or drained. Resolves with the exit code. */
   async run(): Promise<number> {
-    const { log, clock } = this.options;
+    const { log, observability } = this.options;
     const config = this.config;
     log.info({ nodeId: config.nodeId, pid: this.options.pid, store: config.storePath, drain: this.options.drain }, 'refrelay node starting');
     // Before anything reads or writes there: a path without the store marker is refused.
     await this.options.store.open();
-    await assertNodeIdFree({
-      nodesDir: this.nodesDir,
-      nodeId: config.nodeId,
-      host: this.options.host,
-      pid: this.options.pid,
-      clock,
-      observeMs: 2 * config.distributionIntervalMs + 500,
-      isPidAlive: (pid) => (this.options.processes ?? realProcessControl).isAlive(pid),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    });
-    const observability = this.options.observability;
+    await this.parts.assertNodeIdFree();
     await observability?.start({
       config: () => this.config,
       health: () => this.health(),
-      schedule: () => this.distributor.schedule(config.nodeId),
-      storeClockOffsetMs: () => this.offset.current() ?? 0,
+      schedule: () => this.parts.distributor.schedule(config.nodeId),
+      storeClockOffsetMs: () => this.parts.offset.current() ?? 0,
       spooledTasks: () => this.spooledTasks,
     });
     try {
-      return await this.runStarted();
+      await this.start();
+      let woke: WakeReason = 'other';
+      while (!this.stopping) {
+        const outcome = await this.tick(woke);
+        if (outcome === 'drained') break;
+        // A reused listing cannot end a drain, but it says the end is near: list afresh now
+        // instead of after a whole interval.
+        woke = outcome === 'list-again' ? 'other' : await this.parts.waker.wait(outcome);
+      }
+      return await this.stop();
     } finally {
       await observability?.stop();
       await this.options.pusher.close?.().catch((error: unknown) => log.warn({ err: String(error) }, 'could not close shared ssh connections'));
     }
   }
 
-  private async runStarted(): Promise<number> {
-    const { log, clock } = this.options;
+  /** Start-up once the node id is known free: first heartbeat, own earlier claims, watches. */
+  async start(): Promise<void> {
+    const { log, clock, store } = this.options;
     const config = this.config;
-    await this.measureOffset();
-    await this.beat();
-    await this.recovery.recoverOwn(config.nodeId);
-    if (config.replicateOnStartup) await replicateIfFirstOfCluster(this.options.store, this.config, clock, this.offset.current() ?? 0, log);
-    this.watcher = watchLocalWrites(this.config.storePath, () => this.waker.wake());
+    await this.beatEvery();
+    await this.parts.recovery.recoverOwn(config.nodeId);
+    if (config.replicateOnStartup) await replicateIfFirstOfCluster(store, config, clock, this.parts.offset.current() ?? 0, log);
+    this.endWatch = this.parts.watchLocalWrites(() => this.parts.waker.wake());
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
-      this.refWatcher = new RefWatcher({ config: () => this.config, store: this.options.store, log });
+      this.refWatcher = new RefWatcher({ config: () => this.config, store, log });
       await this.refWatcher.start();
     }
-    let lastBeat = clock.monotonic();
-    let lastSweep = -Infinity;
-    let lastObserve = -Infinity;
-    let beats = 0;
-    let listedAt = -Infinity;
-    let woke: WakeReason = 'other';
-    await this.configs.reloadIfChanged();
-    while (!this.stopping) {
-      const config = this.config;
-      const now = clock.monotonic();
-      await this.configs.reloadIfChanged();
-      if (now - lastBeat >= config.distributionIntervalMs) {
-        lastBeat = now;
-        if (++beats % 6 === 0) await this.measureOffset();
-        await this.beat();
-      }
-      let nextDueAt: number | undefined;
-      let pendingUris = 1;
-      let fresh = false;
-      if (now - lastObserve >= Math.min(config.distributionIntervalMs, config.lockStaleMs / 6)) {
-        lastObserve = now;
-        // Apart from the pass: a lock folder the observer cannot read must not stop the pushes.
-        await this.recovery.pass(this.heldLocks.ownLeases, this.heldLocks.ownLocks).catch((error: unknown) => reportPassFailure(this.distributor.storeOutage, log, error));
-      }
-      try {
-        if (now - lastSweep >= SWEEP_EVERY_MS) {
-          lastSweep = now;
-          await sweepStoreLeftovers(this.options.store, config.retentionMs, log);
-        }
-        if (!this.options.drain) this.periodicVerify.maybeRun();
-        // Before the listing, so a drain sees what it forwarded.
-        await this.forwardSpool();
-        // A freed slot asks for the next push at once; the listing it needs is at most one
-        // interval old, as it would be on the periodic pass.
-        const reuseListing = woke === 'slot' && now - listedAt < config.distributionIntervalMs;
-        if (!reuseListing) listedAt = now;
-        const report = await this.distributor.tick({ reuseListing });
-        fresh = !reuseListing;
-        // Idle: nothing pushing, nothing started, nothing due within DONE_SWEEP_QUIET_MS.
-        const idle = this.distributor.runningCount === 0 && report.started === 0 && (report.nextDueAt === undefined || report.nextDueAt - clock.now() >= DONE_SWEEP_QUIET_MS);
-        this.doneSweeper.maybeSweep(idle);
-        nextDueAt = report.nextDueAt;
-        pendingUris = report.pendingUris;
-        this.lastPassAt = clock.monotonic();
-        reportStoreWorks(this.distributor.storeOutage, log, 'pass');
-      } catch (error) {
-        // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
-        reportPassFailure(this.distributor.storeOutage, log, error);
-      }
-      if (this.options.drain && pendingUris === 0 && this.distributor.runningCount === 0 && this.spooledTasks === 0) {
-        if (fresh) break;
-        // A reused listing cannot end a drain, but it says the end is near: list afresh now
-        // instead of after a whole interval.
-        woke = 'other';
-        continue;
-      }
-      let waitMs = Math.min(config.distributionIntervalMs, config.lockStaleMs / 6);
-      if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
-      // Spooled updates go into the store within a second of it taking writes again.
-      if (this.spooledTasks > 0) waitMs = Math.min(waitMs, SPOOL_RETRY_MS);
-      woke = await this.waker.wait(waitMs);
-    }
-    await this.shutdown();
-    const failed = this.distributor.failedCount;
-    log.info({ nodeId: config.nodeId, failedTasks: failed, takeovers: this.takeovers }, 'refrelay node stopped');
-    return this.options.drain && failed > 0 ? 1 : 0;
+    await this.parts.configs.reloadIfChanged();
   }
 
-  get spooledTasks(): number {
-    return this.spool?.waiting ?? 0;
+  /**
+   * One pass: heartbeat, stale-lock observation and store sweeps when due, the periodic verify,
+   * the spool, then the distributor. `woke` is why the sleep before it ended: after a freed push
+   * slot the last listing is reused when it is less than an interval old.
+   */
+  async tick(woke: WakeReason = 'other'): Promise<PassOutcome> {
+    const { log, clock, drain } = this.options;
+    const { distributor, configs } = this.parts;
+    const now = clock.monotonic();
+    await configs.reloadIfChanged();
+    const config = this.config;
+    await this.beatEvery();
+    await this.observeEvery();
+    let nextDueAt: number | undefined;
+    let pendingUris = 1;
+    let fresh = false;
+    try {
+      await this.sweepEvery();
+      if (!drain) this.parts.verify.maybeRun();
+      // Before the listing, so a drain sees what it forwarded.
+      await this.forwardSpool();
+      // A freed slot asks for the next push at once; the listing it needs is at most one
+      // interval old, as it would be on the periodic pass.
+      const reuseListing = woke === 'slot' && now - this.listedAt < config.distributionIntervalMs;
+      if (!reuseListing) this.listedAt = now;
+      const report = await distributor.tick({ reuseListing });
+      fresh = !reuseListing;
+      // Idle: nothing pushing, nothing started, nothing due within DONE_SWEEP_QUIET_MS.
+      const idle = distributor.runningCount === 0 && report.started === 0 && (report.nextDueAt === undefined || report.nextDueAt - clock.now() >= DONE_SWEEP_QUIET_MS);
+      this.parts.doneSweeper.maybeSweep(idle);
+      nextDueAt = report.nextDueAt;
+      pendingUris = report.pendingUris;
+      this.lastPassAt = clock.monotonic();
+      reportStoreWorks(distributor.storeOutage, log, 'pass');
+    } catch (error) {
+      // A store outage (full disk, unmounted share) must not stop the node: log, try next pass.
+      reportPassFailure(distributor.storeOutage, log, error);
+    }
+    if (drain && pendingUris === 0 && distributor.runningCount === 0 && this.spooledTasks === 0) return fresh ? 'drained' : 'list-again';
+    let waitMs = passEveryMs(config);
+    if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
+    // Spooled updates go into the store within a second of it taking writes again.
+    if (this.spooledTasks > 0) waitMs = Math.min(waitMs, SPOOL_RETRY_MS);
+    return waitMs;
+  }
+
+  /**
+   * Stops taking work, lets running pushes finish for shutdownGrace and aborts the rest, then
+   * leaves a stopped heartbeat. Resolves with the exit code: 1 when a drain left failed tasks.
+   */
+  private async stop(): Promise<number> {
+    const { log, shutdownGraceMs, timers } = this.options;
+    const { distributor } = this.parts;
+    this.endWatch?.();
+    await this.refWatcher?.stop();
+    distributor.stopAccepting();
+    if (distributor.runningCount > 0) {
+      log.info({ running: distributor.runningCount, graceMs: shutdownGraceMs }, 'waiting for running pushes');
+      let cancelGrace = (): void => undefined;
+      const graceOver = new Promise<'timeout'>((resolve) => {
+        cancelGrace = timers.after(shutdownGraceMs, () => resolve('timeout'));
+      });
+      const ended = await Promise.race([distributor.whenIdle().then(() => 'idle' as const), graceOver]);
+      cancelGrace();
+      if (ended === 'timeout') {
+        log.warn({ running: distributor.runningCount }, 'shutdown grace over: aborting running pushes');
+        distributor.abortAll();
+        await distributor.whenIdle();
+      }
+    }
+    // What the last pushes retired goes now, so a stopped node leaves nothing behind.
+    await this.parts.doneSweeper.finish();
+    await this.beat(true);
+    const failed = distributor.failedCount;
+    log.info({ nodeId: this.config.nodeId, failedTasks: failed, takeovers: this.takeovers }, 'refrelay node stopped');
+    return this.options.drain && failed > 0 ? 1 : 0;
   }
 
   /** A store that fails here fails the pass's listing too; the spool stays for the next pass. */
   private async forwardSpool(): Promise<void> {
-    await this.spool?.tick().catch((error: unknown) => reportSpoolFailure(this.distributor.storeOutage, this.options.log, error, this.spooledTasks));
+    await this.parts.spool?.tick().catch((error: unknown) => reportSpoolFailure(this.parts.distributor.storeOutage, this.options.log, error, this.spooledTasks));
   }
 
   private async measureOffset(): Promise<void> {
     try {
-      const sample = await measureStoreClockOffset(this.nodesDir, this.config.nodeId, this.options.clock);
-      const current = this.offset.add(sample);
+      const current = this.parts.offset.add(await this.parts.probeClock());
       const limit = this.config.lockStaleMs / 4;
       if (Math.abs(current) > limit) {
         this.options.log.warn({ clockOffsetMs: current, limitMs: limit }, 'this node\'s clock is far from the store\'s clock: run NTP');
@@ -270,9 +236,10 @@ export class Daemon {
   }
 
   private async beat(stopped = false): Promise<void> {
-    const outage = this.distributor.storeOutage;
+    const { distributor, offset } = this.parts;
+    const outage = distributor.storeOutage;
     // What this node's jobs and passes meet shows in `status` on every node, when the record itself can be written.
-    await this.heartbeat.beat(this.distributor.runningUris(), this.offset.current() ?? null, stopped, this.distributor.openCircuits(), outage.view('heartbeat'), this.spooledTasks).then(
+    await this.parts.heartbeat.beat(distributor.runningUris(), offset.current() ?? null, stopped, distributor.openCircuits(), outage.view('heartbeat'), this.spooledTasks).then(
       () => {
         this.heartbeatError = undefined;
         reportStoreWorks(outage, this.options.log, 'heartbeat');
@@ -292,32 +259,10 @@ export class Daemon {
       stopping: this.stopping,
       now: this.options.clock.monotonic(),
       lastPassAt: this.lastPassAt,
-      storeOutage: this.distributor.storeOutage.view(),
+      storeOutage: this.parts.distributor.storeOutage.view(),
       heartbeatError: this.heartbeatError,
-      clockOffsetMs: this.offset.current(),
-      spoolProblem: this.spool?.problem(),
+      clockOffsetMs: this.parts.offset.current(),
+      spoolProblem: this.parts.spool?.problem(),
     });
-  }
-
-  private async shutdown(): Promise<void> {
-    this.watcher?.close();
-    await this.refWatcher?.stop();
-    this.distributor.stopAccepting();
-    if (this.distributor.runningCount > 0) {
-      const { log, shutdownGraceMs } = this.options;
-      log.info({ running: this.distributor.runningCount, graceMs: shutdownGraceMs }, 'waiting for running pushes');
-      const graceOver = new Promise<'timeout'>((resolve) => {
-        const timer = setTimeout(() => resolve('timeout'), shutdownGraceMs);
-        timer.unref();
-      });
-      if ((await Promise.race([this.distributor.whenIdle().then(() => 'idle' as const), graceOver])) === 'timeout') {
-        log.warn({ running: this.distributor.runningCount }, 'shutdown grace over: aborting running pushes');
-        this.distributor.abortAll();
-        await this.distributor.whenIdle();
-      }
-    }
-    // What the last pushes retired goes now, so a stopped node leaves nothing behind.
-    await this.doneSweeper.finish();
-    await this.beat(true);
   }
 }

@@ -1,5 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { watch } from 'node:fs';
 
 /** A burst of local store writes (new tasks above all) becomes one early distributor pass. */
 const WATCH_HINT_DEBOUNCE_MS = 50;
@@ -13,13 +12,13 @@ const WATCH_HINT_DEBOUNCE_MS = 50;
  * tasks costs ~100 ms) instead of one per interval. The last event of a write, the temp's
  * removal, comes after the task is in waiting/.
  *
- * Undefined when the folder cannot be watched: the periodic listing still finds every task.
+ * `building` is StorePaths.building. Returns what ends the watch; when the folder cannot be watched
+ * there is nothing to end, and the periodic listing still finds every task.
  */
-export function watchLocalWrites(storePath: string, wake: () => void): FSWatcher | undefined {
-  const dir = join(storePath, 'ref-updates', 'building');
+export function watchLocalWrites(building: string, wake: () => void): () => void {
   try {
     let hinted = false;
-    const watcher = watch(dir, { persistent: false }, () => {
+    const watcher = watch(building, { persistent: false }, () => {
       if (hinted) return;
       hinted = true;
       setTimeout(() => {
@@ -28,8 +27,8 @@ export function watchLocalWrites(storePath: string, wake: () => void): FSWatcher
       }, WATCH_HINT_DEBOUNCE_MS).unref();
     });
     watcher.on('error', () => undefined);
-    return watcher;
+    return () => watcher.close();
   } catch {
-    return undefined;
+    return () => undefined;
   }
 }

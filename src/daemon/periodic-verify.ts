@@ -37,6 +37,8 @@ export class PeriodicVerify {
   private lastAttempt = -Infinity;
 
   constructor(
+    /** StorePaths.verify: the run lock and the summary. */
+    private readonly dir: string,
     private readonly config: () => ReplicationConfig,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -44,10 +46,6 @@ export class PeriodicVerify {
     private readonly storeOffsetMs: () => number,
     private readonly credentials?: Credentials,
   ) {}
-
-  private get dir(): string {
-    return join(this.config().storePath, 'verify');
-  }
 
   /** Called every pass; starts a run in the background when one is due. */
   maybeRun(): void {
