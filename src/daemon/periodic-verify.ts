@@ -6,6 +6,7 @@ import { discoverProjects } from '../intake/project-discovery.js';
 import type { Credentials } from '../config/secure-config.js';
 import { destinationsOf, verifyAll, type DriftReport } from '../intake/verify.js';
 import type { Log } from '../runtime/log.js';
+import { errnoName } from '../runtime/errno.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 
@@ -21,10 +22,6 @@ export interface VerifySummary {
   readonly byRemote: Record<string, { destinations: number; drifted: number; unreachable: number }>;
   /** The drifted and unreachable destinations (redacted), first 50. */
   readonly problems: ReadonlyArray<Pick<DriftReport, 'remote' | 'uri' | 'state' | 'error'> & { missing: number; different: number; extra: number }>;
-}
-
-function errno(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | null)?.code;
 }
 
 /**
@@ -69,7 +66,7 @@ export class PeriodicVerify {
     try {
       await mkdir(lock);
     } catch (error) {
-      if (errno(error) !== 'EEXIST') throw error;
+      if (errnoName(error) !== 'EEXIST') throw error;
       const held = await stat(lock).catch(() => undefined);
       if (held === undefined || storeNow - held.mtimeMs < 2 * config.verifyIntervalMs) return;
       this.log.warn({ lockAgeMs: storeNow - held.mtimeMs }, 'breaking an abandoned verify lock');
