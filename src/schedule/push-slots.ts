@@ -56,26 +56,56 @@ export class PushSlots {
 
   /** `limit` is read on every grant, so a reloaded `threads` applies to the next push. */
   slot(remote: string, limit: () => number, fair?: FairClaim): PushSlot {
-    return new RemoteSlot(this, remote, limit, fair);
-  }
-
-  /** For RemoteSlot: queues `waiter` and hands out what is free. */
-  enqueue(waiter: Waiter): void {
-    this.queue.push(waiter);
-    this.pump();
-  }
-
-  /** For RemoteSlot: takes back a waiter that gave up before its grant. */
-  dequeue(waiter: Waiter): void {
-    const index = this.queue.indexOf(waiter);
-    if (index >= 0) this.queue.splice(index, 1);
-  }
-
-  /** For RemoteSlot: frees a granted slot of `remote` and hands it on. */
-  free(remote: string): void {
-    this.busyByRemote.set(remote, this.busy(remote) - 1);
-    this.busyTotal--;
-    this.pump();
+    let state: 'idle' | 'waiting' | 'held' | 'released' = 'idle';
+    let settle: ((granted: boolean) => void) | undefined;
+    let stopCharging: (() => void) | undefined;
+    const waiter: Waiter = {
+      remote,
+      limit,
+      fair,
+      grant: () => {
+        stopCharging = fair?.reservation.begin();
+        settle?.(true);
+      },
+    };
+    const cancelWait = (): void => {
+      if (state !== 'waiting') return;
+      const index = this.queue.indexOf(waiter);
+      if (index >= 0) this.queue.splice(index, 1);
+      settle?.(false);
+    };
+    return {
+      acquire: (signal) => {
+        if (state !== 'idle') return Promise.resolve(state === 'held');
+        if (signal.aborted) {
+          state = 'released';
+          return Promise.resolve(false);
+        }
+        state = 'waiting';
+        return new Promise<boolean>((resolve) => {
+          settle = (granted) => {
+            signal.removeEventListener('abort', cancelWait);
+            settle = undefined;
+            state = granted ? 'held' : 'released';
+            resolve(granted);
+          };
+          signal.addEventListener('abort', cancelWait, { once: true });
+          this.queue.push(waiter);
+          this.pump();
+        });
+      },
+      release: () => {
+        fair?.reservation.cancel(); // no-op once the push began
+        if (state === 'waiting') cancelWait();
+        else if (state === 'held') {
+          state = 'released';
+          stopCharging?.();
+          this.busyByRemote.set(remote, this.busy(remote) - 1);
+          this.busyTotal--;
+          this.pump();
+        } else state = 'released';
+      },
+    };
   }
 
   /** Hands out free slots again: what a hold was waiting for may have started, or gone. */
@@ -101,75 +131,5 @@ export class PushSlots {
       this.busyTotal++;
       next.grant();
     }
-  }
-}
-
-/**
- * One job's slot. A class rather than closures made per push: V8 holds the optimized code of a
- * closure weakly and drops it at every full collection, so closures made anew for each push were
- * optimized again and again on a busy node. The slot is its own abort listener (`handleEvent`).
- */
-class RemoteSlot implements PushSlot, Waiter {
-  private state: 'idle' | 'waiting' | 'held' | 'released' = 'idle';
-  private signal: AbortSignal | undefined;
-  private resolveWait: ((granted: boolean) => void) | undefined;
-  private stopCharging: (() => void) | undefined;
-
-  constructor(
-    private readonly slots: PushSlots,
-    readonly remote: string,
-    readonly limit: () => number,
-    readonly fair: FairClaim | undefined,
-  ) {}
-
-  acquire(signal: AbortSignal): Promise<boolean> {
-    if (this.state !== 'idle') return Promise.resolve(this.state === 'held');
-    if (signal.aborted) {
-      this.state = 'released';
-      return Promise.resolve(false);
-    }
-    this.state = 'waiting';
-    this.signal = signal;
-    return new Promise<boolean>((resolve) => {
-      this.resolveWait = resolve;
-      signal.addEventListener('abort', this, { once: true });
-      this.slots.enqueue(this);
-    });
-  }
-
-  /** Called by PushSlots when this waiter gets its slot. */
-  grant(): void {
-    this.stopCharging = this.fair?.reservation.begin();
-    this.settle(true);
-  }
-
-  /** The abort of the signal given to `acquire`, while waiting. */
-  handleEvent(): void {
-    this.cancelWait();
-  }
-
-  release(): void {
-    this.fair?.reservation.cancel(); // no-op once the push began
-    if (this.state === 'waiting') this.cancelWait();
-    else if (this.state === 'held') {
-      this.state = 'released';
-      this.stopCharging?.();
-      this.slots.free(this.remote);
-    } else this.state = 'released';
-  }
-
-  private cancelWait(): void {
-    if (this.state !== 'waiting') return;
-    this.slots.dequeue(this);
-    this.settle(false);
-  }
-
-  private settle(granted: boolean): void {
-    this.signal?.removeEventListener('abort', this);
-    this.signal = undefined;
-    this.state = granted ? 'held' : 'released';
-    const resolve = this.resolveWait;
-    this.resolveWait = undefined;
-    resolve?.(granted);
   }
 }
