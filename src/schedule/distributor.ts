@@ -2,19 +2,18 @@ import type { OpenCircuit } from '../cluster/node-heartbeat.js';
 import { redactUrl } from '../runtime/redact.js';
 import type { HostHealth, SchedulerDeps } from './ports.js';
 import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
-import { PushSlots } from './push-slots.js';
-import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
+import { PushSlots, type PushSlot } from './push-slots.js';
+import type { ReplicationConfig } from '../config/types.js';
 import { FairShare, type FairCandidate } from './fair-share.js';
 import { HostCircuits } from './host-circuit.js';
 import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
-import type { UntrustedTask, UriGroup } from './uri-groups.js';
-import { WaitingGrouping } from './waiting-grouping.js';
-import { slotHeldFor, startDue, type SlotHolder, type Starter } from './start-pass.js';
+import { groupByUri, type ResolutionCache, type UntrustedTask, type UriGroup } from './uri-groups.js';
+import { slotHeldFor, startDue, threadsOf, type DueHead } from './start-pass.js';
 import { parkUntrusted } from './park-untrusted.js';
 import { StoreOutage, storeFailureCode } from './store-outage.js';
-import { bucketsOf, dueOf, fairCandidate, oldestLeft, rescheduleAfter, type Bucket, type Due, type PassEntry, type UriSchedule } from './due-planner.js';
-import { hasRoom, jobsTo, JobSlot, nodeHasRoom, threadsOf, type InFlight } from './in-flight.js';
+import { newSchedule, planDue, scheduleAfter, type DuePlan, type UriSchedule } from './due-planner.js';
+import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
@@ -41,15 +40,14 @@ export interface TickReport {
  * longer than one pass of every node (distributionInterval + randomDelay) — a backlog no other
  * node took — is locked and claimed ahead, while all slots are busy, so its push starts the moment
  * one frees. A URI only just due is never taken ahead: an idle peer may push it at once; nor is
- * the tail of a backlog (no more than 2 × threads due URIs left), which peers share out. Per
- * remote at most 2 × threads jobs are active and 3 × threads exist, so a slow store cannot pile
- * up held locks.
+ * the tail of a backlog, which peers share out. How many jobs a remote and the node may have in
+ * each phase: job-table.ts.
  */
 export class Distributor {
   private readonly schedules = new Map<string, UriSchedule>();
-  private readonly inFlight = new Map<string, InFlight>();
-  private readonly waiting: WaitingGrouping;
-  private readonly starter: Starter;
+  private readonly jobs = new Map<string, Job>();
+  /** Each task's remote and URI key, per config (a new config resolves URIs anew). */
+  private readonly resolutions = new WeakMap<ReplicationConfig, ResolutionCache>();
   private readonly fairShare: FairShare;
   private readonly circuits: HostCircuits;
   private readonly pacing: HostPacing;
@@ -57,11 +55,8 @@ export class Distributor {
   private readonly jobDeps: SchedulerDeps;
   /** Store failures of this node (jobs, passes, heartbeats): job starts back off while it fails. */
   readonly storeOutage: StoreOutage;
-  private soleGroupAtWork = true;
-  /** The oldest due URI of each group that the last pass could not start. */
-  private dueHeads: Array<{ fair: FairCandidate; remote: RemoteConfig }> = [];
-  /** The last pass's view of each waiting URI, for `/status` and the page. */
-  private lastPass: PassEntry[] = [];
+  /** The last pass's plan (for `/status`), and each group's oldest due URI it could not start. */
+  private last: { plan: DuePlan | undefined; heads: readonly DueHead[] } = { plan: undefined, heads: [] };
   private accepting = true;
   private failedToFailedDir = 0;
   /** URIs whose refused task files are being moved to failed/ right now. */
@@ -82,7 +77,11 @@ export class Distributor {
     this.circuits = new HostCircuits(deps.clock, deps.random);
     this.pacing = new HostPacing(deps.clock);
     this.storeOutage = new StoreOutage(deps.clock, () => deps.config().distributionIntervalMs);
-    this.pushSlots = new PushSlots({ nodeLimit: () => deps.config().maxPushes, fairShare: this.fairShare, hold: (best) => slotHeldFor(this.slotHolder(), best) });
+    this.pushSlots = new PushSlots({
+      nodeLimit: () => deps.config().maxPushes,
+      fairShare: this.fairShare,
+      hold: (best) => slotHeldFor({ jobs: this.jobs, pushSlots: this.pushSlots, fairShare: this.fairShare, heads: this.last.heads, accepting: this.accepting, config: deps.config() }, best),
+    });
     const { circuits, pacing } = this;
     const hosts: HostHealth = {
       reached: (uri) => {
@@ -95,28 +94,16 @@ export class Distributor {
       overloaded: (uri, retryAfterMs) => {
         const host = hostOf(uri);
         // Every job of the host still in flight counts, pushes just over included: the width the host refused.
-        pacing.overloaded(host, jobsTo(this.inFlight.values(), host, false), retryAfterMs);
+        pacing.overloaded(host, jobsTo(this.jobs, host, false), retryAfterMs);
         return true;
       },
     };
     this.jobDeps = { ...deps, hosts };
-    this.waiting = new WaitingGrouping(deps.store);
-    this.starter = {
-      fairShare: this.fairShare,
-      circuits,
-      pacing,
-      storeOutage: this.storeOutage,
-      accepting: () => this.accepting,
-      hasRoom: (remote, takeAhead, lane) => hasRoom(this.inFlight.values(), this.soleGroupAtWork, remote, takeAhead, lane),
-      nodeHasRoom: (config, takeAhead) => nodeHasRoom(this.inFlight.values(), config, takeAhead),
-      activeJobsTo: (host) => jobsTo(this.inFlight.values(), host, true),
-      start: (group, fair, probe, ahead) => this.start(group, fair, probe, ahead),
-    };
   }
 
   /** Push jobs, and jobs parking refused task files. */
   get runningCount(): number {
-    return this.inFlight.size + this.parking.size;
+    return this.jobs.size + this.parking.size;
   }
 
   /** How many task files this node put in failed/ since it started (whole tasks and parked rejected refs). */
@@ -130,20 +117,15 @@ export class Distributor {
   }
 
   runningUris(): string[] {
-    return [...this.inFlight.values()].map((job) => redactUrl(job.group.uri));
+    return [...this.jobs.values()].map((job) => redactUrl(job.group.uri));
   }
 
   /** A URI whose tasks were just recovered from a dead holder: push it on the next pass. */
   expedite(uriKey: string): void {
-    const schedule = this.schedules.get(uriKey);
-    const now = this.deps.clock.now();
+    const schedule = this.schedules.get(uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
     // The recovered tasks keep their old mtimes, so their batch is already due; clear any
     // lock-refused wait and jitter so this node (the one that took over) goes first.
-    if (schedule === undefined) this.schedules.set(uriKey, { jitterMs: 0, notBefore: 0, recheckAt: 0 });
-    else {
-      schedule.jitterMs = 0;
-      schedule.recheckAt = Math.min(schedule.recheckAt, now);
-    }
+    this.schedules.set(uriKey, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
   }
 
   /** Stop starting pushes; running ones go on (graceful shutdown, first phase). */
@@ -152,47 +134,50 @@ export class Distributor {
   }
 
   abortAll(): void {
-    for (const job of this.inFlight.values()) job.controller.abort();
+    for (const job of this.jobs.values()) job.controller.abort();
   }
 
   async whenIdle(): Promise<void> {
-    while (this.inFlight.size > 0 || this.parking.size > 0) await Promise.all([...[...this.inFlight.values()].map((job) => job.done), ...this.parking.values()]);
+    while (this.jobs.size > 0 || this.parking.size > 0) await Promise.all([...[...this.jobs.values()].map((job) => job.done), ...this.parking.values()]);
   }
 
   /**
    * One pass. `reuseListing`: work from the last listing (minus this node's claims since) instead
    * of reading `waiting/` again — for the passes a freed push slot triggers, which in a backlog
-   * come many times per distributionInterval; the periodic pass lists afresh.
+   * come many times per distributionInterval; the periodic pass lists afresh. Either way the
+   * listing is grouped by URI anew.
    */
   async tick(options: { reuseListing?: boolean } = {}): Promise<TickReport> {
-    const { deps } = this;
+    const { deps, schedules, jobs } = this;
     const config = deps.config();
-    const { groups, untrusted } = await this.waiting.grouping(config, options.reuseListing === true);
+    const reuse = options.reuseListing === true;
+    const waiting = await deps.store.listWaiting({ cached: reuse });
+    let resolutions = this.resolutions.get(config);
+    if (resolutions === undefined) this.resolutions.set(config, (resolutions = new WeakMap()));
+    const untrusted: UntrustedTask[] = [];
+    const groups = groupByUri(config, waiting, resolutions, untrusted);
     // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
     // here): only a fresh one tells which URIs have nothing left.
-    if (options.reuseListing !== true) {
-      for (const key of this.schedules.keys()) if (!groups.has(key) && !this.inFlight.has(key)) this.schedules.delete(key);
+    if (!reuse) {
+      for (const key of schedules.keys()) if (!groups.has(key) && !jobs.has(key)) schedules.delete(key);
       await this.forgetClearedBackoffs(deps.clock.now());
     }
+    for (const group of groups.values()) if (!schedules.has(group.uriKey)) schedules.set(group.uriKey, newSchedule(group.uri, config, deps.random));
 
-    const offset = deps.storeClockOffsetMs?.() ?? 0;
+    const offsetMs = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();
-    const circuitsOpen = this.circuits.anyOpen();
-    const paced = this.pacing.any();
-    const { due, nextDueAt } = this.dueOf(groups, config, offset, now, circuitsOpen, paced);
-    const buckets = this.bucketsOf(due);
-    const started = startDue(this.starter, buckets, due, config, now, circuitsOpen, paced);
-    // What could not start now, one per group, for the fair share's choice when a slot frees.
-    this.dueHeads = [];
-    for (const bucket of buckets) {
-      const oldest = oldestLeft(bucket);
-      if (oldest !== undefined) this.dueHeads.push({ fair: fairCandidate(oldest.group, oldest.at), remote: oldest.group.remote });
-    }
+    const { circuits } = this;
+    const plan = planDue({ groups, schedules, jobs, config, offsetMs, now, gate: circuits.anyOpen() ? (host) => circuits.gate(host) : undefined });
+    this.fairShare.observe(plan.candidates);
+    const { fairShare, pacing, storeOutage, accepting } = this;
+    const start = (group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void => this.start(group, fair, probe, ahead);
+    const { started, heads } = startDue({ jobs, fairShare, circuits, pacing, storeOutage, accepting, start }, plan, config, now);
+    this.last = { plan, heads };
     this.pushSlots.reconsider();
-    const refusing = this.parkUntrusted(untrusted, config, offset, now);
+    const refusing = this.parkUntrusted(untrusted, config, offsetMs, now);
     let pushingUnlisted = 0;
-    for (const key of this.inFlight.keys()) if (!groups.has(key)) pushingUnlisted++;
-    return { pendingUris: groups.size + refusing + pushingUnlisted, started, nextDueAt };
+    for (const key of jobs.keys()) if (!groups.has(key)) pushingUnlisted++;
+    return { pendingUris: groups.size + refusing + pushingUnlisted, started, nextDueAt: plan.nextDueAt };
   }
 
   /**
@@ -203,32 +188,16 @@ export class Distributor {
    * not seen here; the push job reads it under the lock when the remembered backoff ends.
    */
   private async forgetClearedBackoffs(now: number): Promise<void> {
-    const remembered: Array<{ key: string; schedule: UriSchedule; notBefore: number }> = [];
-    for (const [key, schedule] of this.schedules) if (schedule.notBefore > now && !this.inFlight.has(key)) remembered.push({ key, schedule, notBefore: schedule.notBefore });
+    const remembered: Array<[string, UriSchedule]> = [];
+    for (const [key, schedule] of this.schedules) if (schedule.notBefore > now && !this.jobs.has(key)) remembered.push([key, schedule]);
     if (remembered.length === 0) return;
     const listed = new Set(await this.deps.store.listUriStateKeys());
-    for (const { key, schedule, notBefore } of remembered) {
+    for (const [key, { notBefore }] of remembered) {
       // Unless a job that ended during the readdir set a new backoff, its file written after it.
-      if (!listed.has(key) && schedule.notBefore === notBefore) schedule.notBefore = 0;
+      const current = this.schedules.get(key);
+      if (!listed.has(key) && current !== undefined && current.notBefore === notBefore) this.schedules.set(key, { ...current, notBefore: 0 });
     }
   }
-
-  /** The pass's due URIs (see dueOf in due-planner.ts); keeps the view of every waiting URI for `/status`. */
-  private dueOf(groups: ReadonlyMap<string, UriGroup>, config: ReplicationConfig, offset: number, now: number, circuitsOpen: boolean, paced: boolean): { due: Due[]; nextDueAt: number | undefined } {
-    const { circuits } = this;
-    const { due, nextDueAt, lastPass } = dueOf({ schedules: this.schedules, inFlight: this.inFlight, random: this.deps.random, gate: (host) => circuits.gate(host) }, groups, config, offset, now, circuitsOpen, paced);
-    this.lastPass = lastPass;
-    return { due, nextDueAt };
-  }
-
-  /** The due URIs by fair-share group (see bucketsOf in due-planner.ts); the fair share observes every group at work. */
-  private bucketsOf(due: readonly Due[]): Bucket[] {
-    const { buckets, candidates, soleGroupAtWork } = bucketsOf(due, this.inFlight.values());
-    this.fairShare.observe(candidates);
-    this.soleGroupAtWork = soleGroupAtWork;
-    return buckets;
-  }
-
 
   /**
    * Task files no configured remote accepts are parked in failed/, once they have waited long
@@ -245,7 +214,7 @@ export class Distributor {
       if (now - (entry.item.mtimeMs - offset) >= graceMs) batch.tasks.push(entry);
     }
     for (const [key, { uri, tasks }] of byUri) {
-      if (tasks.length === 0 || this.parking.has(key) || this.inFlight.has(key) || !this.accepting) continue;
+      if (tasks.length === 0 || this.parking.has(key) || this.jobs.has(key) || !this.accepting) continue;
       const parking = parkUntrusted(this.jobDeps, key, uri, tasks)
         .then((parked) => {
           this.failedToFailedDir += parked;
@@ -262,29 +231,34 @@ export class Distributor {
 
   /** What this node plans, as of its last pass: next push per URI, backoff, running pushes. */
   schedule(nodeId: string): NodeSchedule {
-    const now = this.deps.clock.now();
-    const { schedules, inFlight, lastPass, fairShare, circuits, pacing } = this;
-    return nodeSchedule(nodeId, { now, maxPushes: this.deps.config().maxPushes, pushing: this.pushSlots.total, lastPass, inFlight, schedules, fairShare, circuits, pacing });
-  }
-
-  /** What `slotHeldFor` reads; `dueHeads` is replaced on every pass. */
-  private slotHolder(): SlotHolder {
-    const { inFlight, pushSlots, fairShare, dueHeads } = this;
-    return { inFlight, pushSlots, fairShare, dueHeads, accepting: () => this.accepting, config: () => this.deps.config(), threadsOf: (remote) => this.threadsOf(remote) };
-  }
-
-  private threadsOf(remote: string): number {
-    return threadsOf(this.deps.config(), remote);
+    const { schedules, jobs, fairShare, circuits, pacing } = this;
+    const waiting = this.last.plan?.waiting ?? [];
+    return nodeSchedule(nodeId, { now: this.deps.clock.now(), maxPushes: this.deps.config().maxPushes, pushing: this.pushSlots.total, waiting, jobs, schedules, fairShare, circuits, pacing });
   }
 
   /** `ahead`: started while no slot was free, to wait for one (taken ahead). */
   private start(group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void {
-    const controller = new AbortController();
-    const startedAt = this.deps.clock.now();
-    const phase = { active: true, granted: false, waiting: false, ahead };
-    const remoteSlot = this.pushSlots.slot(group.remote.name, () => this.threadsOf(group.remote.name), { candidate: fair, reservation: this.fairShare.reserve(fair), ahead });
-    const slot = new JobSlot(remoteSlot, phase, this.onSlotFree);
-    const done = runPushJob(this.jobDeps, group, controller.signal, slot).then(
+    const remote = group.remote.name;
+    const host = this.schedules.get(group.uriKey)?.host ?? hostOf(group.uri);
+    const job: Job = { group, fair, probe, host, controller: new AbortController(), startedAt: this.deps.clock.now(), phase: { kind: 'claiming', ahead }, done: Promise.resolve() };
+    const remoteSlot = this.pushSlots.slot(remote, () => threadsOf(this.deps.config(), remote), { candidate: fair, reservation: this.fairShare.reserve(fair), ahead });
+    // The remote's slot, with the job's phase kept up to date; its release frees the slot for the next URI.
+    const slot: PushSlot = {
+      acquire: async (signal) => {
+        if (job.phase.kind === 'claiming') job.phase = { kind: 'waiting', ahead };
+        const granted = await remoteSlot.acquire(signal);
+        if (granted && job.phase.kind === 'waiting') job.phase = { kind: 'pushing' };
+        return granted;
+      },
+      release: () => {
+        remoteSlot.release();
+        if (job.phase.kind === 'settling') return;
+        job.phase = { kind: 'settling' };
+        this.onSlotFree();
+      },
+    };
+    this.jobs.set(group.uriKey, job);
+    job.done = runPushJob(this.jobDeps, group, job.controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
         const err = error instanceof Error ? error.message : String(error);
@@ -294,26 +268,20 @@ export class Distributor {
         this.finished(group, { kind: 'locked' }, true);
       },
     );
-    const schedule = this.schedules.get(group.uriKey);
-    const host = schedule === undefined ? hostOf(group.uri) : (schedule.host ??= hostOf(group.uri));
-    this.inFlight.set(group.uriKey, { group, fair, probe, host, controller, startedAt, done, phase });
   }
 
   /** `threw`: the job failed with an error (already reported), not with a result. */
   private finished(group: UriGroup, result: JobResult, threw = false): void {
-    const job = this.inFlight.get(group.uriKey);
-    this.inFlight.delete(group.uriKey);
+    const job = this.jobs.get(group.uriKey);
+    this.jobs.delete(group.uriKey);
     this.noteStore(result, threw);
     // A probe that never reached git (lock taken, nothing left to push, stopped) leaves the
     // circuit as it was, ready for another probe; one that pushed already told the circuit.
     if (job?.probe === true && !['pushed', 'retry', 'failed', 'host-down'].includes(result.kind)) this.circuits.probeAbandoned(hostOf(group.uri), group.uriKey);
-    const config = this.deps.config();
-    const now = this.deps.clock.now();
     const schedule = this.schedules.get(group.uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
-    rescheduleAfter(schedule, result, config, now, group.remote.rescheduleDelayMs, this.deps.random);
+    this.schedules.set(group.uriKey, scheduleAfter(schedule, result, this.deps.config(), this.deps.clock.now(), group.remote.rescheduleDelayMs, this.deps.random));
     // Parked rejected refs count too: anything that ended in failed/ makes `--drain` exit 1.
     this.failedToFailedDir += movedToFailed(result);
-    this.schedules.set(group.uriKey, schedule);
     this.onSlotFree();
   }
 

@@ -1,161 +1,142 @@
-import type { ReplicationConfig, RemoteConfig } from '../config/types.js';
+import type { ReplicationConfig } from '../config/types.js';
 import { hostOf } from '../push/destination-host.js';
 import type { FairCandidate } from './fair-share.js';
 import type { CircuitGate } from './host-circuit.js';
+import type { JobTable } from './job-table.js';
 import type { JobResult } from './push-job.js';
 import type { UriGroup } from './uri-groups.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */
 export interface UriSchedule {
   /** uniform(0, randomDelay), drawn once per batch so the due time does not move every pass. */
-  jitterMs: number;
+  readonly jitterMs: number;
   /** Persisted backoff seen in uri-state; not pushed before it, while its state file is listed. */
-  notBefore: number;
+  readonly notBefore: number;
   /** Not looked at again before this: lock refused, or updates that arrived during a push. */
-  recheckAt: number;
-  /** The destination host (for its circuit and pacing), once needed. */
-  host?: string;
+  readonly recheckAt: number;
+  /** The destination host (for its circuit and pacing), parsed once per URI. */
+  readonly host?: string;
 }
 
-/** A URI due in this pass, with its due time and (while a circuit is open or a host paced) its host. */
+/** A waiting URI with its due time (and, when due, its host). */
 export interface Due {
   readonly group: UriGroup;
   readonly at: number;
   readonly host: string;
 }
 
-export interface Bucket {
-  readonly entries: Due[];
-  readonly taken: Set<Due>;
+export interface PlanInput {
+  /** The waiting tasks by URI. */
+  readonly groups: ReadonlyMap<string, UriGroup>;
+  readonly schedules: ReadonlyMap<string, UriSchedule>;
+  /** This node's jobs: their URIs are not due again, and the fair share weighs them. */
+  readonly jobs: JobTable;
+  readonly config: ReplicationConfig;
+  /** Store clock minus ours: mtimes are the store's clock. */
+  readonly offsetMs: number;
+  readonly now: number;
+  /** The gate of a host's open circuit; undefined while no circuit is open. */
+  readonly gate: ((host: string) => CircuitGate) | undefined;
 }
 
-/** A waiting URI as the last pass saw it, with its due time. */
-export interface PassEntry {
-  readonly group: UriGroup;
-  readonly at: number;
+export interface DuePlan {
+  /** Every waiting URI with its due time, for the status view. */
+  readonly waiting: readonly Due[];
+  /** The URIs due now by fair-share group (lane and remote), in listing order (see oldestLeft). */
+  readonly buckets: ReadonlyArray<readonly Due[]>;
+  /** How many URIs of each remote are due. */
+  readonly dueByRemote: ReadonlyMap<string, number>;
+  /** Earliest time a waiting URI not due yet becomes due. */
+  readonly nextDueAt: number | undefined;
+  /** Each group's first due URI and every job: the groups the fair share is to observe. */
+  readonly candidates: readonly FairCandidate[];
+  /** One fair-share group alone has work. */
+  readonly soleGroupAtWork: boolean;
 }
 
-/** What the due computation reads of the distributor: its schedules, its jobs, its circuits. */
-export interface DueInputs {
-  readonly schedules: Map<string, UriSchedule>;
-  readonly inFlight: ReadonlyMap<string, unknown>;
-  readonly random: { next(): number };
-  /** The host's circuit gate; asked only while some circuit is open. */
-  readonly gate: (host: string) => CircuitGate;
+export function fairCandidate({ group, at }: { group: UriGroup; at: number }): FairCandidate {
+  return { lane: group.lane, remote: group.remote.name, remoteShares: group.remote.shares, dueAt: at };
 }
 
-export function fairCandidate(group: UriGroup, dueAt: number): FairCandidate {
-  return { lane: group.lane, remote: group.remote.name, remoteShares: group.remote.shares, dueAt };
-}
-
-/** mtimes are the store's clock; `offset` converts them to ours. */
-export function dueAt(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, offset: number): number {
-  const batchDue = group.oldestMtimeMs - offset + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + (schedule?.jitterMs ?? 0);
+/** oldest mtime + max(replicationDelay, distributionInterval) + jitter, never before notBefore or recheckAt. */
+export function dueAt(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, offsetMs: number): number {
+  const batchDue = group.oldestMtimeMs - offsetMs + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + (schedule?.jitterMs ?? 0);
   return Math.max(batchDue, schedule?.notBefore ?? 0, schedule?.recheckAt ?? 0);
 }
 
 /**
- * The URIs due now (their host's circuit permitting), when the next one is, and every waiting
- * URI with its due time (for the status view). A URI seen for the first time gets its schedule
- * here, its jitter drawn. The pass's parts are functions of their own, and build their arrays
- * with loops: V8 recompiles a function that deoptimizes, and one pass-sized function cost 100 ms
- * of compile each time.
+ * The due URIs of a pass: those whose due time has come, with no job of this node, and whose
+ * host's circuit lets them start, grouped by lane and remote. The fair share picks a group and
+ * the group offers its oldest startable URI, so a pass over 10,000 due URIs costs a scan per
+ * start, not a sort. A pure function of its input.
  */
-export function dueOf(
-  inputs: DueInputs,
-  groups: ReadonlyMap<string, UriGroup>,
-  config: ReplicationConfig,
-  offset: number,
-  now: number,
-  circuitsOpen: boolean,
-  paced: boolean,
-): { due: Due[]; nextDueAt: number | undefined; lastPass: PassEntry[] } {
-  const { schedules, inFlight } = inputs;
-  const due: Due[] = [];
+export function planDue(input: PlanInput): DuePlan {
+  const { groups, schedules, jobs, config, offsetMs, now, gate } = input;
+  const waiting: Due[] = [];
+  const byGroup = new Map<string, Due[]>();
+  const dueByRemote = new Map<string, number>();
   let nextDueAt: number | undefined;
-  const lastPass: PassEntry[] = [];
   for (const group of groups.values()) {
-    let schedule = schedules.get(group.uriKey);
-    if (schedule === undefined) {
-      schedules.set(group.uriKey, (schedule = { jitterMs: inputs.random.next() * config.randomDelayMs, notBefore: 0, recheckAt: 0 }));
-    }
-    const at = dueAt(group, schedule, config, offset);
-    lastPass.push({ group, at });
-    if (inFlight.has(group.uriKey)) continue;
+    const schedule = schedules.get(group.uriKey);
+    const at = dueAt(group, schedule, config, offsetMs);
+    const host = schedule?.host ?? hostOf(group.uri);
+    const entry = { group, at, host };
+    waiting.push(entry);
+    if (jobs.has(group.uriKey)) continue;
     if (at > now) {
-      nextDueAt = nextDueAt === undefined ? at : Math.min(nextDueAt, at);
+      nextDueAt = Math.min(nextDueAt ?? at, at);
       continue;
     }
-    // Parsing every URL on every pass would cost more than the pass itself: a URI's host is
-    // looked up only while some circuit is open, and kept with its schedule.
-    const host = circuitsOpen || paced ? (schedule.host ??= hostOf(group.uri)) : '';
     // A host whose circuit is open has nothing due; its URIs keep waiting, their retries unspent.
-    if (circuitsOpen && inputs.gate(host) === 'blocked') continue;
-    due.push({ group, at, host });
+    if (gate?.(host) === 'blocked') continue;
+    const key = groupKey(group);
+    const bucket = byGroup.get(key);
+    if (bucket === undefined) byGroup.set(key, [entry]);
+    else bucket.push(entry);
+    dueByRemote.set(group.remote.name, (dueByRemote.get(group.remote.name) ?? 0) + 1);
   }
-  return { due, nextDueAt, lastPass };
+  const buckets = [...byGroup.values()];
+  const candidates = buckets.map((bucket) => fairCandidate(bucket[0]!));
+  const atWork = new Set(byGroup.keys());
+  for (const job of jobs.values()) {
+    candidates.push(job.fair);
+    atWork.add(groupKey(job.group));
+  }
+  return { waiting, buckets, dueByRemote, nextDueAt, candidates, soleGroupAtWork: atWork.size <= 1 };
 }
 
-/**
- * Due URIs by fair-share group (lane and remote): the fair share picks a group, and the group
- * offers its oldest startable URI. Only one candidate per group reaches the fair share, so a
- * pass over 10,000 due URIs costs a scan per start, not a sort. Also returns the candidates the
- * fair share is to observe (each group's first due URI, and every job in flight), and whether one
- * group alone is at work.
- */
-export function bucketsOf(
-  due: readonly Due[],
-  jobs: Iterable<{ readonly group: UriGroup; readonly fair: FairCandidate }>,
-): { buckets: Bucket[]; candidates: FairCandidate[]; soleGroupAtWork: boolean } {
-  const buckets: Bucket[] = [];
-  const bucketsByRemote = new Map<RemoteConfig, { live?: Bucket; bulk?: Bucket }>();
-  for (const entry of due) {
-    let lanes = bucketsByRemote.get(entry.group.remote);
-    if (lanes === undefined) bucketsByRemote.set(entry.group.remote, (lanes = {}));
-    let bucket = lanes[entry.group.lane];
-    if (bucket === undefined) buckets.push((bucket = lanes[entry.group.lane] = { entries: [], taken: new Set() }));
-    bucket.entries.push(entry);
-  }
-  const jobList = [...jobs];
-  const candidates: FairCandidate[] = [];
-  for (const bucket of buckets) candidates.push(fairCandidate(bucket.entries[0]!.group, bucket.entries[0]!.at));
-  for (const job of jobList) candidates.push(job.fair);
-
-  // With one group alone at work, fairness has nothing to choose: it may take ahead as many as
-  // its threads, to keep the slots busy; with several, one each, so the waiters are a choice.
-  const groupsAtWork = new Set<string>();
-  for (const bucket of buckets) groupsAtWork.add(`${bucket.entries[0]!.group.lane}\u0000${bucket.entries[0]!.group.remote.name}`);
-  for (const job of jobList) groupsAtWork.add(`${job.group.lane}\u0000${job.group.remote.name}`);
-  return { buckets, candidates, soleGroupAtWork: groupsAtWork.size <= 1 };
+function groupKey(group: UriGroup): string {
+  return `${group.lane}\u0000${group.remote.name}`;
 }
 
 /** The oldest entry of a bucket not taken yet that `startable` accepts (any, without it). */
-export function oldestLeft(bucket: Bucket, startable?: (entry: Due) => boolean): Due | undefined {
+export function oldestLeft(bucket: readonly Due[], taken: ReadonlySet<Due>, startable?: (entry: Due) => boolean): Due | undefined {
   let oldest: Due | undefined;
-  for (const entry of bucket.entries) {
-    if (bucket.taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || (startable !== undefined && !startable(entry))) continue;
+  for (const entry of bucket) {
+    if (taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || (startable !== undefined && !startable(entry))) continue;
     oldest = entry;
   }
   return oldest;
 }
 
+/** A URI seen for the first time: its jitter drawn for the batch, its host parsed. */
+export function newSchedule(uri: string, config: ReplicationConfig, random: { next(): number }): UriSchedule {
+  return { jitterMs: random.next() * config.randomDelayMs, notBefore: 0, recheckAt: 0, host: hostOf(uri) };
+}
+
 /** When a URI is looked at again after its job ended with `result`. */
-export function rescheduleAfter(schedule: UriSchedule, result: JobResult, config: ReplicationConfig, now: number, rescheduleDelayMs: number, random: { next(): number }): void {
+export function scheduleAfter(schedule: UriSchedule, result: JobResult, config: ReplicationConfig, now: number, rescheduleDelayMs: number, random: { next(): number }): UriSchedule {
   switch (result.kind) {
     case 'backoff':
     case 'retry':
-      schedule.notBefore = result.notBefore;
-      break;
+      return { ...schedule, notBefore: result.notBefore };
     case 'locked':
     case 'lock-lost':
     case 'stalled':
     case 'host-down':
-      schedule.recheckAt = now + config.distributionIntervalMs;
-      break;
+      return { ...schedule, recheckAt: now + config.distributionIntervalMs };
     default:
       // Updates that arrived while this URI was pushed go in the next push, after rescheduleDelay.
-      schedule.recheckAt = now + rescheduleDelayMs;
-      schedule.notBefore = 0;
-      schedule.jitterMs = random.next() * config.randomDelayMs;
+      return { ...schedule, recheckAt: now + rescheduleDelayMs, notBefore: 0, jitterMs: random.next() * config.randomDelayMs };
   }
 }

@@ -11,9 +11,7 @@ import type { TaskStore } from '../store/task-store.js';
 export type SchedulerStore = Pick<
   TaskStore,
   'listWaiting' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState' | 'listUriStateKeys'
-> &
-  // Optional: without it every pass regroups its whole listing.
-  Partial<Pick<TaskStore, 'waitingChanges'>>;
+>;
 
 /** A held URI lock, as the push job uses it (the real one is lock/HeldLock). */
 export interface Lease {

@@ -1,9 +1,9 @@
 import { redactUrl } from '../runtime/redact.js';
-import type { PassEntry, UriSchedule } from './due-planner.js';
+import type { Due, UriSchedule } from './due-planner.js';
 import type { FairGroupView, FairShare, Lane } from './fair-share.js';
 import type { HostCircuits, HostCircuitView } from './host-circuit.js';
 import type { HostPaceView, HostPacing } from './host-pacing.js';
-import type { InFlight } from './in-flight.js';
+import type { JobTable } from './job-table.js';
 
 /** This node's in-memory view: what only the node itself knows (schedule, running pushes). */
 export interface NodeSchedule {
@@ -20,13 +20,14 @@ export interface NodeSchedule {
   readonly pacedHosts?: ReadonlyArray<HostPaceView>;
 }
 
-/** The distributor's state the status view reads. */
+/** What the status view is built from: the last pass's plan, the job table, the URI schedules. */
 export interface ScheduleState {
   readonly now: number;
   readonly maxPushes: number;
   readonly pushing: number;
-  readonly lastPass: readonly PassEntry[];
-  readonly inFlight: ReadonlyMap<string, Pick<InFlight, 'group' | 'startedAt'>>;
+  /** Every waiting URI of the last pass's plan (DuePlan.waiting). */
+  readonly waiting: readonly Due[];
+  readonly jobs: JobTable;
   readonly schedules: ReadonlyMap<string, UriSchedule>;
   readonly fairShare: Pick<FairShare, 'view'>;
   readonly circuits: Pick<HostCircuits, 'view'>;
@@ -38,9 +39,9 @@ export function nodeSchedule(nodeId: string, state: ScheduleState): NodeSchedule
   const { now } = state;
   const uris: Array<NodeSchedule['uris'][number]> = [];
   const listed = new Set<string>();
-  for (const { group, at } of state.lastPass) {
+  for (const { group, at } of state.waiting) {
     listed.add(group.uriKey);
-    const job = state.inFlight.get(group.uriKey);
+    const job = state.jobs.get(group.uriKey);
     const notBefore = state.schedules.get(group.uriKey)?.notBefore ?? 0;
     uris.push({
       uri: redactUrl(group.uri),
@@ -53,7 +54,7 @@ export function nodeSchedule(nodeId: string, state: ScheduleState): NodeSchedule
       runningForMs: job === undefined ? null : now - job.startedAt,
     });
   }
-  for (const job of state.inFlight.values()) {
+  for (const job of state.jobs.values()) {
     if (listed.has(job.group.uriKey)) continue;
     uris.push({ uri: redactUrl(job.group.uri), remote: job.group.remote.name, lane: job.group.lane, waiting: 0, nextDueInMs: null, backoffUntilMs: null, running: true, runningForMs: now - job.startedAt });
   }
