@@ -64,12 +64,6 @@ export async function loadTasks(ctx: StoreContext, dir: string, names: readonly 
   return loaded.filter((entry): entry is WaitingTask => entry !== undefined);
 }
 
-/** See WaitingListing.changes(). */
-export interface WaitingChanges {
-  readonly listing: number;
-  readonly forgotten: readonly string[];
-}
-
 /**
  * `waiting/` with a cache by file name. A published task file never changes, so a name
  * seen before needs no read: the warm pass is one `readdir` plus a map lookup per entry,
@@ -80,24 +74,12 @@ export interface WaitingChanges {
  */
 export class WaitingListing {
   private readonly cache = new Map<string, WaitingTask>();
-  private listings = 0;
-  private forgotten: string[] = [];
 
   constructor(private readonly ctx: StoreContext) {}
 
   /** This node moved the file away; a later file with that name may have a new mtime. */
   forget(name: string): void {
-    if (this.cache.delete(name)) this.forgotten.push(name);
-  }
-
-  /**
-   * Which listing `cached()` derives from (a counter that moves when a `list()` starts and again
-   * when it has added new files) and the names forgotten since it started, in order: a caller that
-   * grouped that listing can drop just those instead of regrouping. `forgotten` is the live log:
-   * read its length at once.
-   */
-  changes(): WaitingChanges {
-    return { listing: this.listings, forgotten: this.forgotten };
+    this.cache.delete(name);
   }
 
   /**
@@ -116,8 +98,6 @@ export class WaitingListing {
   /** Entries in no particular order. */
   async list(): Promise<WaitingTask[]> {
     const names = await this.readWaiting();
-    this.listings++;
-    this.forgotten = [];
     const cache = this.cache;
     const listed: WaitingTask[] = [];
     let misses: string[] | undefined;
@@ -140,9 +120,6 @@ export class WaitingListing {
         cache.set(entry.name, entry);
         listed.push(entry);
       }
-      // The cache changed again after the start of this listing: a grouping of the cache taken
-      // while the new files were loading lacks them and must not count as this listing's.
-      this.listings++;
     }
     return listed;
   }

@@ -8,7 +8,7 @@ import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks
 import { fsyncDirectory, publishNoReplace, replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { nodeStoreFs, storeError, type StoreFs } from './store-fs.js';
-import { WaitingListing, type WaitingChanges } from './store-listing.js';
+import { WaitingListing } from './store-listing.js';
 import { StorePaths, fileSafe } from './store-paths.js';
 import {
   countCorrupt,
@@ -142,11 +142,6 @@ export class TaskStore {
   async listWaiting(options: { cached?: boolean } = {}): Promise<WaitingTask[]> {
     if (!this.layoutReady) await this.ready();
     return options.cached === true ? this.waiting.cached() : this.waiting.list();
-  }
-
-  /** Which listing `listWaiting({ cached: true })` derives from, and what this node claimed out of it since. */
-  waitingChanges(): WaitingChanges {
-    return this.waiting.changes();
   }
 
   /** Moves waiting tasks into the lock folder `running/<lockName>/` the caller holds; returns those it got. */
