@@ -194,7 +194,9 @@ export function logTime(line: LogLine): number {
   return Date.parse(String(line.time));
 }
 
-/** The lock folder of a URI: the owner record (in its lease folder), and the names in each lease folder. */
+const TASK_FILE = /^[0-9a-f]{40}\.json$/;
+
+/** The lock folder of a URI: the owner record (in its lease folder), and the task files claimed into each lease folder. */
 export function lockSnapshot(store: string, lockName: string): { owner: Record<string, unknown> | undefined; entries: Record<string, string[]> } {
   const dir = storeDir(store, 'running', lockName);
   let owner: Record<string, unknown> | undefined;
@@ -202,8 +204,9 @@ export function lockSnapshot(store: string, lockName: string): { owner: Record<s
   for (const name of namesIn(dir)) {
     const ownerFile = join(dir, name, 'owner.json');
     if (owner === undefined && existsSync(ownerFile)) owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as Record<string, unknown>;
-    // Claimed task names only; the owner record is reported separately.
-    entries[name] = existsSync(join(dir, name)) ? safeNames(join(dir, name)).filter((entry) => entry !== 'owner.json') : [];
+    // Claimed task names only: the owner record is reported separately, and its temp
+    // (`.owner.<token>.tmp`) comes and goes with every heartbeat.
+    entries[name] = existsSync(join(dir, name)) ? safeNames(join(dir, name)).filter((entry) => TASK_FILE.test(entry) || entry === '<not a folder>') : [];
   }
   return { owner, entries };
 }

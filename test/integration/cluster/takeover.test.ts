@@ -45,7 +45,7 @@ function expectCleanStore(c: Cluster): void {
 }
 
 describe('stale URI lock takeover between running nodes', () => {
-  it('kill -9 of the node pushing: the already running peer stops the orphaned git push, takes over and delivers within lockStale + interval + randomDelay + push time + 1 s, with no overlapping push', async () => {
+  it('kill -9 of the node pushing: the already running peer stops the orphaned git push, takes over no sooner than lockStale after the last heartbeat, and delivers every update within lockStale + interval + randomDelay + its push time + 1 s, with no overlapping push', async () => {
     const c = cluster({ label: 'refrelay-takeover-kill' });
     const pushSeconds = 3;
     c.setPushSleep(pushSeconds);
@@ -69,32 +69,46 @@ describe('stale URI lock takeover between running nodes', () => {
     expect(await holder.exited).toEqual({ code: null, signal: 'SIGKILL' });
     // The orphan lives on after its node's death until the peer stops it.
     expect(isAlive(orphanHook)).toBe(true);
+    // The dead holder's last heartbeat: the record can no longer change.
+    const lastRecord = lockSnapshot(c.store, c.lockName()).owner!;
+    const lastBeatAt = Number(lastRecord.heartbeatAt);
+    // Whichever updates the holder's claim did not take wait in waiting/ behind its lock.
+    const claimedByHolder = Object.values(lockSnapshot(c.store, c.lockName()).entries).flat().length;
+    expect(claimedByHolder).toBeGreaterThanOrEqual(1);
 
-    await waitUntil('a push to land', () => pushesReceived(c.dest()) > 0, 15_000, 10);
-    const deliveredAt = Date.now();
-    const latencyMs = deliveredAt - killedAt;
-    const bound = LOCK_STALE_MS + INTERVAL_MS + RANDOM_DELAY_MS + pushSeconds * 1000 + 1000;
+    await waitUntil('every update delivered', () => c.delivered(), 20_000, 10);
+    const latencyMs = Date.now() - killedAt;
+    // The store shows the push finished a moment before the node's log line reaches us.
+    await peer.waitForLog((line) => line.msg === 'pushed', 5000);
+    // Push time is what the peer's git pushes took (the 3 s hook plus git's own time, which a busy
+    // machine stretches); 1 s is left for process scheduling.
+    const pushMs = peer.logs().filter((line) => line.msg === 'pushed').reduce((sum, line) => sum + Number(line.durationMs), 0);
+    const bound = LOCK_STALE_MS + INTERVAL_MS + RANDOM_DELAY_MS + pushMs + 1000;
     const takeover = peer.logs().find((line) => line.msg === 'took over a stale URI lock')!;
     const claimedAgain = peer.logs().find((line) => line.msg === 'claimed')!;
     console.info(
       `takeover latency: kill → takeover ${logTime(takeover) - killedAt} ms, → claimed ${logTime(claimedAgain) - killedAt} ms, ` +
-        `→ delivered ${latencyMs} ms (bound ${bound} ms)`,
+        `→ delivered ${latencyMs} ms (bound ${bound} ms with ${pushMs} ms of pushing); the holder had claimed ${claimedByHolder} of 2 tasks`,
     );
+    expect(pushMs).toBeGreaterThanOrEqual(pushSeconds * 1000);
     expect(latencyMs).toBeLessThanOrEqual(bound);
-    expect(takeover).toMatchObject({ lock: c.lockName(), formerNode: holder.nodeId, formerPid: holder.pid, tasks: 2 });
-    expect(logTime(takeover) - killedAt).toBeGreaterThanOrEqual(LOCK_STALE_MS - 2 * INTERVAL_MS);
+    // The takeover is recorded with the dead holder and every task its lease held; which batch a
+    // task joined depends on when the holder's pass ran, so the count is read from the store.
+    expect(takeover).toMatchObject({ lock: c.lockName(), formerNode: holder.nodeId, formerPid: holder.pid, tasks: claimedByHolder });
+    // Staleness is an unmoving counter for lockStale: no takeover before lockStale has passed
+    // since the last heartbeat was written (same machine, so the wall clocks agree).
+    expect(logTime(takeover) - lastBeatAt).toBeGreaterThanOrEqual(LOCK_STALE_MS);
 
     await c.waitDelivered();
-    // The orphaned push (git, receive-pack, hook) was stopped before the peer pushed: one push landed.
+    // The orphaned push (git, receive-pack, hook) was stopped: it never landed, and nothing of it is left.
     expect(isAlive(orphanHook)).toBe(false);
     expect(isAlive(owner.pushPid as number)).toBe(false);
     expect(processesWith(c.dest())).toEqual([]);
-    expect(pushesReceived(c.dest())).toBe(1);
-    expect(hookPids(c.dest())).toHaveLength(2);
+    // Every push that started at the destination after the orphan's landed, and only those.
+    expect(hookPids(c.dest())[0]).toBe(orphanHook);
+    expect(pushesReceived(c.dest())).toBe(hookPids(c.dest()).length - 1);
     expect(overlapsSeen(c.dest())).toBe(0);
-    // The store shows the push finished a moment before the node's log line reaches us.
-    await waitUntil('the peer to log its push', () => peer.logs().some((line) => line.msg === 'pushed'));
-    expect(peer.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
+    expect(peer.logs().filter((line) => line.msg === 'pushed')).toHaveLength(pushesReceived(c.dest()));
     expectCleanStore(c);
     expect(peer.problems()).toEqual([]);
   });
