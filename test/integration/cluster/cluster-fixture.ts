@@ -38,6 +38,8 @@ export interface ClusterOptions {
   readonly shutdownGrace?: string;
   /** Replaces the store location (e.g. a tmpfs mount). */
   readonly storePath?: string;
+  /** More `[replication]` settings, as config lines (e.g. `httpListen = 127.0.0.1:PORT`). */
+  readonly replication?: readonly string[];
 }
 
 export class Cluster {
@@ -67,6 +69,7 @@ export class Cluster {
       `  randomDelay = ${options.randomDelay ?? '100ms'}`,
       `  lockStale = ${options.lockStale ?? '2s'}`,
       `  shutdownGrace = ${options.shutdownGrace ?? '500ms'}`,
+      ...(options.replication ?? []).map((line) => `  ${line}`),
       '[remote "mirror"]',
       `  url = ${this.destRoot}/\${name}.git`,
       '  replicationDelay = 0',

@@ -8,6 +8,7 @@ import { overlapsSeen } from '../../support/destination.js';
 import { commitFile, git } from '../../support/git.js';
 import { storeDir } from '../../support/refrelay-node.js';
 import { namesIn, sleep, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { freePort } from '../../support/free-port.js';
 import { hookPids, logTime, useCluster } from './cluster-fixture.js';
 import { spoolDirFor } from '../../../src/intake/spool.js';
 
@@ -51,6 +52,23 @@ function fill(path: string): void {
   rmSync(probe, { force: true });
 }
 
+/** Store failures in a row the node's /healthz reports (0 while it answers healthy or not at all). */
+async function storeFailuresInARow(port: number): Promise<number> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/healthz`)).text();
+    return Number(/(\d+) failures? in a row/.exec(text)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+async function waitForAsync(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await check()); ) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
 function errorsOf(node: { logs(): Array<{ level: number; msg: string }> }): string[] {
   return [...new Set(node.logs().filter((line) => line.level >= 50).map((line) => line.msg))].sort();
 }
@@ -62,7 +80,8 @@ describe('a store that fails under a running node', () => {
       console.warn(`skipped: ${mount.refused}`);
       return ctx.skip(mount.refused);
     }
-    const c = cluster({ label: 'refrelay-full-disk', storePath: join(mount.mountPoint, 'store') });
+    const port = await freePort();
+    const c = cluster({ label: 'refrelay-full-disk', storePath: join(mount.mountPoint, 'store'), replication: [`httpListen = 127.0.0.1:${port}`] });
     await c.update('app', 'main');
     const queued = taskFilesIn(storeDir(c.store, 'waiting'));
     expect(queued).toHaveLength(1);
@@ -88,15 +107,14 @@ describe('a store that fails under a running node', () => {
     expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual(queued);
     expect(namesIn(storeDir(c.store, 'building'))).toEqual([]);
 
-    // Several passes on the full store: the node logs and keeps going.
-    await sleep(1500);
+    // Several failed store writes in a row on the full store: the node counts them and keeps going.
+    await waitForAsync('three store failures in a row', async () => (await storeFailuresInARow(port)) >= 3, 15_000);
     expect(node.child.exitCode).toBeNull();
     expect(c.delivered()).toBe(false);
     // Failed writes clean up after themselves: no ownerless lock folder (it would block the URI
     // until a stale takeover), no heartbeat temps or clock probes piling up once per beat.
     // (A lock attempt may be in flight at any instant; a leaked folder would never go away.)
-    for (const deadline = Date.now() + 3000; namesIn(storeDir(c.store, 'running')).length > 0 && Date.now() < deadline; ) await sleep(20);
-    expect(namesIn(storeDir(c.store, 'running'))).toEqual([]);
+    await waitUntil('no lock folder in running/', () => namesIn(storeDir(c.store, 'running')).length === 0, 3000, 20);
     expect(namesIn(join(c.store, 'nodes')).filter((name) => name.startsWith('.'))).toEqual([]);
     expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual(queued);
 
@@ -114,8 +132,7 @@ describe('a store that fails under a running node', () => {
     // Nothing left behind by the failed writes: no temps, no ownerless lock folder.
     expect(namesIn(storeDir(c.store, 'building'))).toEqual([]);
     // (A lock attempt may be in flight at any instant; a leaked folder would never go away.)
-    for (const deadline = Date.now() + 3000; namesIn(storeDir(c.store, 'running')).length > 0 && Date.now() < deadline; ) await sleep(20);
-    expect(namesIn(storeDir(c.store, 'running'))).toEqual([]);
+    await waitUntil('no lock folder in running/', () => namesIn(storeDir(c.store, 'running')).length === 0, 3000, 20);
     expect(namesIn(join(c.store, 'nodes'))).toEqual(['node-1.json']);
     node.signal('SIGTERM');
     expect(await node.exited).toEqual({ code: 0, signal: null });
@@ -171,8 +188,7 @@ describe('a store that fails under a running node', () => {
       expect(node.child.exitCode).toBeNull();
     }
     expect(node1.logs().some((line) => line.msg === 'the store works again')).toBe(true);
-    for (const deadline = Date.now() + 3000; namesIn(storeDir(c.store, 'running')).length > 0 && Date.now() < deadline; ) await sleep(20);
-    expect(namesIn(storeDir(c.store, 'running'))).toEqual([]);
+    await waitUntil('no lock folder in running/', () => namesIn(storeDir(c.store, 'running')).length === 0, 3000, 20);
   });
 
   it('waiting/ renamed away and back mid-run, again and again: the node logs failed passes, never stops, and delivers everything afterwards', async () => {
@@ -180,17 +196,24 @@ describe('a store that fails under a running node', () => {
     c.setPushSleep(0.2, 'app');
     c.setPushSleep(0.2, 'lib');
     const node = c.start('node-1');
+    // Running: its first node heartbeat is written (the storm is about a node in its loop).
+    await waitUntil('node-1 running', () => existsSync(join(c.store, 'nodes', 'node-1.json')), 10_000);
     const store = c.taskStore();
     const waiting = storeDir(c.store, 'waiting');
     const away = storeDir(c.store, 'waiting.away');
+    const passFailed = (line: { msg: string; [key: string]: unknown }): boolean => line.msg === 'distributor pass failed' && /ENOENT/.test(String(line.err));
+    // The pauses vary where in a pass the folder vanishes; they wait for nothing in particular.
     for (let round = 0; round < 12; round++) {
       await c.update(round % 2 === 0 ? 'app' : 'lib', ['main', 'b1', 'b2'][round % 3], store);
       await sleep(round % 3 === 0 ? 250 : 60);
       renameSync(waiting, away);
-      await sleep(round % 2 === 0 ? 400 : 90);
+      // The first time, the folder stays away until a pass has failed on it (later failures are
+      // rate limited into one line a minute, so only the first one can be waited for).
+      if (round === 0) await node.waitForLog(passFailed, 10_000);
+      else await sleep(round % 2 === 0 ? 400 : 90);
       renameSync(away, waiting);
     }
-    expect(node.logs().some((line) => line.msg === 'distributor pass failed' && /ENOENT/.test(String(line.err)))).toBe(true);
+    expect(node.logs().some(passFailed)).toBe(true);
     await c.waitDelivered(20_000);
     expect(node.child.exitCode).toBeNull();
     expect(existsSync(away)).toBe(false);
