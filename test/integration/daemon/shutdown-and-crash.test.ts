@@ -6,7 +6,7 @@ import { runCli } from '../../support/cli.js';
 import { appSource, git, initBare, refsOf, writeHook } from '../../support/git.js';
 import { isAlive, killGroupsWith } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, readUriStateFile, sleep, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -70,6 +70,12 @@ function setup(label: string, shutdownGrace: string): Setup {
     expect(result.stdout).toBe('refrelay: queued 1 task for app\n');
   }
   return { store, source, dest, config, key: uriKey(`${join(root, 'dest')}/app.git`) };
+}
+
+/** The node heartbeat counter in `nodes/<nodeId>.json` (0 before the first beat): it moves once per loop pass. */
+function nodeCounter(s: Setup, nodeId: string): number {
+  const path = join(s.store, 'nodes', `${nodeId}.json`);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { counter: number }).counter : 0;
 }
 
 function start(s: Setup, nodeId: string, drain = false): RefrelayNode {
@@ -191,9 +197,10 @@ describe('stopping and crashing during a push', () => {
     expect(before.folders).toEqual([s.key]);
 
     const other = start(s, 'node-2');
-    await other.waitForLog((line) => line.msg === 'refrelay node starting', 10_000);
-    // Several distributor passes (200 ms each): stale-lock takeover is not this node's business at start-up.
-    await sleep(1500);
+    // Five loop passes after its start-up recovery (the node heartbeat counter moves once a
+    // pass, every 200 ms): a dead peer's claim is not this node's to recover at start-up (and
+    // lockStale, 60 s by default, is far from over, so no takeover either).
+    await waitUntil('five passes of node-2', () => nodeCounter(s, 'node-2') >= 5, 15_000);
     expect(claimIn(s)).toEqual(before);
     expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
     const messages = other.logs().map((line) => line.msg);

@@ -3,10 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 import { makeRecordingDestination, pushesReceived } from '../../support/destination.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
-import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { readJson, RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
+
+/** The node heartbeat counter in `nodes/<nodeId>.json`: it moves once per loop pass (every distributionInterval). */
+function nodeCounter(root: string, nodeId: string): number {
+  return readJson<{ counter: number }>(join(root, 'store', 'nodes', `${nodeId}.json`)).counter;
+}
 
 function lines(root: string, options: { autoReload: boolean; fresh?: boolean; freshThreads?: string }): string[] {
   return [
@@ -65,8 +71,8 @@ describe('live config reload', () => {
     const config = writeConfig(join(root, 'replication.config'), lines(root, { autoReload: false, fresh: true }));
     const node = RefrelayNode.start({ config, nodeId: 'n1' });
     try {
+      // Logged once the daemon runs, after the SIGHUP handler is installed.
       await node.waitForLog((line) => line.msg === 'refrelay node starting');
-      await new Promise((resolve) => setTimeout(resolve, 300));
       writeConfig(config, lines(root, { autoReload: false }));
       node.signal('SIGHUP');
       expect(await node.waitForLog((line) => line.msg === 'config reloaded')).toMatchObject({ reason: 'SIGHUP', added: [], removed: ['fresh'] });
@@ -74,7 +80,11 @@ describe('live config reload', () => {
       writeConfig(join(root, 'peer.config'), lines(root, { autoReload: false, fresh: true }));
       runCli(['enqueue', '--config', join(root, 'peer.config'), '--project', 'app', '--ref', 'refs/heads/main']);
       await node.waitForLog((line) => line.msg === 'pushed' && line.remote === 'slow', 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // Three more loop passes (one node heartbeat each), every one of which would have started
+      // the task for "fresh" (due at once) if the node still scheduled that remote.
+      const beats = nodeCounter(root, 'n1');
+      await waitUntil('three more passes of the node', () => nodeCounter(root, 'n1') >= beats + 3, 10_000);
+      expect(node.logs().filter((line) => line.msg === 'claimed' && String(line.uri).startsWith(join(root, 'fresh')))).toEqual([]);
       expect(node.logs().filter((line) => line.msg === 'pushed' && line.remote === 'fresh')).toEqual([]);
       const status = JSON.parse(runCli(['status', '--json', '--config', join(root, 'peer.config')]).stdout) as { remotes: Array<{ name: string; waiting: number }> };
       expect(status.remotes.find((remote) => remote.name === 'fresh')?.waiting).toBe(1);
