@@ -4,6 +4,7 @@ import { TaskStore } from '../../../src/store/task-store.js';
 import { makeRecordingDestination, overlapsSeen, pushesReceived } from '../../support/destination.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -41,8 +42,9 @@ async function runCluster(nodeCount: number): Promise<void> {
   for (const project of projects) await store.create({ project, refs: ['refs/heads/main'], uri: uri(project), remote: 'mirror' });
 
   for (let n = 1; n <= nodeCount; n++) nodes.push(RefrelayNode.start({ config, nodeId: `node-${n}` }));
-  // While the cluster works, more updates arrive for the same URIs: they must land too, without overlap.
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  // While the cluster works (a node has claimed a first batch), more updates arrive for the same
+  // URIs: they must land too, without overlap.
+  await waitUntil('a node to claim work', () => nodes.some((node) => node.logs().some((line) => line.msg === 'claimed')), 15_000);
   for (const project of projects) {
     const work = works.get(project)!;
     git(work, ['commit', '-q', '--allow-empty', '-m', 'second']);

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 import { git, initBare, makeWorkTree } from '../../support/git.js';
-import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { RefrelayNode, writeConfig, type LogLine } from '../../support/refrelay-node.js';
+import { waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -25,16 +26,19 @@ describe('periodic verify (replication.verifyInterval)', () => {
       '[remote "dr"]', `  url = ${join(root, 'dr')}/\${name}.git`,
     ]);
     const nodes = [RefrelayNode.start({ config, nodeId: 'n1' }), RefrelayNode.start({ config, nodeId: 'n2' })];
+    const verifyRuns = (): LogLine[] => nodes.flatMap((node) => node.logs().filter((line) => line.msg === 'periodic verify finished'));
     try {
-      await new Promise((resolve) => setTimeout(resolve, 4000));
+      await waitUntil('two periodic verify runs in the cluster', () => verifyRuns().length >= 2, 30_000, 50);
     } finally {
       for (const node of nodes) node.signal('SIGTERM');
       for (const node of nodes) await node.exited;
     }
-    const runs = nodes.flatMap((node) => node.logs().filter((line) => line.msg === 'periodic verify finished'));
-    expect(runs.length).toBeGreaterThanOrEqual(2);
-    // One run per interval for the whole cluster, not one per node.
-    expect(runs.length).toBeLessThanOrEqual(5);
+    const runs = verifyRuns();
+    // One run per interval (1 s) for the whole cluster, not one per node: a run is due only when
+    // the last one, by whichever node, finished an interval ago (one machine, so the log times
+    // are one clock; 100 ms for the measured store clock offset).
+    const finishedAt = runs.map((run) => Date.parse(String(run.time))).sort((a, b) => a - b);
+    for (let i = 1; i < finishedAt.length; i++) expect(finishedAt[i]! - finishedAt[i - 1]!, `runs finished at ${JSON.stringify(runs.map((run) => [run.node, run.time]))}`).toBeGreaterThanOrEqual(900);
     for (const run of runs) expect(run).toMatchObject({ destinations: 2, drifted: 1, unreachable: 0 });
 
     const status = JSON.parse(runCli(['status', '--json', '--config', config]).stdout) as { verify: { drifted: number; problems: Array<{ uri: string; missing: number; different: number }> } };
