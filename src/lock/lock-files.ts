@@ -66,6 +66,33 @@ async function isRealDir(fs: LockFs, path: string): Promise<boolean> {
   }
 }
 
+/** Names in a lock folder that are never a lease folder: claimed task files, temps, `.nfs*`. */
+function mayBeLease(name: string): boolean {
+  return !(name.startsWith('.') || name.endsWith('.json') || name.endsWith('.tmp'));
+}
+
+/**
+ * The lock folder at `dir` holds `leaseId`'s folder and no other lease folder. A node that made
+ * the lock folder, then was paused past lockStale before its lease folder, may find a peer's
+ * lock at that path after the peer broke the ownerless folder and took the URI again: its
+ * `mkdir <leaseId>` then succeeds inside the peer's lock. Only a lease alone in its lock folder
+ * holds the URI.
+ */
+export async function leaseIsAlone(fs: LockFs, dir: string, leaseId: string): Promise<boolean> {
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch (error) {
+    if (isPathGone(error)) return false;
+    throw error;
+  }
+  if (!names.includes(leaseId)) return false;
+  for (const name of names) {
+    if (name !== leaseId && mayBeLease(name) && (await isRealDir(fs, join(dir, name)))) return false;
+  }
+  return true;
+}
+
 /** The owner record sits in the lease folder: `<lock>/<leaseId>/owner.json`. */
 export async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undefined> {
   let names: string[];
@@ -77,8 +104,7 @@ export async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord 
     throw error;
   }
   for (const name of names) {
-    if (name.startsWith('.') || name.endsWith('.json') || name.endsWith('.tmp')) continue;
-    if (!(await isRealDir(fs, join(dir, name)))) continue;
+    if (!mayBeLease(name) || !(await isRealDir(fs, join(dir, name)))) continue;
     const owner = await readRecordFile(fs, join(dir, name, OWNER_FILE));
     if (owner !== undefined && owner.leaseId === name) return owner;
   }

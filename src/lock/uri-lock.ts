@@ -3,7 +3,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import { HeldLock } from './held-lock.js';
 import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
-import { nodeLockFs, readOwnerAt, type LockFs } from './lock-files.js';
+import { leaseIsAlone, nodeLockFs, readOwnerAt, type LockFs } from './lock-files.js';
 import { OWNER_FILE, type OwnerRecord } from './owner-record.js';
 
 export type { LockFs } from './lock-files.js';
@@ -87,6 +87,14 @@ export class UriLocks {
       await this.fs.rmdir(leaseDir).catch(() => undefined);
       await this.fs.rmdir(this.lockDir(lockName)).catch(() => undefined);
       throw error;
+    }
+    if (!(await leaseIsAlone(this.fs, this.lockDir(lockName), record.leaseId))) {
+      // Another node's lease shares the folder: whichever of the two checks second sees both and
+      // backs off, so at most one holds. If both back off, the folder is left ownerless and is
+      // taken over after lockStale, a delay and never a second holder. Only our own lease goes.
+      await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
+      await this.fs.rmdir(leaseDir).catch(() => undefined);
+      return undefined;
     }
     return held;
   }

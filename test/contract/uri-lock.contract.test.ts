@@ -85,11 +85,9 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       expect(await peer.acquire(LOCK, URI)).toBeDefined();
     });
 
-    // Known bug (reported, src/lock/uri-lock.ts acquire): when the peer has already made the lock
-    // again, node-a's `mkdir <leaseId>` succeeds inside the peer's lock folder, node-a writes its
-    // record there and acquire returns a HeldLock: two holders of one URI, each fenced only by its
-    // own lease folder. The design says such an acquire counts as refused. Remove `.fails` once fixed.
-    it.fails('a lock broken and taken again by a peer between the mkdir and the owner record counts as refused, and the peer\'s lock is left alone', async () => {
+    // node-a's `mkdir <leaseId>` succeeds inside the peer's new lock folder; only a lease alone in
+    // its lock folder holds the URI.
+    it('a lock broken and taken again by a peer between the mkdir and the owner record counts as refused, and the peer\'s lock is left alone', async () => {
       const env = makeEnv();
       const peer = env.locks('node-b');
       let peerLease: string | undefined;
@@ -378,7 +376,7 @@ function failingWrites(fs: LockFs, code: string): LockFs {
   const fail = async (path: string): Promise<never> => {
     throw fsError(code, 'write', path);
   };
-  return { ...fs, writeFile: fail, ...(fs.replaceFile === undefined ? {} : { replaceFile: (temp: string) => fail(temp) }) } as unknown as LockFs;
+  return { ...fs, writeFile: fail } as unknown as LockFs;
 }
 
 /** `fs` that sees `to` wherever the lock asks for `from`. */
@@ -395,7 +393,6 @@ function redirect(fs: LockFs, from: string, to: string): LockFs {
     unlink: wrap(fs.unlink.bind(fs) as (path: string) => Promise<unknown>),
     rmdir: wrap(fs.rmdir.bind(fs) as (path: string) => Promise<unknown>),
     rename: (a: string, b: string) => fs.rename(map(a), map(b)),
-    ...(fs.replaceFile === undefined ? {} : { replaceFile: (temp: string, path: string, data: string) => fs.replaceFile!(map(temp), map(path), data) }),
   } as unknown as LockFs;
 }
 

@@ -6,7 +6,7 @@ import type { MemoryStoreFs } from './memory-store-fs.js';
  * The lock's filesystem port over the in-memory store filesystem: the fake adapter the lock
  * contract runs against next to a real directory. Records are read as `nodeLockFs` reads them
  * (only a regular file of plausible size; anything else is refused unread), and written with
- * `writeFile` (flag `wx`) and `rename`, the path `replaceRecord` takes without `replaceFile`.
+ * `writeFile` (flag `wx`) and `rename`, the path `replaceRecord` takes.
  */
 export function memoryLockFs(fs: MemoryStoreFs): LockFs {
   const lockFs = {
