@@ -104,3 +104,8 @@ export function sshCreateArgv(sshCommand: string, target: { destination: string;
 export function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
+
+/** What git would run for ssh: GIT_SSH_COMMAND (a shell snippet) wins over GIT_SSH (a program path). */
+export function sshProgram(env: Readonly<Record<string, string>>): string {
+  return env.GIT_SSH_COMMAND ?? (env.GIT_SSH === undefined ? 'ssh' : shellQuote(env.GIT_SSH));
+}

@@ -1,12 +1,6 @@
 import { redactText } from '../runtime/redact.js';
-import type { PushFailure, PushFailureKind } from './push-types.js';
-
-/**
- * What a failed git transport command means for the task: retry later
- * (transient), create the destination (missing-repository), fix credentials
- * (auth), or give up until someone looks (permanent).
- */
-export type FailureKind = 'transient' | 'missing-repository' | 'auth' | 'permanent';
+import { FAILURE_POLICY, type FailureKind } from './failure-policy.js';
+import type { PushFailure } from './push-types.js';
 
 export interface FailureClass {
   readonly kind: FailureKind;
@@ -15,7 +9,7 @@ export interface FailureClass {
 }
 
 interface Rule {
-  readonly kind: FailureKind;
+  readonly kind: 'transient' | 'missing-repository' | 'auth' | 'permanent';
   readonly pattern: RegExp;
 }
 
@@ -42,12 +36,8 @@ const RULES: readonly Rule[] = [
 // curl's wording (`returned error: 503`), and git's own in `RPC failed` lines, old (`HTTP code = 502`) and new (`HTTP 500`).
 const HTTP_STATUS = /(?:returned error: |RPC failed; HTTP |HTTP code = )(\d{3})/i;
 
-/** Failures that say the host could not be reached at all (for the per-host circuit breaker). */
-const CONNECTION_LEVEL = /Connection (refused|reset|closed by)|Connection timed out|connect(ion)? to host .* timed out|kex_exchange_identification|Network is unreachable|No route to host|Could not resolve host|unable to look up|Temporary failure in name resolution|unable to connect to/i;
-
-export function isConnectionFailure(message: string): boolean {
-  return CONNECTION_LEVEL.test(message) && !isOverload(message);
-}
+/** A transient failure whose deciding line says the host could not be reached at all (for the per-host circuit breaker). */
+const CONNECTION_LEVEL = /Connection (refused|reset|closed by)|Connection timed out|connect(ion)? to host .* timed out|Network is unreachable|No route to host|Could not resolve host|unable to look up|Temporary failure in name resolution|unable to connect to/i;
 
 /**
  * The destination is up but refuses more work for now: HTTP 429 or 503 from smart-http, or an
@@ -58,6 +48,13 @@ export function isOverload(stderr: string): boolean {
 }
 
 export function classifyPushFailure(exitCode: number | null, stderr: string): FailureClass {
+  const found = coarseClass(exitCode, stderr);
+  if (found.kind !== 'transient') return found;
+  if (isOverload(stderr)) return { ...found, kind: 'overloaded' };
+  return CONNECTION_LEVEL.test(found.message) ? { ...found, kind: 'unreachable' } : found;
+}
+
+function coarseClass(exitCode: number | null, stderr: string): FailureClass {
   const lines = stderr.split(/\r?\n|\r/).map((line) => line.trim()).filter((line) => line !== '');
   const http = httpClass(lines);
   if (http !== undefined) return http;
@@ -107,19 +104,8 @@ export function stderrTail(stderr: string, lines = STDERR_TAIL_LINES): string {
   return redactText(visible.slice(-lines).join('\n'));
 }
 
-/** auth and missing-repository may be fixed by a person meanwhile; the scheduler caps their retries. */
-const RETRYABLE: Readonly<Record<PushFailureKind, boolean>> = {
-  transient: true,
-  'missing-repository': true,
-  auth: true,
-  permanent: false,
-  'local-missing': false,
-  timeout: true,
-  aborted: false,
-};
-
 /** A push failure as the pusher reports it: one line, with the signal that ended git if one did. */
-export function pushFailure(kind: PushFailureKind, message: string, stderrTail: string, exitSignal?: string): PushFailure {
+export function pushFailure(kind: FailureKind, message: string, stderrTail: string, exitSignal?: string): PushFailure {
   const text = exitSignal === undefined ? message : `${message} (git ended by ${exitSignal})`;
-  return { kind, message: oneLine(text), stderrTail, retryable: RETRYABLE[kind] };
+  return { kind, message: oneLine(text), stderrTail, retryable: FAILURE_POLICY[kind].retryable };
 }

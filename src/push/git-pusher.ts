@@ -4,11 +4,11 @@ import { performance } from 'node:perf_hooks';
 import { redactUrl } from '../runtime/redact.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { Credentials } from '../config/secure-config.js';
-import { createTarget, shellQuote, sshCreateArgv } from './create-repository.js';
+import { createTarget, sshCreateArgv, sshProgram } from './create-repository.js';
 import { destinationEnv } from './destination-env.js';
 import { isAbsentOrEmpty, isDirectory } from './local-paths.js';
-import { classifyPushFailure, isOverload, pushFailure as failure, stderrTail } from './failure-class.js';
-import { parsePushPorcelain, porcelainCompleted } from './porcelain.js';
+import { pushFailure as failure, stderrTail } from './failure-class.js';
+import { parsePushPorcelain } from './porcelain.js';
 import { gitEnvironment, localRepoEnvironment } from './push-env.js';
 import { readRefsFromFiles } from './ref-files.js';
 import { limitsOf } from './push-limits.js';
@@ -16,16 +16,17 @@ import { headTarget } from './local-head.js';
 import { projectExclusion } from '../config/ref-exclusion.js';
 import { planPush, type PlannedRef } from './push-plan.js';
 import type { Pusher, PushFailure, PushOutcome, PushRequest, RefOutcome } from './push-types.js';
+import { completed, failureOf, outcome, type Run, type Step } from './push-run.js';
 import { accepted, refOutcomes, resultOf } from './ref-outcomes.js';
 import { runProcess, type RunResult } from './run-process.js';
 import { splitDeclined, type ChunkAnswer } from './split-declined.js';
 import type { SshConnectionReuse } from './ssh-reuse.js';
-import { stoppedFailure, stopSignal, systemStopTime, type StopSignal } from './stop-signal.js';
-import { CURL_TRACE_LINE, parseRefLines, parseRetryAfter, reportProgress } from './git-text.js';
+import { stopSignal, systemStopTime } from './stop-signal.js';
+import { CURL_TRACE_LINE, parseRefLines, parseRetryAfter, reportProgress, withoutCurlTrace } from './git-text.js';
 
 export { parseRetryAfter };
 
-export type { Pusher, PushFailure, PushFailureKind, PushOutcome, PushRequest, RefOutcome, RefStatus } from './push-types.js';
+export type { Pusher, PushFailure, PushOutcome, PushRequest, RefOutcome, RefStatus } from './push-types.js';
 
 export interface GitPusherOptions {
   /** The git binary; default `git` from PATH. */
@@ -45,22 +46,6 @@ export interface GitPusherOptions {
 export const MAX_REFSPECS_PER_PUSH = 2000;
 /** Beyond this many claimed refs, listing all local refs is cheaper than one pattern per ref. */
 const MAX_REF_PATTERNS = 500;
-
-/** State of one push() call. */
-interface Run {
-  readonly request: PushRequest;
-  readonly env: Readonly<Record<string, string>>;
-  readonly stop: StopSignal;
-  readonly startedAt: number;
-  /** One creation attempt per push, whatever its result: a failing create must not loop. */
-  createAttempted: boolean;
-  createdRepository: boolean;
-  argv: string[];
-  /** From a Retry-After header in curl's trace, when the server sent one. */
-  retryAfterMs?: number;
-}
-
-type Step<T> = { ok: T } | { failure: PushFailure };
 
 /**
  * Pushes with our own `git push --porcelain` child: exact environment, per-ref
@@ -173,7 +158,7 @@ export class GitPusher implements Pusher {
   private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure } | 'created'> {
     const result = await this.gitPush(run, chunk);
     if (!completed(result)) {
-      const failed = this.failureOf(run, result);
+      const failed = failureOf(run, this.git, result);
       if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) {
         return { refs: [], failure: failed };
       }
@@ -186,7 +171,7 @@ export class GitPusher implements Pusher {
     return splitDeclined(answer, async (dsts) => {
       const part = dsts.map((dst) => byDst.get(dst)!);
       const again = await this.gitPush(run, part);
-      return completed(again) ? this.chunkAnswer(run, part, again) : { refs: [], declinedWithPush: [], failure: this.failureOf(run, again) };
+      return completed(again) ? this.chunkAnswer(run, part, again) : { refs: [], declinedWithPush: [], failure: failureOf(run, this.git, again) };
     });
   }
 
@@ -202,7 +187,7 @@ export class GitPusher implements Pusher {
       return { refs, declinedWithPush, failure: failure('transient', `the destination could not update ${names}`, tail) };
     }
     if (result.exitCode !== 0 && !refs.some((ref) => ref.status === 'rejected')) {
-      return { refs, declinedWithPush, failure: this.failureOf(run, result) };
+      return { refs, declinedWithPush, failure: failureOf(run, this.git, result) };
     }
     return { refs, declinedWithPush };
   }
@@ -232,16 +217,9 @@ export class GitPusher implements Pusher {
   private async untraced(run: Run, running: Promise<RunResult>): Promise<RunResult> {
     const result = await running;
     if (run.env.GIT_TRACE_CURL === undefined) return result;
-    const kept: string[] = [];
-    for (const line of result.stderr.split('\n')) {
-      if (!CURL_TRACE_LINE.test(line)) {
-        kept.push(line);
-        continue;
-      }
-      const retryAfter = /Recv header: Retry-After:\s*(.+?)\s*$/i.exec(line)?.[1];
-      if (retryAfter !== undefined) run.retryAfterMs = parseRetryAfter(retryAfter) ?? run.retryAfterMs;
-    }
-    return { ...result, stderr: kept.join('\n') };
+    const { stderr, retryAfterMs } = withoutCurlTrace(result.stderr);
+    run.retryAfterMs = retryAfterMs ?? run.retryAfterMs;
+    return { ...result, stderr };
   }
 
   private async readLocalRefs(run: Run, claimed: readonly string[]): Promise<Step<Map<string, string>>> {
@@ -259,7 +237,7 @@ export class GitPusher implements Pusher {
       if (/not a git repository/i.test(result.stderr)) {
         return { failure: failure('local-missing', `${run.request.localRepo} is not a git repository`, stderrTail(result.stderr)) };
       }
-      return { failure: this.failureOf(run, result, 'reading local refs failed: ') };
+      return { failure: failureOf(run, this.git, result, 'reading local refs failed: ') };
     }
     return { ok: parseRefLines(result.stdout, ' ') };
   }
@@ -272,7 +250,7 @@ export class GitPusher implements Pusher {
   private async listRemoteRefs(run: Run): Promise<Step<Map<string, string>>> {
     const result = await this.runGit(run, ['ls-remote', '--', run.request.uri]);
     if (result.exitCode === 0 && !result.killed) return { ok: parseRefLines(result.stdout, '\t') };
-    const failed = this.failureOf(run, result);
+    const failed = failureOf(run, this.git, result);
     if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) return { failure: failed };
     const created = await this.createRepository(run);
     return created === undefined ? { ok: new Map() } : { failure: created };
@@ -302,7 +280,7 @@ export class GitPusher implements Pusher {
       run.createdRepository = true;
       return undefined;
     }
-    return this.failureOf(run, result, 'creating the destination repository failed: ');
+    return failureOf(run, this.git, result, 'creating the destination repository failed: ');
   }
 
   /** A git command other than push, in the local repository, under the same limits. */
@@ -310,36 +288,4 @@ export class GitPusher implements Pusher {
     const { stop } = run;
     return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: stop.signal, killGraceMs: this.killGraceMs, onOutput: stop.activity }));
   }
-
-  private failureOf(run: Run, result: RunResult, prefix = ''): PushFailure {
-    const tail = stderrTail(result.stderr);
-    const stopped = stoppedFailure(run.stop.reason(), run.request.remote, tail);
-    if (stopped !== undefined) return stopped;
-    if (result.spawnError !== undefined) return failure('permanent', `could not run ${this.git}: ${result.spawnError.message}`, tail);
-    const classified = classifyPushFailure(result.exitCode, result.stderr);
-    const killedBy = result.exitCode === null ? (result.exitSignal ?? undefined) : undefined;
-    const found = failure(classified.kind, `${prefix}${classified.message}`, tail, killedBy);
-    if (!isOverload(result.stderr)) return found;
-    return { ...found, overload: run.retryAfterMs === undefined ? {} : { retryAfterMs: run.retryAfterMs } };
-  }
-}
-
-/** What git would run for ssh: GIT_SSH_COMMAND (a shell snippet) wins over GIT_SSH (a program path). */
-function sshProgram(env: Readonly<Record<string, string>>): string {
-  return env.GIT_SSH_COMMAND ?? (env.GIT_SSH === undefined ? 'ssh' : shellQuote(env.GIT_SSH));
-}
-
-function completed(result: RunResult): boolean {
-  return !result.killed && result.exitCode !== null && porcelainCompleted(result.stdout);
-}
-
-function outcome(run: Run, result: PushOutcome['result'], refs: RefOutcome[], failed?: PushFailure): PushOutcome {
-  return {
-    result,
-    refs,
-    ...(failed === undefined ? {} : { failure: failed }),
-    createdRepository: run.createdRepository,
-    durationMs: performance.now() - run.startedAt,
-    argv: run.argv,
-  };
 }

@@ -11,6 +11,21 @@ export function parseRetryAfter(value: string, now = Date.now()): number | undef
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** git's own stderr without curl's trace lines, and the Retry-After the server sent, if any. */
+export function withoutCurlTrace(stderr: string): { stderr: string; retryAfterMs?: number } {
+  const kept: string[] = [];
+  let retryAfterMs: number | undefined;
+  for (const line of stderr.split('\n')) {
+    if (!CURL_TRACE_LINE.test(line)) {
+      kept.push(line);
+      continue;
+    }
+    const retryAfter = /Recv header: Retry-After:\s*(.+?)\s*$/i.exec(line)?.[1];
+    if (retryAfter !== undefined) retryAfterMs = parseRetryAfter(retryAfter) ?? retryAfterMs;
+  }
+  return { stderr: kept.join('\n'), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}
+
 /** A throwing progress sink is the caller's bug; it must not take the push (or the process) down. */
 export function reportProgress(sink: (line: string) => void, line: string): void {
   try {

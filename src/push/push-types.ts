@@ -1,4 +1,5 @@
 import type { RemoteConfig } from '../config/types.js';
+import type { FailureKind } from './failure-policy.js';
 
 /** The port the scheduler pushes through; GitPusher is the real adapter, tests may use a fake. */
 export interface Pusher {
@@ -39,17 +40,16 @@ export interface RefOutcome {
   readonly transient?: boolean;
 }
 
-export type PushFailureKind = 'transient' | 'missing-repository' | 'auth' | 'permanent' | 'local-missing' | 'timeout' | 'aborted';
-
 export interface PushFailure {
-  readonly kind: PushFailureKind;
+  /** What follows from it is `FAILURE_POLICY[kind]` (`failure-policy.ts`). */
+  readonly kind: FailureKind;
   /** Redacted, one line. */
   readonly message: string;
   /** Redacted, the last ~20 lines of git's stderr. */
   readonly stderrTail: string;
   readonly retryable: boolean;
-  /** The destination signalled overload (429/503, ssh MaxStartups); `retryAfterMs` from its Retry-After. */
-  readonly overload?: { readonly retryAfterMs?: number };
+  /** With kind `overloaded`: the server's Retry-After, when it sent one. */
+  readonly retryAfterMs?: number;
 }
 
 /**

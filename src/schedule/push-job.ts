@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { RemoteConfig } from '../config/types.js';
 import { redactUrl } from '../runtime/redact.js';
 import type { PushOutcome } from '../push/git-pusher.js';
-import { isConnectionFailure } from '../push/failure-class.js';
+import { FAILURE_POLICY, retryLimit, type FailureKind } from '../push/failure-policy.js';
 import type { WaitingTask } from '../store/store-types.js';
 import { DEFAULT_BACKOFF_CAP_MS, retryDelayMs } from './backoff.js';
 import type { Lease, SchedulerDeps } from './ports.js';
@@ -14,9 +14,6 @@ import { logPush } from './push-log.js';
 import { isEmpty, type RefRejections } from './ref-rejections.js';
 import { settleRefs } from './settle-refs.js';
 import { capNotBefore, parseUriState, type UriState } from './uri-state.js';
-
-/** Failed authentication is retried a few times (a key may be rotated), then given up. */
-const AUTH_GIVE_UP_AFTER = 3;
 
 /**
  * `failedRefs`: rejected refs parked in failed/, one task file each. `refusedForNow`: refs the
@@ -179,7 +176,7 @@ async function pushClaimed(
   const { store, clock, log } = deps;
   const config = deps.config();
   let failedRefs = 0;
-  let retryable: { message: string; kind: string } | undefined;
+  let retryable: { message: string; kind: FailureKind } | undefined;
   /** Every retryable failure so far was the host's (open circuit, or overload): no retry is spent. */
   let hostDown = true;
   let overloaded = false;
@@ -208,7 +205,8 @@ async function pushClaimed(
     logPush(deps, group, `${lock.leaseId}.${index + 1}`, unit.project, remote.name, refs.length, outcome, oldestMtime(unit.tasks));
     const failure = outcome.failure;
     // Reached: the host answered (even with a rejection or an error), and did not say it is busy.
-    if (failure === undefined || (failure.kind !== 'aborted' && failure.overload === undefined && !isConnectionFailure(failure.message))) deps.hosts?.reached(group.uri);
+    const host = failure === undefined ? 'reached' : FAILURE_POLICY[failure.kind].host;
+    if (host === 'reached') deps.hosts?.reached(group.uri);
     if (outcome.result !== 'failed') {
       const settled = await settleRefs(deps, { project: unit.project, uri: group.uri, remote: remote.name }, outcome.refs, rejections, config.refRejectionLimit);
       failedRefs += settled.parked;
@@ -228,7 +226,7 @@ async function pushClaimed(
       continue;
     }
     if (failure === undefined) throw new Error('a failed push outcome carries its failure');
-    if (failure.kind === 'aborted') {
+    if (!FAILURE_POLICY[failure.kind].countsAgainstRetries) {
       aborted = true;
       claims.movedOut(await store.reset(lock.claimName, names));
     } else if (!failure.retryable) {
@@ -240,10 +238,10 @@ async function pushClaimed(
       retryable = { message: failure.message, kind: failure.kind };
       toRetry.push(...names);
       let absorbed = false;
-      if (failure.overload !== undefined) {
+      if (host === 'overloaded') {
         overloaded = true;
-        absorbed = deps.hosts?.overloaded(group.uri, failure.overload.retryAfterMs) === true;
-      } else if (isConnectionFailure(failure.message)) {
+        absorbed = deps.hosts?.overloaded(group.uri, failure.retryAfterMs) === true;
+      } else if (host === 'connection-failed') {
         absorbed = deps.hosts?.connectionFailed(group.uri, group.uriKey, remote.replicationRetryMs, failure.message) === true;
       }
       if (!absorbed) hostDown = false;
@@ -261,7 +259,7 @@ async function pushClaimed(
   if (retryable !== undefined) {
     const attempts = (state?.attempts ?? 0) + 1;
     const remote = group.remote;
-    const limit = retryable.kind === 'auth' ? Math.min(remote.replicationMaxRetries || AUTH_GIVE_UP_AFTER, AUTH_GIVE_UP_AFTER) : remote.replicationMaxRetries;
+    const limit = retryLimit(retryable.kind, remote.replicationMaxRetries);
     await fence(lock);
     if (limit > 0 && attempts > limit) {
       claims.movedOut(await store.fail(lock.claimName, toRetry, { reason: `${retryable.message} (gave up after ${attempts} attempts)`, attempts }));

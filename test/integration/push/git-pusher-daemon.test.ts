@@ -74,11 +74,11 @@ describe('GitPusher to git:// (git daemon on loopback)', () => {
     });
   });
 
-  it('reports a port nobody listens on as transient, with the stderr tail', async () => {
+  it('reports a port nobody listens on as unreachable (retried), with the stderr tail', async () => {
     const { source } = setup();
     const port = await freePort();
     const outcome = await pusher.push({ remote: remoteConfig(), uri: `git://127.0.0.1:${port}/x.git`, localRepo: source.bare, refs: ['refs/heads/main'] });
-    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'transient', retryable: true } });
+    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'unreachable', retryable: true } });
     expect(outcome.failure?.message).toContain('Connection refused');
     expect(outcome.failure?.stderrTail).toContain('unable to connect to 127.0.0.1');
   });

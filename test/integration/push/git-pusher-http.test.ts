@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('GitPusher keeps credentials out of everything it reports', () => {
   it.each([
-    [503, 'transient', true],
+    [503, 'overloaded', true],
     [401, 'auth', true],
   ] as const)('HTTP %i is %s, and the password appears in neither argv, message nor stderr tail', async (status, kind, retryable) => {
     const uri = `http://bot:s3cret@127.0.0.1:${http.port}/${status}/x.git`;
@@ -37,7 +37,7 @@ describe('GitPusher reads overload from smart-http', () => {
   it.each([429, 503])('HTTP %i is overload, with the server\'s Retry-After, and curl\'s trace stays out of what it reports', async (status) => {
     const uri = `http://bot:s3cret@127.0.0.1:${http.port}/${status}/x.git`;
     const outcome = await hermeticPusher().push({ remote: remoteConfig(), uri, localRepo: source.bare, refs: ['refs/heads/main'] });
-    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'transient', retryable: true, overload: { retryAfterMs: 7000 } } });
+    expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'overloaded', retryable: true, retryAfterMs: 7000 } });
     expect(outcome.failure?.message).toContain(String(status));
     expect(outcome.failure?.stderrTail).not.toMatch(/Recv header|http\.c:\d+/);
     expect(JSON.stringify(outcome)).not.toContain('s3cret');
@@ -46,6 +46,6 @@ describe('GitPusher reads overload from smart-http', () => {
   it('HTTP 500 is not overload', async () => {
     const outcome = await hermeticPusher().push({ remote: remoteConfig(), uri: `http://127.0.0.1:${http.port}/500/x.git`, localRepo: source.bare, refs: ['refs/heads/main'] });
     expect(outcome.failure).toMatchObject({ kind: 'transient' });
-    expect(outcome.failure?.overload).toBeUndefined();
+    expect(outcome.failure?.retryAfterMs).toBeUndefined();
   });
 });

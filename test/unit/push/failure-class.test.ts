@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPushFailure, stderrTail, type FailureKind } from '../../../src/push/failure-class.js';
+import { classifyPushFailure, stderrTail } from '../../../src/push/failure-class.js';
+import type { FailureKind } from '../../../src/push/failure-policy.js';
 import { captured } from './captured.js';
 
 /** Fixture name → expected class, and a piece of the line that should explain it. */
@@ -9,20 +10,20 @@ const CAPTURED: readonly [string, FailureKind, string][] = [
   ['failure-git-daemon-no-such-repository', 'missing-repository', 'no such repository: /absent.git'],
   ['failure-ssh-missing-repository', 'missing-repository', 'does not appear to be a git repository'],
   ['failure-http-404-repository-not-found', 'missing-repository', 'Repository not found'],
-  ['failure-git-connection-refused', 'transient', 'Connection refused'],
-  ['failure-git-connection-reset', 'transient', 'Connection reset by peer'],
+  ['failure-git-connection-refused', 'unreachable', 'Connection refused'],
+  ['failure-git-connection-reset', 'unreachable', 'Connection reset by peer'],
   ['failure-git-closed-without-answer', 'transient', 'Could not read from remote repository'],
   ['failure-git-remote-hung-up', 'transient', 'unexpected disconnect'],
-  ['failure-git-unknown-host', 'transient', 'unable to look up nonexistent.invalid'],
-  ['failure-ssh-connection-refused', 'transient', 'Connection refused'],
-  ['failure-ssh-kex-reset', 'transient', 'kex_exchange_identification'],
-  ['failure-ssh-kex-closed', 'transient', 'kex_exchange_identification'],
-  ['failure-ssh-banner-timeout', 'transient', 'timed out during banner exchange'],
-  ['failure-ssh-unknown-host', 'transient', 'Could not resolve hostname'],
+  ['failure-git-unknown-host', 'unreachable', 'unable to look up nonexistent.invalid'],
+  ['failure-ssh-connection-refused', 'unreachable', 'Connection refused'],
+  ['failure-ssh-kex-reset', 'overloaded', 'kex_exchange_identification'],
+  ['failure-ssh-kex-closed', 'overloaded', 'kex_exchange_identification'],
+  ['failure-ssh-banner-timeout', 'unreachable', 'timed out during banner exchange'],
+  ['failure-ssh-unknown-host', 'unreachable', 'Could not resolve hostname'],
   ['failure-http-500', 'transient', 'returned error: 500'],
   ['failure-http-502', 'transient', 'returned error: 502'],
-  ['failure-http-503', 'transient', 'returned error: 503'],
-  ['failure-http-429', 'transient', 'returned error: 429'],
+  ['failure-http-503', 'overloaded', 'returned error: 503'],
+  ['failure-http-429', 'overloaded', 'returned error: 429'],
   ['failure-ssh-permission-denied', 'auth', 'Permission denied (publickey)'],
   ['failure-http-401-no-credentials', 'auth', 'could not read Username'],
   ['failure-http-401-access-denied', 'auth', 'HTTP Basic: Access denied'],
@@ -58,7 +59,7 @@ describe('classifyPushFailure on stderr captured from loopback servers', () => {
 describe('classifyPushFailure on messages real servers print that loopback cannot reproduce', () => {
   it.each<[string, FailureKind]>([
     // ssh's default LogLevel adds this line (captured here without -o LogLevel=ERROR).
-    ['kex_exchange_identification: Connection closed by remote host\nConnection closed by 127.0.0.1 port 23002\nfatal: Could not read from remote repository.', 'transient'],
+    ['kex_exchange_identification: Connection closed by remote host\nConnection closed by 127.0.0.1 port 23002\nfatal: Could not read from remote repository.', 'overloaded'],
     // GitHub over ssh (reported in vitorgalvao/tiny-scripts#179).
     ['ERROR: Repository not found.\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.', 'missing-repository'],
     // Old git over a proxy (MakerPress/atlas-public-feedback#125): the status wins over the generic hang-up.
@@ -67,8 +68,8 @@ describe('classifyPushFailure on messages real servers print that loopback canno
     ['error: RPC failed; HTTP 500 curl 22 The requested URL returned error: 500\nsend-pack: unexpected disconnect while reading sideband packet', 'transient'],
     ['error: RPC failed; curl 92 HTTP/2 stream 0 was not closed cleanly: CANCEL (err 8)\nfatal: the remote end hung up unexpectedly', 'transient'],
     ['remote: fatal: early EOF\nerror: unpack failed: index-pack abnormal exit', 'transient'],
-    ['ssh: connect to host 10.255.255.1 port 22: Connection timed out', 'transient'],
-    ['ssh: connect to host git.example.com port 22: Network is unreachable', 'transient'],
+    ['ssh: connect to host 10.255.255.1 port 22: Connection timed out', 'unreachable'],
+    ['ssh: connect to host git.example.com port 22: Network is unreachable', 'unreachable'],
     ['fatal: Project not found: team/app\nfatal: Could not read from remote repository.', 'missing-repository'],
     ['FATAL: W any team/app bot DENIED by fallthru\n(or you mis-spelled the reponame)\nfatal: Could not read from remote repository.', 'auth'],
     ['fatal: remote error: access denied or repository not exported: /x.git', 'missing-repository'],

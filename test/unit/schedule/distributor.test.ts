@@ -290,7 +290,7 @@ describe('Distributor push slots', () => {
 });
 
 describe('Distributor retries and failures', () => {
-  const transient = { result: 'failed' as const, refs: [], failure: { kind: 'transient' as const, message: 'connection refused', stderrTail: '', retryable: true } };
+  const transient = { result: 'failed' as const, refs: [], failure: { kind: 'unreachable' as const, message: 'connection refused', stderrTail: '', retryable: true } };
 
   it('backs off a transient failure cluster-wide in uri-state and doubles the delay on the next failure', async () => {
     const h = harness(base, { random: 1 - 1e-9 }); // backoff factor ≈ 1, jitter ≈ 2s
@@ -404,7 +404,7 @@ describe('Distributor retries and failures', () => {
 });
 
 describe('Distributor pacing of an overloaded host', () => {
-  const overload = { result: 'failed' as const, refs: [], failure: { kind: 'transient' as const, message: 'error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429', stderrTail: '', retryable: true, overload: {} } };
+  const overload = { result: 'failed' as const, refs: [], failure: { kind: 'overloaded' as const, message: 'error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429', stderrTail: '', retryable: true } };
 
   it('halves the pushes at once to the host, spaces their starts, and spends no retry on the overload', async () => {
     const h = harness([...base, 'replication.randomDelay=0', 'remote.mirror.threads=4'], { random: 0 });
@@ -495,7 +495,7 @@ describe('Distributor and the retry state in the store (untrusted input)', () =>
   it('keeps a backoff it set itself while the state file is listed, and forgets it when the file goes', async () => {
     const h = harness(base, { random: 1 - 1e-9 }); // backoff factor ≈ 1: retry in 4 s
     await h.enqueue('p', ['refs/heads/main']);
-    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection refused', stderrTail: '', retryable: true } });
+    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'unreachable', message: 'connection refused', stderrTail: '', retryable: true } });
     const distributor = new Distributor(h.deps);
     h.clock.advance(12_000);
     await distributor.tick();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRetryAfter } from '../../../src/push/git-pusher.js';
-import { isConnectionFailure, isOverload } from '../../../src/push/failure-class.js';
+import { classifyPushFailure, isOverload } from '../../../src/push/failure-class.js';
+import { FAILURE_POLICY } from '../../../src/push/failure-policy.js';
 import { HostPacing } from '../../../src/schedule/host-pacing.js';
 import { FakeClock } from '../../support/fake-clock.js';
 
@@ -73,8 +74,9 @@ describe('overload signals in git output', () => {
   });
 
   it('does not count an ssh MaxStartups drop as a dead host (circuit), only as overload', () => {
-    expect(isConnectionFailure('kex_exchange_identification: Connection closed by remote host')).toBe(false);
-    expect(isConnectionFailure('ssh: connect to host h port 22: Connection refused')).toBe(true);
+    const hostEffect = (stderr: string) => FAILURE_POLICY[classifyPushFailure(255, stderr).kind].host;
+    expect(hostEffect('kex_exchange_identification: Connection closed by remote host')).toBe('overloaded');
+    expect(hostEffect('ssh: connect to host h port 22: Connection refused')).toBe('connection-failed');
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {

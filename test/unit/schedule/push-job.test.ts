@@ -39,7 +39,7 @@ function countingFinish(h: ReturnType<typeof harness>): { store: typeof h.store;
 
 /** Project b's push fails with a retryable error; a's lands. */
 const bFailsTransiently: FakePusher['respond'] = (request) =>
-  request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'transient', message: 'connection reset', stderrTail: '', retryable: true } } : {};
+  request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'unreachable', message: 'connection reset', stderrTail: '', retryable: true } } : {};
 
 describe('finishing a push job: one rename of the claim folder when the lease can retire it', () => {
   it('moves every pushed task to done/ with the lock released, and deletes no file one by one', async () => {

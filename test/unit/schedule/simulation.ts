@@ -1,5 +1,6 @@
 import { silentLog } from '../../../src/runtime/log.js';
 import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
+import { classifyPushFailure } from '../../../src/push/failure-class.js';
 import { Distributor } from '../../../src/schedule/distributor.js';
 import type { Lease, SchedulerDeps, SchedulerLocks, SchedulerStore } from '../../../src/schedule/ports.js';
 import type { WaitingTask } from '../../../src/store/store-types.js';
@@ -181,7 +182,7 @@ export async function simulate(options: SimOptions): Promise<SimResult> {
       if (verdict === true) {
         return { result: 'ok', refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })), createdRepository: false, durationMs: took, argv: [] };
       }
-      return { result: 'failed', refs: [], createdRepository: false, durationMs: took, argv: [], failure: { kind: 'transient', message: verdict, stderrTail: verdict, retryable: true } };
+      return { result: 'failed', refs: [], createdRepository: false, durationMs: took, argv: [], failure: { kind: classifyPushFailure(128, verdict).kind, message: verdict, stderrTail: verdict, retryable: true } };
     },
   };
   let wake = false;
