@@ -11,9 +11,9 @@ export interface HeartbeatStall {
 /**
  * The heartbeat of one push job's lock: advances the owner record's counter every
  * max(250 ms, lockStale / 6) and once more when git is spawned (to record the push process).
- * It aborts the job's push (`control`) when the lock is found lost, and when the record has not
- * been written for lockStale / 2 (holderMustStop): a holder whose writes fail (a full store)
- * looks dead to its peers, who take the lock over after lockStale and push too.
+ * Its `signal` stops the job's push when the node stops (the outer signal), when the lock is found
+ * lost, and when the record has not been written for lockStale / 2 (holderMustStop): a holder whose
+ * writes fail (a full store) looks dead to its peers, who take the lock over after lockStale and push too.
  */
 export class JobHeartbeat {
   /** Beats run one at a time and are awaited before the release, so a late beat can never race the release and mistake our own clean-up for a takeover. */
@@ -25,17 +25,26 @@ export class JobHeartbeat {
   private lastError: unknown;
   private stopTimer: () => void = () => undefined;
   private stallSeen: HeartbeatStall | undefined;
+  private readonly control = new AbortController();
+  private readonly onOuterAbort = (): void => this.control.abort();
 
   constructor(
     private readonly deps: Pick<SchedulerDeps, 'clock' | 'log' | 'timers' | 'identifyPush'>,
     private readonly lock: Lease,
     private readonly uri: string,
-    private readonly control: AbortController,
+    private readonly outer: AbortSignal,
     private readonly lockStaleMs: number,
     /** Monotonic time just before the lock was taken: its first record write began later. */
     acquiredFrom: number,
   ) {
     this.lastBeatAt = acquiredFrom;
+    outer.addEventListener('abort', this.onOuterAbort, { once: true });
+    if (outer.aborted) this.control.abort();
+  }
+
+  /** What the job's push and slot wait stop on. */
+  get signal(): AbortSignal {
+    return this.control.signal;
   }
 
   /** Set once the heartbeat stopped the push because the record could not be written. */
@@ -60,6 +69,7 @@ export class JobHeartbeat {
   async stop(): Promise<void> {
     this.finished = true;
     this.stopTimer();
+    this.outer.removeEventListener('abort', this.onOuterAbort);
     await this.beating;
   }
 
