@@ -2,11 +2,8 @@ import { redactText } from '../runtime/redact.js';
 import { FAILURE_POLICY, type FailureKind } from './failure-policy.js';
 import type { PushFailure } from './push-types.js';
 
-export interface FailureClass {
-  readonly kind: FailureKind;
-  /** One redacted line: the stderr line that decided the class, or the best summary git gave. */
-  readonly message: string;
-}
+/** `message`: one redacted line, the stderr line that decided the class or the best summary git gave. */
+export type FailureClass = { readonly kind: FailureKind; readonly message: string };
 
 interface Rule {
   readonly kind: 'transient' | 'missing-repository' | 'auth' | 'permanent';

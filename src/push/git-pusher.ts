@@ -158,12 +158,8 @@ export class GitPusher implements Pusher {
   private async pushChunk(run: Run, chunk: readonly PlannedRef[]): Promise<{ refs: RefOutcome[]; failure?: PushFailure } | 'created'> {
     const result = await this.gitPush(run, chunk);
     if (!completed(result)) {
-      const failed = failureOf(run, this.git, result);
-      if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) {
-        return { refs: [], failure: failed };
-      }
-      const created = await this.createRepository(run);
-      return created === undefined ? 'created' : { refs: [], failure: created };
+      const failure = await this.createIfMissing(run, failureOf(run, this.git, result));
+      return failure === undefined ? 'created' : { refs: [], failure };
     }
     const answer = this.chunkAnswer(run, chunk, result);
     if (answer.failure !== undefined || answer.declinedWithPush.length < 2) return answer;
@@ -250,10 +246,14 @@ export class GitPusher implements Pusher {
   private async listRemoteRefs(run: Run): Promise<Step<Map<string, string>>> {
     const result = await this.runGit(run, ['ls-remote', '--', run.request.uri]);
     if (result.exitCode === 0 && !result.killed) return { ok: parseRefLines(result.stdout, '\t') };
-    const failed = failureOf(run, this.git, result);
-    if (failed.kind !== 'missing-repository' || !run.request.remote.createMissingRepositories || run.createAttempted) return { failure: failed };
-    const created = await this.createRepository(run);
-    return created === undefined ? { ok: new Map() } : { failure: created };
+    const failure = await this.createIfMissing(run, failureOf(run, this.git, result));
+    return failure === undefined ? { ok: new Map() } : { failure };
+  }
+
+  /** A missing destination is created once per push: undefined when it now exists, else the failure to report. */
+  private async createIfMissing(run: Run, failed: PushFailure): Promise<PushFailure | undefined> {
+    const mayCreate = failed.kind === 'missing-repository' && run.request.remote.createMissingRepositories && !run.createAttempted;
+    return mayCreate ? this.createRepository(run) : failed;
   }
 
   private async createRepository(run: Run): Promise<PushFailure | undefined> {

@@ -27,14 +27,8 @@ export function completed(result: RunResult): boolean {
 }
 
 export function outcome(run: Run, result: PushOutcome['result'], refs: RefOutcome[], failed?: PushFailure): PushOutcome {
-  return {
-    result,
-    refs,
-    ...(failed === undefined ? {} : { failure: failed }),
-    createdRepository: run.createdRepository,
-    durationMs: performance.now() - run.startedAt,
-    argv: run.argv,
-  };
+  const { createdRepository, argv } = run;
+  return { result, refs, ...(failed === undefined ? {} : { failure: failed }), createdRepository, durationMs: performance.now() - run.startedAt, argv };
 }
 
 /** Why a command of the run failed: a limit or the caller stopped it, it could not start, or what its stderr says. */
