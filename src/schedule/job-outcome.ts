@@ -12,11 +12,9 @@ export interface UnitResult {
   readonly refusedForNow?: number;
 }
 
-/** After the moves of a decision: how the URI's retry state and the job's result read. */
+/** After the moves: the URI's retry state and the job's result. `host-down`: every retried failure was the host's; the tasks wait (in `requeue`), attempts unchanged. */
 export type JobVerdict =
-  | { readonly kind: 'settled' }
-  | { readonly kind: 'aborted' }
-  /** Every retried failure was the host's: the tasks wait (in `requeue`), the URI's attempts unchanged. */
+  | { readonly kind: 'settled' | 'aborted' }
   | { readonly kind: 'host-down'; readonly reason: string; readonly overloaded: boolean }
   | { readonly kind: 'retry' | 'give-up'; readonly names: readonly string[]; readonly reason: string; readonly attempts: number };
 

@@ -37,19 +37,9 @@ export type JobResult =
 
 /** How many task files a job put in failed/: what `daemon --drain` exits 1 for. */
 export function movedToFailed(result: JobResult): number {
-  switch (result.kind) {
-    case 'failed':
-      return result.claimed;
-    case 'pushed':
-      return result.failedRefs + (result.failedTasks ?? 0);
-    case 'retry':
-    case 'aborted':
-    case 'stalled':
-    case 'host-down':
-      return result.failedTasks ?? 0;
-    default:
-      return 0;
-  }
+  if (result.kind === 'failed') return result.claimed;
+  const failedTasks = 'failedTasks' in result ? (result.failedTasks ?? 0) : 0;
+  return result.kind === 'pushed' ? result.failedRefs + failedTasks : failedTasks;
 }
 
 class LockLost extends Error {}
@@ -165,10 +155,7 @@ function pushUnits(claimed: readonly WaitingTask[]): Array<{ remote: string; pro
 }
 
 /** A push unit's result, with what its log lines name. */
-interface PushedUnit extends UnitResult {
-  readonly remote: string;
-  readonly project: string;
-}
+type PushedUnit = UnitResult & { readonly remote: string; readonly project: string };
 
 async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: UriState | undefined, onPushesDone: () => void): Promise<JobResult> {
   const { deps, group, lock } = job;
