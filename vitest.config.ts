@@ -1,11 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-  },
+  test: { include: ['test/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' },
 });

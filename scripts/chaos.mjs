@@ -190,7 +190,9 @@ async function run(options, root, processes, interrupted) {
     return new ChaosNode({ processes, cli, id, view, config, logDir });
   });
 
-  console.log(`chaos: workspace ${root}, seed ${options.seed}, ${options.minutes} min of faults, lockStale ${LOCK_STALE_MS / 1000} s, pushes hold a destination ${options.pushSeconds} s`);
+  console.log(
+    `chaos: workspace ${root}, seed ${options.seed}, ${options.minutes} min of faults, lockStale ${LOCK_STALE_MS / 1000} s, pushes hold a destination ${options.pushSeconds} s`,
+  );
   const driver = new Driver({ root, projects, sourceOf, random });
   await driver.seed();
   for (const node of nodes) node.start();
@@ -237,7 +239,13 @@ async function run(options, root, processes, interrupted) {
 
   const deadline = Date.now() + options.minutes * 60_000;
   const driving = driver.run(() => random.between(100, 400));
-  const storeFaults = storeFaultLoops({ hostile, filler, random: seededRandom(options.seed ^ 0x27d4eb2f), until: () => Date.now() >= deadline || interrupted(), event });
+  const storeFaults = storeFaultLoops({
+    hostile,
+    filler,
+    random: seededRandom(options.seed ^ 0x27d4eb2f),
+    until: () => Date.now() >= deadline || interrupted(),
+    event,
+  });
   const pending = new Set();
   while (Date.now() < deadline && !interrupted()) {
     await sleep(random.between(2500, 5000));
@@ -293,15 +301,23 @@ async function run(options, root, processes, interrupted) {
   const killedMidWrite = (name) => {
     const nodeTag = name.split('.').at(-3);
     const written = lstatSync(join(store, 'ref-updates', 'building', name), { throwIfNoEntry: false })?.mtimeMs;
-    return written !== undefined && faults.some((fault) => fault.kind === 'SIGKILL' && fault.node === nodeTag && fault.at >= written - 1000 && fault.at - written < 10_000);
+    return (
+      written !== undefined &&
+      faults.some((fault) => fault.kind === 'SIGKILL' && fault.node === nodeTag && fault.at >= written - 1000 && fault.at - written < 10_000)
+    );
   };
   leftovers.killDebris = leftovers.building.filter(killedMidWrite);
   leftovers.building = leftovers.building.filter((name) => !killedMidWrite(name));
   leftovers.spool = spoolHolds() ? readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [];
-  const secretIn = readdirSync(logDir).filter((name) => nodes.some((node) => name.startsWith(`${node.id}.`))).filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));
+  const secretIn = readdirSync(logDir)
+    .filter((name) => nodes.some((node) => name.startsWith(`${node.id}.`)))
+    .filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));
   // A full store fails passes, heartbeats and pushes with ENOSPC (through sshfs as an I/O or
   // permission failure); those error lines, during an episode or soon after, are the fault's.
-  const expectedError = (line, err) => filler !== undefined && filler.during(line.at, 15_000) && /ENOSPC|No space left|EIO|EPERM|Operation not permitted|Input\/output error/.test(`${line.code ?? ''} ${err}`);
+  const expectedError = (line, err) =>
+    filler !== undefined &&
+    filler.during(line.at, 15_000) &&
+    /ENOSPC|No space left|EIO|EPERM|Operation not permitted|Input\/output error/.test(`${line.code ?? ''} ${err}`);
   const logs = analyseLogs(nodes, faults, expectedError);
   const storeFull = { skipped: tmpfs.refused, episodes: filler?.episodes.length ?? 0, seconds: filler?.seconds ?? 0 };
   return { nodes, faultCounts, faults, driver: driver.stats, compared, leftovers, logs, drainMs, hostile: { ...audit, secretIn }, storeFull };
@@ -366,10 +382,11 @@ async function main() {
   }
   let stopRequested = false;
   let cleaning;
-  const cleanup = () => (cleaning ??= processes.cleanup().then(() => {
-    if (options.keep) console.log(`chaos: workspace kept in ${root}`);
-    else rmSync(root, { recursive: true, force: true });
-  }));
+  const cleanup = () =>
+    (cleaning ??= processes.cleanup().then(() => {
+      if (options.keep) console.log(`chaos: workspace kept in ${root}`);
+      else rmSync(root, { recursive: true, force: true });
+    }));
   const onSignal = (signal) => {
     if (stopRequested) return;
     stopRequested = true;

@@ -47,30 +47,35 @@ async function main() {
   mkdirSync(gitDaemonBase, { recursive: true });
   for (const project of projects) git(root, 'init', '-q', '--bare', join(gitDaemonBase, `${project}.git`));
   const port = await freePort();
-  const daemon = spawn('git', ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', `--base-path=${gitDaemonBase}`, '--listen=127.0.0.1', `--port=${port}`, gitDaemonBase], { env, stdio: 'ignore', detached: true });
+  const daemon = spawn(
+    'git',
+    ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', `--base-path=${gitDaemonBase}`, '--listen=127.0.0.1', `--port=${port}`, gitDaemonBase],
+    { env, stdio: 'ignore', detached: true },
+  );
   children.push(daemon);
 
-  const configText = (nodeId, httpListen) => [
-    '[replication]',
-    `  storePath = ${join(root, 'store')}`,
-    `  basePath = ${base}`,
-    `  nodeId = ${nodeId}`,
-    '  distributionInterval = 1s',
-    '  randomDelay = 500ms',
-    `  httpListen = ${httpListen}`,
-    '[remote "dr"]',
-    `  url = file://${join(root, 'dr')}/\${name}.git`,
-    '  push = +refs/*:refs/*',
-    '  mirror = true',
-    '  replicationDelay = 2s',
-    '[remote "public.mirror"]',
-    `  url = git://127.0.0.1:${port}/\${name}.git`,
-    '  push = +refs/heads/*:refs/heads/*',
-    '  push = refs/tags/*:refs/tags/*',
-    '  projects = apps/*',
-    '  replicationDelay = 2s',
-    '',
-  ].join('\n');
+  const configText = (nodeId, httpListen) =>
+    [
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      `  nodeId = ${nodeId}`,
+      '  distributionInterval = 1s',
+      '  randomDelay = 500ms',
+      `  httpListen = ${httpListen}`,
+      '[remote "dr"]',
+      `  url = file://${join(root, 'dr')}/\${name}.git`,
+      '  push = +refs/*:refs/*',
+      '  mirror = true',
+      '  replicationDelay = 2s',
+      '[remote "public.mirror"]',
+      `  url = git://127.0.0.1:${port}/\${name}.git`,
+      '  push = +refs/heads/*:refs/heads/*',
+      '  push = refs/tags/*:refs/tags/*',
+      '  projects = apps/*',
+      '  replicationDelay = 2s',
+      '',
+    ].join('\n');
   // Each node has its own config, as each master would: the same store and remotes, its own
   // nodeId and HTTP port (two nodes on one host cannot share a port). The masters' hooks and
   // `status` use master-1's.
@@ -91,7 +96,9 @@ async function main() {
     const repo = join(base, `${project}.git`);
     mkdirSync(repo, { recursive: true });
     git(repo, 'init', '-q', '--bare', '-b', 'main');
-    writeFileSync(join(repo, 'hooks', 'post-receive'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" enqueue --stdin --config "${config}"\n`, { mode: 0o755 });
+    writeFileSync(join(repo, 'hooks', 'post-receive'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" enqueue --stdin --config "${config}"\n`, {
+      mode: 0o755,
+    });
   }
 
   step('two refrelay nodes start on one shared store');
@@ -130,7 +137,7 @@ async function main() {
   step('refrelay status after the nodes pushed');
   refrelay('status', '--config', config);
 
-  step('each node\'s push counters (/metrics) and the cluster\'s readiness (/readyz)');
+  step("each node's push counters (/metrics) and the cluster's readiness (/readyz)");
   for (const [nodeId, httpPort] of Object.entries(httpPorts)) {
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
     const pushes = metrics.split('\n').filter((line) => line.startsWith('refrelay_pushes_total{'));
@@ -147,8 +154,18 @@ async function main() {
     const drOk = dr === source;
     let mirrorText = 'not replicated (projects = apps/*)';
     if (project.startsWith('apps/')) {
-      const listed = git(root, 'ls-remote', `git://127.0.0.1:${port}/${project}.git`).split('\n').filter((line) => line.includes('\trefs/')).map((line) => line.split('\t').reverse().join(' ')).sort().join('\n');
-      const expected = source.split('\n').filter(Boolean).map((line) => line.split(' ').reverse().join(' ')).sort().join('\n');
+      const listed = git(root, 'ls-remote', `git://127.0.0.1:${port}/${project}.git`)
+        .split('\n')
+        .filter((line) => line.includes('\trefs/'))
+        .map((line) => line.split('\t').reverse().join(' '))
+        .sort()
+        .join('\n');
+      const expected = source
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ').reverse().join(' '))
+        .sort()
+        .join('\n');
       const ok = listed === expected;
       inSync &&= ok;
       mirrorText = ok ? 'in sync' : 'DIFFERENT';

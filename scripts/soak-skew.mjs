@@ -15,7 +15,15 @@ const minutes = Number(option('--minutes', 1)) || 1;
 const lockStale = option('--lock-stale', '10s');
 const bin = fileURLToPath(new URL('../bin/refrelay.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'refrelay-soak-'));
-const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Soak', GIT_AUTHOR_EMAIL: 's@example.com', GIT_COMMITTER_NAME: 'Soak', GIT_COMMITTER_EMAIL: 's@example.com' };
+const env = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Soak',
+  GIT_AUTHOR_EMAIL: 's@example.com',
+  GIT_COMMITTER_NAME: 'Soak',
+  GIT_COMMITTER_EMAIL: 's@example.com',
+};
 const git = (cwd, ...a) => execFileSync('git', a, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const skews = { 'minus-10m': -600_000, zero: 0, 'plus-10m': 600_000 };
@@ -33,24 +41,42 @@ function startNode(nodeId) {
   nodes.set(nodeId, node);
 }
 
-let failed = false;
+let failed;
 try {
   const base = join(root, 'base');
-  writeFileSync(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`,
-    '  distributionInterval = 500ms', '  randomDelay = 300ms', `  lockStale = ${lockStale}`,
-    '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`, '  replicationDelay = 300ms', '  threads = 2',
-  ].join('\n'));
+  writeFileSync(
+    join(root, 'replication.config'),
+    [
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 500ms',
+      '  randomDelay = 300ms',
+      `  lockStale = ${lockStale}`,
+      '[remote "mirror"]',
+      `  url = ${join(root, 'dest')}/\${name}.git`,
+      '  replicationDelay = 300ms',
+      '  threads = 2',
+    ].join('\n'),
+  );
   execFileSync(process.execPath, [bin, 'init', '--config', join(root, 'replication.config')], { stdio: 'ignore' });
   for (const project of projects) {
     const repo = join(base, `${project}.git`);
     mkdirSync(repo, { recursive: true });
     git(repo, 'init', '-q', '--bare', '-b', 'main');
-    writeFileSync(join(repo, 'hooks', 'post-receive'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" enqueue --stdin -q --config "${join(root, 'replication.config')}"\n`, { mode: 0o755 });
+    writeFileSync(
+      join(repo, 'hooks', 'post-receive'),
+      `#!/bin/sh\nexec "${process.execPath}" "${bin}" enqueue --stdin -q --config "${join(root, 'replication.config')}"\n`,
+      { mode: 0o755 },
+    );
     const dest = join(root, 'dest', `${project}.git`);
     mkdirSync(dest, { recursive: true });
     git(dest, 'init', '-q', '--bare');
-    writeFileSync(join(dest, 'hooks', 'pre-receive'), '#!/bin/sh\nif mkdir "$GIT_DIR/in-push" 2>/dev/null; then m=1; else echo overlap >> "$GIT_DIR/overlaps.log"; fi\nsleep 0.4\ncat >/dev/null\n[ "$m" = 1 ] && rmdir "$GIT_DIR/in-push"\nexit 0\n', { mode: 0o755 });
+    writeFileSync(
+      join(dest, 'hooks', 'pre-receive'),
+      '#!/bin/sh\nif mkdir "$GIT_DIR/in-push" 2>/dev/null; then m=1; else echo overlap >> "$GIT_DIR/overlaps.log"; fi\nsleep 0.4\ncat >/dev/null\n[ "$m" = 1 ] && rmdir "$GIT_DIR/in-push"\nexit 0\n',
+      { mode: 0o755 },
+    );
     const work = join(root, 'work', project);
     mkdirSync(work, { recursive: true });
     git(work, 'init', '-q', '-b', 'main');
@@ -70,15 +96,26 @@ try {
   }
   // Let the cluster drain.
   const deadline = Date.now() + 120_000;
-  const busy = () => ['waiting', 'running'].some((dir) => existsSync(join(root, 'store', 'ref-updates', dir)) && execFileSync('ls', [join(root, 'store', 'ref-updates', dir)], { encoding: 'utf8' }).trim() !== '');
+  const busy = () =>
+    ['waiting', 'running'].some(
+      (dir) =>
+        existsSync(join(root, 'store', 'ref-updates', dir)) &&
+        execFileSync('ls', [join(root, 'store', 'ref-updates', dir)], { encoding: 'utf8' }).trim() !== '',
+    );
   while (busy() && Date.now() < deadline) await sleep(500);
   for (const node of nodes.values()) node.child.kill('SIGTERM');
   await sleep(3000);
 
-  const logs = [...nodes.entries()].flatMap(([nodeId, node]) => node.out.split('\n').filter((l) => l.startsWith('{')).map((l) => ({ nodeId, ...JSON.parse(l) })));
+  const logs = [...nodes.entries()].flatMap(([nodeId, node]) =>
+    node.out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => ({ nodeId, ...JSON.parse(l) })),
+  );
   const takeoverLines = logs.filter((l) => l.msg === 'took over a stale URI lock');
   const takeovers = takeoverLines.length;
-  for (const line of takeoverLines) console.log(`takeover by ${line.nodeId} at ${line.time}: former node ${line.formerNode}, unchanged ${line.unchangedMs} ms, tasks ${line.tasks}`);
+  for (const line of takeoverLines)
+    console.log(`takeover by ${line.nodeId} at ${line.time}: former node ${line.formerNode}, unchanged ${line.unchangedMs} ms, tasks ${line.tasks}`);
   const lost = logs.filter((l) => String(l.msg).startsWith('lost the URI lock')).length;
   const errors = logs.filter((l) => l.level >= 50).length + [...nodes.values()].filter((n) => /Error|unhandled/.test(n.err)).length;
   let overlaps = 0;
@@ -91,10 +128,33 @@ try {
     if (want !== got) mismatched++;
   }
   const perNode = Object.fromEntries([...nodes.keys()].map((id) => [id, logs.filter((l) => l.nodeId === id && l.msg === 'pushed').length]));
-  const offsets = Object.fromEntries([...nodes.keys()].map((id) => {
-    try { return [id, JSON.parse(readFileSync(join(root, 'store', 'nodes', `${id}.json`), 'utf8')).clockOffsetMs]; } catch { return [id, null]; }
-  }));
-  console.log(JSON.stringify({ minutes, lockStale, updatesPushed: pushes, pushesPerNode: perNode, clockOffsetMs: offsets, takeovers, lostLocks: lost, overlaps, projectsOutOfSync: mismatched, loggedErrors: errors }, null, 2));
+  const offsets = Object.fromEntries(
+    [...nodes.keys()].map((id) => {
+      try {
+        return [id, JSON.parse(readFileSync(join(root, 'store', 'nodes', `${id}.json`), 'utf8')).clockOffsetMs];
+      } catch {
+        return [id, null];
+      }
+    }),
+  );
+  console.log(
+    JSON.stringify(
+      {
+        minutes,
+        lockStale,
+        updatesPushed: pushes,
+        pushesPerNode: perNode,
+        clockOffsetMs: offsets,
+        takeovers,
+        lostLocks: lost,
+        overlaps,
+        projectsOutOfSync: mismatched,
+        loggedErrors: errors,
+      },
+      null,
+      2,
+    ),
+  );
   failed = takeovers > 0 || lost > 0 || overlaps > 0 || mismatched > 0 || errors > 0;
   console.log(failed ? 'SOAK FAILED' : 'SOAK PASSED: zero false takeovers, zero overlaps, all delivered');
 } finally {

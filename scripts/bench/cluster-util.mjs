@@ -52,12 +52,20 @@ export function drainNodes(config, nodeIds) {
     nodeIds.map(
       (nodeId) =>
         new Promise((resolve, reject) => {
-          const child = spawn(process.execPath, [...nodeArgs(), bin, 'daemon', '--drain', '--config', config, '--node-id', nodeId], { stdio: ['ignore', 'pipe', 'inherit'] });
+          const child = spawn(process.execPath, [...nodeArgs(), bin, 'daemon', '--drain', '--config', config, '--node-id', nodeId], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
           let out = '';
           child.stdout.on('data', (chunk) => (out += chunk));
           child.on('exit', (code) => {
             if (code !== 0) reject(new Error(`node ${nodeId} exited ${code}`));
-            else resolve(out.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)));
+            else
+              resolve(
+                out
+                  .split('\n')
+                  .filter((line) => line.startsWith('{'))
+                  .map((line) => JSON.parse(line)),
+              );
           });
         }),
     ),

@@ -19,7 +19,10 @@ function timeRun(args) {
 export async function run() {
   return withTempDir('enqueue', async (dir) => {
     const config = join(dir, 'replication.config');
-    writeFileSync(config, `[replication]\n  storePath = ${join(dir, 'store')}\n  nodeId = bench\n[remote "a"]\n  url = file://${dir}/a/\${name}.git\n[remote "b"]\n  url = file://${dir}/b/\${name}.git\n  push = +refs/heads/*:refs/heads/*\n`);
+    writeFileSync(
+      config,
+      `[replication]\n  storePath = ${join(dir, 'store')}\n  nodeId = bench\n[remote "a"]\n  url = file://${dir}/a/\${name}.git\n[remote "b"]\n  url = file://${dir}/b/\${name}.git\n  push = +refs/heads/*:refs/heads/*\n`,
+    );
     if (spawnSync(process.execPath, [bin, 'init', '--config', config]).status !== 0) throw new Error('refrelay init failed');
     // Warm the page cache for both before measuring.
     timeRun(['-e', '0']);

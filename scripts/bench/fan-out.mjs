@@ -59,11 +59,24 @@ async function fanOut(root, dests, projects, perProject) {
   const storePath = join(root, 'store');
   const jobsFile = join(root, 'raw-jobs.txt');
   const config = join(root, 'relay.config');
-  writeFileSync(config, [
-    '[replication]', `  storePath = ${storePath}`, `  basePath = ${join(root, 'base')}`,
-    '  distributionInterval = 100ms', '  randomDelay = 0', '  httpListen = off', `  maxPushes = ${THREADS * DESTS.length}`,
-    ...DESTS.flatMap((dest) => [`[remote "${dest}"]`, `  url = file://${join(dests, 'relay', dest)}/\${name}.git`, '  replicationDelay = 2s', `  threads = ${THREADS}`]),
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      '[replication]',
+      `  storePath = ${storePath}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 100ms',
+      '  randomDelay = 0',
+      '  httpListen = off',
+      `  maxPushes = ${THREADS * DESTS.length}`,
+      ...DESTS.flatMap((dest) => [
+        `[remote "${dest}"]`,
+        `  url = file://${join(dests, 'relay', dest)}/\${name}.git`,
+        '  replicationDelay = 2s',
+        `  threads = ${THREADS}`,
+      ]),
+    ].join('\n'),
+  );
   const node = startNode(config, 'bench-1');
   const cpu = startCpuSampler(node.pid);
   const store = new TaskStore({ root: storePath, nodeId: 'hook' });
@@ -80,7 +93,10 @@ async function fanOut(root, dests, projects, perProject) {
   // (the sampler and the log parsing, a few ms, included).
   const runFloor = async () => {
     fresh('floor');
-    const jobs = prepareProtocolFloor(join(root, 'floor-store'), DESTS.flatMap((dest) => sources.map((s) => ({ repo: s.repo, url: `file://${join(dests, 'floor', dest)}/${s.project}.git`, refs: s.refs }))));
+    const jobs = prepareProtocolFloor(
+      join(root, 'floor-store'),
+      DESTS.flatMap((dest) => sources.map((s) => ({ repo: s.repo, url: `file://${join(dests, 'floor', dest)}/${s.project}.git`, refs: s.refs }))),
+    );
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
     await runProtocolFloor(floorWorker, join(root, 'floor-store'), jobs, THREADS * DESTS.length);
@@ -101,7 +117,12 @@ async function fanOut(root, dests, projects, perProject) {
       // mtime the batch would trickle in over that second and the figure would measure the hooks.
       const burstAt = new Date();
       for (const s of sources) {
-        await store.createMany(s.refs.flatMap((ref) => DESTS.map((dest) => ({ project: s.project, refs: [ref], uri: `file://${join(dests, 'relay', dest)}/${s.project}.git`, remote: dest }))), { mtimeOf: () => burstAt });
+        await store.createMany(
+          s.refs.flatMap((ref) =>
+            DESTS.map((dest) => ({ project: s.project, refs: [ref], uri: `file://${join(dests, 'relay', dest)}/${s.project}.git`, remote: dest })),
+          ),
+          { mtimeOf: () => burstAt },
+        );
       }
       const roundLogs = () => node.logs().slice(logsBefore);
       let pushed = [];
@@ -125,7 +146,20 @@ async function fanOut(root, dests, projects, perProject) {
       // Raw loop: the same consolidated pushes (one per URI), same concurrency, no refrelay, and
       // no Node either: `xargs -P` starting git from a shell, the cheapest way to run them.
       fresh('raw');
-      const jobs = DESTS.flatMap((dest) => sources.map((s) => ['-C', s.repo, 'push', '-q', '--porcelain', '--', `file://${join(dests, 'raw', dest)}/${s.project}.git`, ...s.refs.map((ref) => `${ref}:${ref}`)].join(' ')));
+      const jobs = DESTS.flatMap((dest) =>
+        sources.map((s) =>
+          [
+            '-C',
+            s.repo,
+            'push',
+            '-q',
+            '--porcelain',
+            '--',
+            `file://${join(dests, 'raw', dest)}/${s.project}.git`,
+            ...s.refs.map((ref) => `${ref}:${ref}`),
+          ].join(' '),
+        ),
+      );
       writeFileSync(jobsFile, `${jobs.join('\n')}\n`);
       const started = performance.now();
       const machineBusy = machineSampler();
@@ -136,8 +170,10 @@ async function fanOut(root, dests, projects, perProject) {
       // The same loop written in Node (a pool of spawn calls), as a Node tool would push.
       fresh('raw');
       const nodeStarted = performance.now();
-      await pool(sources.flatMap((s) => DESTS.map((dest) => ({ s, url: `file://${join(dests, 'raw', dest)}/${s.project}.git` }))), THREADS * DESTS.length, ({ s, url }) =>
-        pushAsync(s.repo, ['--porcelain', '--', url, ...s.refs.map((ref) => `${ref}:${ref}`)]),
+      await pool(
+        sources.flatMap((s) => DESTS.map((dest) => ({ s, url: `file://${join(dests, 'raw', dest)}/${s.project}.git` }))),
+        THREADS * DESTS.length,
+        ({ s, url }) => pushAsync(s.repo, ['--porcelain', '--', url, ...s.refs.map((ref) => `${ref}:${ref}`)]),
       );
       nodeLoopRuns.push(performance.now() - nodeStarted);
 
@@ -158,7 +194,9 @@ async function fanOut(root, dests, projects, perProject) {
   // Naive hook: one push per update per destination, as each update happens.
   fresh('naive');
   const naiveStarted = performance.now();
-  for (const s of sources) for (const ref of s.refs) for (const dest of DESTS) await pushAsync(s.repo, ['--', `file://${join(dests, 'naive', dest)}/${s.project}.git`, `${ref}:${ref}`]);
+  for (const s of sources)
+    for (const ref of s.refs)
+      for (const dest of DESTS) await pushAsync(s.repo, ['--', `file://${join(dests, 'naive', dest)}/${s.project}.git`, `${ref}:${ref}`]);
   const naiveMs = performance.now() - naiveStarted;
 
   const pushRatio = pushes / uris;

@@ -29,7 +29,12 @@ function bareTemplate(path) {
 
 const headOf = (repo) => {
   try {
-    return execFileSync('git', ['rev-parse', '--verify', '-q', 'refs/heads/main'], { cwd: repo, env: gitEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--verify', '-q', 'refs/heads/main'], {
+      cwd: repo,
+      env: gitEnv,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -76,11 +81,22 @@ export async function run({ quick }) {
     }
     for (const dev of DEVS) git(root, 'clone', '-q', join(root, 'base', `${dev}.git`), join(root, `work-${dev}`));
     const config = join(root, 'replication.config');
-    writeFileSync(config, [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`,
-      `  distributionInterval = ${DISTRIBUTION_INTERVAL_MS}ms`, `  randomDelay = ${RANDOM_DELAY_MS}ms`, '  maxPushes = 4', '  httpListen = off',
-      '[remote "mirror"]', `  url = file://${join(root, 'mirror')}/\${name}.git`, `  replicationDelay = ${REPLICATION_DELAY_MS}ms`, '  threads = 4',
-    ].join('\n'));
+    writeFileSync(
+      config,
+      [
+        '[replication]',
+        `  storePath = ${join(root, 'store')}`,
+        `  basePath = ${join(root, 'base')}`,
+        `  distributionInterval = ${DISTRIBUTION_INTERVAL_MS}ms`,
+        `  randomDelay = ${RANDOM_DELAY_MS}ms`,
+        '  maxPushes = 4',
+        '  httpListen = off',
+        '[remote "mirror"]',
+        `  url = file://${join(root, 'mirror')}/\${name}.git`,
+        `  replicationDelay = ${REPLICATION_DELAY_MS}ms`,
+        '  threads = 4',
+      ].join('\n'),
+    );
     execFileSync(process.execPath, [bin, 'init', '--config', config], { stdio: 'ignore' });
     const node = startNode(config, 'bench-1');
     const store = new TaskStore({ root: join(root, 'store'), nodeId: 'hook' });
@@ -88,7 +104,7 @@ export async function run({ quick }) {
       await new Promise((resolve) => setTimeout(resolve, 500));
       const idle = await liveLags(root, store, updates);
       execFileSync(process.execPath, [bin, 'replicate', '--all', '--config', config], { stdio: 'ignore' });
-      for (const deadline = Date.now() + 60_000; !node.logs().some((line) => line.msg === 'pushed' && !DEVS.includes(line.project)); ) {
+      for (const deadline = Date.now() + 60_000; !node.logs().some((line) => line.msg === 'pushed' && !DEVS.includes(line.project));) {
         if (Date.now() > deadline) throw new Error('the replicate-all did not start within 60 s');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

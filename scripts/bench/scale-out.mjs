@@ -11,11 +11,21 @@ const THREADS = 4;
 async function deliver(root, dests, label, uriCount, nodeIds) {
   const config = join(root, `${label}.config`);
   const store = join(root, `store-${label}`);
-  writeFileSync(config, [
-    '[replication]', `  storePath = ${store}`, `  basePath = ${join(root, 'base')}`,
-    '  distributionInterval = 100ms', '  randomDelay = 200ms', `  maxPushes = ${THREADS}`,
-    '[remote "slow"]', `  url = ${join(dests, label)}/\${name}.git`, '  replicationDelay = 0', `  threads = ${THREADS}`,
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      '[replication]',
+      `  storePath = ${store}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 100ms',
+      '  randomDelay = 200ms',
+      `  maxPushes = ${THREADS}`,
+      '[remote "slow"]',
+      `  url = ${join(dests, label)}/\${name}.git`,
+      '  replicationDelay = 0',
+      `  threads = ${THREADS}`,
+    ].join('\n'),
+  );
   const tasks = new TaskStore({ root: store, nodeId: 'hook' });
   for (let i = 0; i < uriCount; i++) {
     bareRepo(join(dests, label, `u${i}.git`), '0.2');
@@ -48,6 +58,8 @@ async function scaleOut(root, dests, uriCount) {
   return {
     pass: speedup >= 2.5 && balanced && total === uriCount,
     summary: `3 nodes deliver ${speedup.toFixed(2)}× the throughput of 1 node (target ≥ 2.5×); shares ${shares.map((s) => `${s.toFixed(0)}%`).join(' / ')} (target 33% ± 10)`,
-    details: [`${uriCount} URIs, pre-receive sleeps 200 ms, threads ${THREADS} per node: 1 node ${fmt(one.ms)} (${((uriCount / one.ms) * 1000).toFixed(1)} pushes/s), 3 nodes ${fmt(three.ms)} (${((uriCount / three.ms) * 1000).toFixed(1)} pushes/s)`],
+    details: [
+      `${uriCount} URIs, pre-receive sleeps 200 ms, threads ${THREADS} per node: 1 node ${fmt(one.ms)} (${((uriCount / one.ms) * 1000).toFixed(1)} pushes/s), 3 nodes ${fmt(three.ms)} (${((uriCount / three.ms) * 1000).toFixed(1)} pushes/s)`,
+    ],
   };
 }

@@ -31,13 +31,27 @@ async function startSshd(dir) {
   for (const key of [hostKey, clientKey]) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${clientKey}.pub`), { mode: 0o600 });
   const port = await freePort();
-  writeFileSync(join(dir, 'sshd_config'), [
-    `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${hostKey}`, `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-    `PidFile ${join(dir, 'sshd.pid')}`, 'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PubkeyAuthentication yes',
-    'PermitRootLogin prohibit-password', 'UsePAM no', 'StrictModes no', 'LogLevel ERROR', 'MaxStartups 100', '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'sshd_config'),
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKey}`,
+      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+      `PidFile ${join(dir, 'sshd.pid')}`,
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'PubkeyAuthentication yes',
+      'PermitRootLogin prohibit-password',
+      'UsePAM no',
+      'StrictModes no',
+      'LogLevel ERROR',
+      'MaxStartups 100',
+      '',
+    ].join('\n'),
+  );
   const child = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: 'ignore' });
-  for (const deadline = Date.now() + 10_000; ; ) {
+  for (const deadline = Date.now() + 10_000; ;) {
     const up = await new Promise((resolve) => {
       const socket = createServer().listen(port, '127.0.0.1');
       socket.once('listening', () => socket.close(() => resolve(false)));
@@ -54,7 +68,24 @@ async function startSshd(dir) {
   };
 }
 
-const remote = { name: 'ssh', urls: [], push: [{ force: true, src: 'refs/*', dst: 'refs/*', text: '+refs/*:refs/*' }], projects: [], excludeProjects: [], threads: 1, replicationDelayMs: 0, rescheduleDelayMs: 3000, replicationRetryMs: 60_000, replicationMaxRetries: 0, timeoutMs: 60_000, mirror: false, createMissingRepositories: false, excludedRefsPatterns: [], remoteNameStyle: 'slash', shares: 100 };
+const remote = {
+  name: 'ssh',
+  urls: [],
+  push: [{ force: true, src: 'refs/*', dst: 'refs/*', text: '+refs/*:refs/*' }],
+  projects: [],
+  excludeProjects: [],
+  threads: 1,
+  replicationDelayMs: 0,
+  rescheduleDelayMs: 3000,
+  replicationRetryMs: 60_000,
+  replicationMaxRetries: 0,
+  timeoutMs: 60_000,
+  mirror: false,
+  createMissingRepositories: false,
+  excludedRefsPatterns: [],
+  remoteNameStyle: 'slash',
+  shares: 100,
+};
 
 async function pushAll(pusher, source, urls) {
   const started = performance.now();
@@ -74,11 +105,12 @@ export async function run({ quick }) {
     const sshd = await startSshd(join(root, 'sshd'));
     try {
       const { repo: source } = makeSource(root, 'src', 0);
-      const urls = (label) => Array.from({ length: pushes }, (_, i) => {
-        const path = join(root, label, `r${i}.git`);
-        bareRepo(path);
-        return sshd.url(path);
-      });
+      const urls = (label) =>
+        Array.from({ length: pushes }, (_, i) => {
+          const path = join(root, label, `r${i}.git`);
+          bareRepo(path);
+          return sshd.url(path);
+        });
       const env = { GIT_SSH_COMMAND: sshd.sshCommand, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
       const plainUrls = urls('plain');
       const reuseUrls = urls('reuse');
@@ -91,7 +123,9 @@ export async function run({ quick }) {
       return {
         pass: ratio < 0.7,
         summary: `${pushes} consecutive pushes to one ssh host: ${ratio.toFixed(2)}× the wall time with one shared connection (target well under 0.7×)`,
-        details: [`a handshake per push: ${fmt(plainMs)} (${(plainMs / pushes).toFixed(1)} ms each); one master connection: ${fmt(reuseMs)} (${(reuseMs / pushes).toFixed(1)} ms each)`],
+        details: [
+          `a handshake per push: ${fmt(plainMs)} (${(plainMs / pushes).toFixed(1)} ms each); one master connection: ${fmt(reuseMs)} (${(reuseMs / pushes).toFixed(1)} ms each)`,
+        ],
       };
     } finally {
       sshd.stop();

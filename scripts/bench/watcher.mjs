@@ -16,7 +16,9 @@ function inotifyWatches() {
   for (const fd of readdirSync('/proc/self/fd')) {
     try {
       if (readlinkSync(`/proc/self/fd/${fd}`) !== 'anon_inode:inotify') continue;
-      watches += readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+      watches += readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('inotify wd:')).length;
     } catch {
       // fd closed meanwhile
     }
@@ -36,8 +38,10 @@ export async function run({ quick }) {
     execFileSync('git', ['push', '-q', template, 'main', 'main:refs/heads/b1', 'main:refs/heads/b2'], { cwd: work, env: gitEnv });
     for (let i = 0; i < count; i++) cpSync(template, join(root, 'base', `team${i % 10}`, `repo${i}.git`), { recursive: true });
     const entries = [
-      ['replication', 'storepath', join(root, 'store')], ['replication', 'basepath', join(root, 'base')],
-      ['replication', 'watchrepositories', 'true'], ['replication', 'watchrepositorieslimit', String(count)],
+      ['replication', 'storepath', join(root, 'store')],
+      ['replication', 'basepath', join(root, 'base')],
+      ['replication', 'watchrepositories', 'true'],
+      ['replication', 'watchrepositorieslimit', String(count)],
     ].map(([section, name, value]) => ({ section, subsection: undefined, name, value }));
     entries.push({ section: 'remote', subsection: 'm', name: 'url', value: `${root}/dest/\${name}.git` });
     const config = validateConfig(entries, 'bench.config', 'host').config;
@@ -45,7 +49,11 @@ export async function run({ quick }) {
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     const watchesBefore = inotifyWatches();
-    const watcher = new RefWatcher({ config: () => config, store, log: process.env.BENCH_DEBUG ? { debug: console.log, info: console.log, warn: console.log, error: console.log } : silentLog });
+    const watcher = new RefWatcher({
+      config: () => config,
+      store,
+      log: process.env.BENCH_DEBUG ? { debug: console.log, info: console.log, warn: console.log, error: console.log } : silentLog,
+    });
     let started = performance.now();
     await watcher.start();
     const readyMs = performance.now() - started;
@@ -61,7 +69,11 @@ export async function run({ quick }) {
     return {
       pass: watcher.tasksQueued >= 1,
       summary: `${count} repositories watched: ${watches} inotify watches (${(watches / count).toFixed(1)} per repository), +${rssMb.toFixed(0)} MB RSS, ready in ${fmt(readyMs)}; ref update → task queued in ${fmt(latencyMs)}`,
-      details: ['the latency includes the 150 ms debounce; this machine allows ' + readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8').trim() + ' watches per user'],
+      details: [
+        'the latency includes the 150 ms debounce; this machine allows ' +
+          readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8').trim() +
+          ' watches per user',
+      ],
     };
   });
 }

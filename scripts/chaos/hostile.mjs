@@ -14,8 +14,17 @@ export const SECRET = 'chaos-secret-never-echoed-5e1d9c';
 const LOCK_NAME = /^[0-9a-f]{40}$/;
 /** `running/LOCK` stands for a lock folder that exists when the entry is planted. */
 const FOLDERS = [
-  'ref-updates/waiting', 'ref-updates/running', 'ref-updates/running/LOCK', 'ref-updates/failed', 'ref-updates/done',
-  'ref-updates/building', 'ref-updates/corrupt', 'uri-state', 'nodes', 'history', 'verify',
+  'ref-updates/waiting',
+  'ref-updates/running',
+  'ref-updates/running/LOCK',
+  'ref-updates/failed',
+  'ref-updates/done',
+  'ref-updates/building',
+  'ref-updates/corrupt',
+  'uri-state',
+  'nodes',
+  'history',
+  'verify',
 ];
 const KINDS = ['bytes', 'json', 'sparse', 'fifo', 'symlink-file', 'symlink-dir', 'dir'];
 
@@ -128,7 +137,8 @@ export class HostilePlanter {
     // after a takeover: the place they were planted is the lock folder itself.
     const relativeOf = (path) => {
       for (const root of viewRoots) {
-        if (path === root || path.startsWith(`${root}/`)) return relative(root, path).replace(/^(ref-updates\/running\/[0-9a-f]{40})\.tomb\.[^/]+(\/|$)/, '$1$2');
+        if (path === root || path.startsWith(`${root}/`))
+          return relative(root, path).replace(/^(ref-updates\/running\/[0-9a-f]{40})\.tomb\.[^/]+(\/|$)/, '$1$2');
       }
       return undefined;
     };
@@ -196,7 +206,9 @@ export class HostilePlanter {
         continue;
       }
       // A corrupt/ entry named after it but without a reason record.
-      const unexplained = [...byOriginal.entries()].find(([key, values]) => key.startsWith('?') && values[0].reason === undefined && values[0].name.startsWith(`${entry.name}.`));
+      const unexplained = [...byOriginal.entries()].find(
+        ([key, values]) => key.startsWith('?') && values[0].reason === undefined && values[0].name.startsWith(`${entry.name}.`),
+      );
       if (unexplained !== undefined) {
         quarantined++;
         missingReason.push(`${rel} (${entry.kind}) moved to corrupt/${unexplained[1][0].name} without a .reason`);
@@ -204,7 +216,10 @@ export class HostilePlanter {
       } else vanished.push(`${rel} (${entry.kind}, planted ${new Date(entry.at).toISOString()}) is gone and not in corrupt/`);
     }
     // What is left in corrupt/ and was not planted there is refrelay quarantining its own files.
-    const foreignCorrupt = [...byOriginal.values()].flat().map((value) => value.name).filter((name) => !plantedInCorrupt.has(name));
+    const foreignCorrupt = [...byOriginal.values()]
+      .flat()
+      .map((value) => value.name)
+      .filter((name) => !plantedInCorrupt.has(name));
     const victimAfter = existsSync(this.victim) ? snapshot(this.victim) : '(victim folder gone)';
     return {
       planted: this.planted.length,

@@ -143,15 +143,27 @@ export async function startSshd(processes, dir) {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const config = join(dir, 'sshd_config');
-    writeFileSync(config, [
-      `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${hostKey}`, `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-      `PidFile ${join(dir, 'sshd.pid')}`, 'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PubkeyAuthentication yes',
-      'PermitRootLogin prohibit-password', 'UsePAM no', 'StrictModes no', 'LogLevel ERROR',
-      // Sessions call setsid(): the marker lets cleanup find them anyway.
-      `SetEnv ${processes.marker}`,
-      'Subsystem sftp internal-sftp',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      config,
+      [
+        `Port ${port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${hostKey}`,
+        `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+        `PidFile ${join(dir, 'sshd.pid')}`,
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'PubkeyAuthentication yes',
+        'PermitRootLogin prohibit-password',
+        'UsePAM no',
+        'StrictModes no',
+        'LogLevel ERROR',
+        // Sessions call setsid(): the marker lets cleanup find them anyway.
+        `SetEnv ${processes.marker}`,
+        'Subsystem sftp internal-sftp',
+        '',
+      ].join('\n'),
+    );
     const child = processes.spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'ignore'] });
     try {
       await waitForPort(port, child, 'sshd');
@@ -166,7 +178,9 @@ export async function startSshd(processes, dir) {
 }
 
 function isMounted(path) {
-  return readFileSync('/proc/mounts', 'utf8').split('\n').some((line) => line.split(' ')[1] === path);
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .some((line) => line.split(' ')[1] === path);
 }
 
 /** sshfs in the foreground (our child), mounting `remoteDir` of the loopback sshd at `mountpoint`. */
@@ -189,7 +203,10 @@ export async function mountSshfs(processes, sshd, remoteDir, mountpoint, options
 }
 
 function mountType(path) {
-  return readFileSync('/proc/mounts', 'utf8').split('\n').map((line) => line.split(' ')).find((fields) => fields[1] === path)?.[2];
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' '))
+    .find((fields) => fields[1] === path)?.[2];
 }
 
 /** FUSE mounts through fusermount3, anything else (the store's tmpfs) through umount; lazily when busy. */
@@ -206,10 +223,11 @@ export async function startGitDaemon(processes, base, env) {
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const child = processes.spawn('git', ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base], {
-      stdio: ['ignore', 'ignore', 'ignore'],
-      env,
-    });
+    const child = processes.spawn(
+      'git',
+      ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base],
+      { stdio: ['ignore', 'ignore', 'ignore'], env },
+    );
     try {
       await waitForPort(port, child, 'git daemon');
       return { port, url: (name) => `git://127.0.0.1:${port}/${name}` };

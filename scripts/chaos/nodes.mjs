@@ -83,7 +83,9 @@ export class ChaosNode {
   /** Every incarnation's JSON log lines, each with the incarnation it came from. */
   logLines() {
     const lines = [];
-    for (const name of readdirSync(this.logDir).filter((file) => file.startsWith(`${this.id}.`) && file.endsWith('.log')).sort()) {
+    for (const name of readdirSync(this.logDir)
+      .filter((file) => file.startsWith(`${this.id}.`) && file.endsWith('.log'))
+      .sort()) {
       const incarnation = Number(name.slice(this.id.length + 1, -'.log'.length));
       for (const line of readFileSync(join(this.logDir, name), 'utf8').split('\n')) {
         if (!line.startsWith('{')) continue;
@@ -100,7 +102,9 @@ export class ChaosNode {
   /** Everything written to stderr, per incarnation (a clean node writes nothing there). */
   stderrTexts() {
     const texts = [];
-    for (const name of readdirSync(this.logDir).filter((file) => file.startsWith(`${this.id}.`) && file.endsWith('.err')).sort()) {
+    for (const name of readdirSync(this.logDir)
+      .filter((file) => file.startsWith(`${this.id}.`) && file.endsWith('.err'))
+      .sort()) {
       const path = join(this.logDir, name);
       const text = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
       if (text !== '') texts.push({ file: name, text });

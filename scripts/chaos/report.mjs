@@ -1,6 +1,6 @@
 // What a chaos run proves, read from the outcomes only: destinations against sources, the
 // destinations' own overlap records, the store's folders, and every node's logs.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { destinationRecord, refsOf } from './repos.mjs';
 
@@ -146,7 +146,8 @@ export function analyseLogs(nodes, faults, expectedError = () => false) {
   for (const line of lines) {
     const err = typeof line.err === 'string' ? line.err : JSON.stringify(line.err ?? '');
     if (line.level >= 50 && !PROGRAMMING_ERROR.test(err) && expectedError(line, err)) expectedErrors[line.msg] = (expectedErrors[line.msg] ?? 0) + 1;
-    else if (line.level >= 50) problems.push(`${line.node} #${line.incarnation} ${line.time} error log: ${line.msg}${line.err ? ` (${err.slice(0, 300)})` : ''}`);
+    else if (line.level >= 50)
+      problems.push(`${line.node} #${line.incarnation} ${line.time} error log: ${line.msg}${line.err ? ` (${err.slice(0, 300)})` : ''}`);
     else if (PROGRAMMING_ERROR.test(err)) problems.push(`${line.node} #${line.incarnation} ${line.time} ${line.msg}: ${err.slice(0, 300)}`);
   }
   for (const node of nodes) {
@@ -183,11 +184,16 @@ export function analyseLogs(nodes, faults, expectedError = () => false) {
       // tombstone was swept).
       const recovered = recoveries
         .filter((line) => line.at >= fault.at && line.tasks > 0)
-        .filter((line) => (line.lock === claim.lockName && line.formerPid === fault.pid) || (typeof line.tombstone === 'string' && line.tombstone.startsWith(claim.lockName) && line.tombstone.endsWith(claim.leaseId)))
+        .filter(
+          (line) =>
+            (line.lock === claim.lockName && line.formerPid === fault.pid) ||
+            (typeof line.tombstone === 'string' && line.tombstone.startsWith(claim.lockName) && line.tombstone.endsWith(claim.leaseId)),
+        )
         .sort((a, b) => a.at - b.at)[0];
       const from = Math.max(fault.at, recovered?.at ?? fault.at);
       const delivery = pushed.find((line) => line.uri === claim.uri && line.at >= from);
-      if (delivery === undefined) undelivered.push(`${fault.kind} of ${fault.node} at ${new Date(fault.at).toISOString()}: claim on ${claim.uri} (${claim.tasks} tasks) never pushed`);
+      if (delivery === undefined)
+        undelivered.push(`${fault.kind} of ${fault.node} at ${new Date(fault.at).toISOString()}: claim on ${claim.uri} (${claim.tasks} tasks) never pushed`);
       else deliveries.push({ ms: delivery.at - fault.at, fault, claim, by: delivery.node, recoveredBy: recovered?.msg ?? 'the holder itself' });
     }
   }
@@ -218,16 +224,36 @@ export function summarize(options, outcome) {
   const checks = [
     ['zero lost updates (destinations equal sources)', compared.lost.length === 0, compared.lost],
     ['zero overlapping pushes to one repository', compared.overlaps.length === 0, compared.overlaps],
-    ['store drained: waiting/, running/ and the local spool empty', leftovers.waiting.length === 0 && leftovers.running.length === 0 && leftovers.spool.length === 0, [...leftovers.waiting.map((n) => `waiting/${n}`), ...leftovers.running.map((n) => `running/${n}`), ...leftovers.spool.map((n) => `spool/${n}`)]],
-    ['nothing left in building/ or corrupt/', leftovers.building.length === 0 && leftovers.corrupt.length === 0, [...leftovers.building.map((n) => `building/${n}`), ...leftovers.corrupt.map((n) => `corrupt/${n}`)]],
+    [
+      'store drained: waiting/, running/ and the local spool empty',
+      leftovers.waiting.length === 0 && leftovers.running.length === 0 && leftovers.spool.length === 0,
+      [...leftovers.waiting.map((n) => `waiting/${n}`), ...leftovers.running.map((n) => `running/${n}`), ...leftovers.spool.map((n) => `spool/${n}`)],
+    ],
+    [
+      'nothing left in building/ or corrupt/',
+      leftovers.building.length === 0 && leftovers.corrupt.length === 0,
+      [...leftovers.building.map((n) => `building/${n}`), ...leftovers.corrupt.map((n) => `corrupt/${n}`)],
+    ],
     ['nothing unexpected in failed/', leftovers.failed.length === 0, leftovers.failed],
     ['no error, exception or crash in any node', logs.problems.length === 0, logs.problems],
     ['every claim of a killed or paused node delivered', logs.undelivered.length === 0, logs.undelivered],
-    ['every push into a source queued its update', driver.enqueueFailures.length === 0 && driver.pushFailures.length === 0, [...driver.enqueueFailures, ...driver.pushFailures]],
+    [
+      'every push into a source queued its update',
+      driver.enqueueFailures.length === 0 && driver.pushFailures.length === 0,
+      [...driver.enqueueFailures, ...driver.pushFailures],
+    ],
     ['faults were injected', faultTotal > 0, []],
     ['hostile entries were planted', hostile.planted > 0, []],
-    ['every hostile entry moved to corrupt/ with a .reason, left where it was put, or removed as lock bookkeeping', hostile.vanished.length === 0 && hostile.missingReason.length === 0, [...hostile.missingReason, ...hostile.vanished]],
-    ['no .reason and no node log or stderr quotes the secret', hostile.reasonProblems.length === 0 && hostile.secretIn.length === 0, [...hostile.reasonProblems, ...hostile.secretIn.map((file) => `${file} quotes the secret`)]],
+    [
+      'every hostile entry moved to corrupt/ with a .reason, left where it was put, or removed as lock bookkeeping',
+      hostile.vanished.length === 0 && hostile.missingReason.length === 0,
+      [...hostile.missingReason, ...hostile.vanished],
+    ],
+    [
+      'no .reason and no node log or stderr quotes the secret',
+      hostile.reasonProblems.length === 0 && hostile.secretIn.length === 0,
+      [...hostile.reasonProblems, ...hostile.secretIn.map((file) => `${file} quotes the secret`)],
+    ],
     ['the victim folder outside the store is unchanged', hostile.victimIntact, hostile.victimChanges ?? []],
     ['the store filled up (unless the tmpfs mount was refused)', storeFull.skipped !== undefined || storeFull.episodes > 0, []],
   ];
@@ -237,10 +263,22 @@ export function summarize(options, outcome) {
   out.push('');
   out.push(`refrelay chaos run: ${options.minutes} min of faults, seed ${options.seed}, destination hooks sleep ${options.pushSeconds} s`);
   out.push(`nodes: ${nodes.map((node) => `${node.id} (${node.view}, ${node.incarnation} incarnations)`).join('; ')}`);
-  out.push(`faults injected: ${faultTotal} (SIGKILL ${faultCounts.SIGKILL}, SIGSTOP past lockStale ${faultCounts.SIGSTOP}, graceful restart ${faultCounts.restart}); ${claimsHit} held claims hit`);
-  out.push(`pushes into sources: ${driver.pushes} (${Object.entries(driver.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}), ${driver.refUpdates} ref updates`);
-  out.push(`pushes received by destinations: ${compared.pushes}; logged by nodes: ${logs.pushesLogged} (${Object.entries(logs.pushesByNode).map(([id, n]) => `${id} ${n}`).join(', ')}); retries ${logs.retries}`);
-  out.push(`takeovers: ${logs.takeovers} stale URI locks taken over, ${logs.ownRecoveries} own claims recovered at restart, ${logs.tombstoneSweeps} tombstones swept, ${logs.lockLosses} pushes aborted after losing the lock`);
+  out.push(
+    `faults injected: ${faultTotal} (SIGKILL ${faultCounts.SIGKILL}, SIGSTOP past lockStale ${faultCounts.SIGSTOP}, graceful restart ${faultCounts.restart}); ${claimsHit} held claims hit`,
+  );
+  out.push(
+    `pushes into sources: ${driver.pushes} (${Object.entries(driver.byKind)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ')}), ${driver.refUpdates} ref updates`,
+  );
+  out.push(
+    `pushes received by destinations: ${compared.pushes}; logged by nodes: ${logs.pushesLogged} (${Object.entries(logs.pushesByNode)
+      .map(([id, n]) => `${id} ${n}`)
+      .join(', ')}); retries ${logs.retries}`,
+  );
+  out.push(
+    `takeovers: ${logs.takeovers} stale URI locks taken over, ${logs.ownRecoveries} own claims recovered at restart, ${logs.tombstoneSweeps} tombstones swept, ${logs.lockLosses} pushes aborted after losing the lock`,
+  );
   out.push(
     longest === undefined
       ? 'longest death-to-delivery: n/a (no killed or paused node held a claim)'
@@ -248,13 +286,21 @@ export function summarize(options, outcome) {
   );
   out.push(`overlapping pushes: ${compared.overlaps.length} (stale markers of killed pushes: ${compared.staleMarkers})`);
   out.push(`lost refs: ${compared.lost.length} of ${compared.refsCompared} refs compared`);
-  out.push(`hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind).map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`);
+  out.push(
+    `hostile entries: ${hostile.planted} planted (${Object.entries(hostile.byKind)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(
+        ', ',
+      )}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`,
+  );
   out.push(
     storeFull.skipped !== undefined
       ? `store full: skipped (${storeFull.skipped})`
       : `store full: ${storeFull.episodes} episodes, ${storeFull.seconds.toFixed(1)} s in all; hooks spooled ${spooled} updates (${JSON.stringify(driver.spooled)}), nodes forwarded ${logs.spoolForwarded} tasks; error lines explained by it: ${JSON.stringify(logs.expectedErrors)}`,
   );
-  out.push(`store after drain (${s(drainMs)}), hostile entries left in place not counted: waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length} (and ${leftovers.killDebris?.length ?? 0} temps of writers SIGKILLed mid-write, swept after 1 h), corrupt (not hostile) ${leftovers.corrupt.length}, failed ${leftovers.failed.length}, spool ${leftovers.spool.length}`);
+  out.push(
+    `store after drain (${s(drainMs)}), hostile entries left in place not counted: waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length} (and ${leftovers.killDebris?.length ?? 0} temps of writers SIGKILLed mid-write, swept after 1 h), corrupt (not hostile) ${leftovers.corrupt.length}, failed ${leftovers.failed.length}, spool ${leftovers.spool.length}`,
+  );
   out.push('checks:');
   for (const [name, ok, details] of checks) {
     out.push(`  ${ok ? 'ok  ' : 'FAIL'} ${name}`);
@@ -277,7 +323,15 @@ export function summarize(options, outcome) {
     overlaps: compared.overlaps.length,
     lostRefs: compared.lost.length,
     refsCompared: compared.refsCompared,
-    leftovers: { waiting: leftovers.waiting.length, running: leftovers.running.length, building: leftovers.building.length, killDebris: leftovers.killDebris?.length ?? 0, corrupt: leftovers.corrupt.length, failed: leftovers.failed.length, spool: leftovers.spool.length },
+    leftovers: {
+      waiting: leftovers.waiting.length,
+      running: leftovers.running.length,
+      building: leftovers.building.length,
+      killDebris: leftovers.killDebris?.length ?? 0,
+      corrupt: leftovers.corrupt.length,
+      failed: leftovers.failed.length,
+      spool: leftovers.spool.length,
+    },
     problems: logs.problems.length,
     undelivered: logs.undelivered.length,
     enqueueFailures: driver.enqueueFailures.length + driver.pushFailures.length,

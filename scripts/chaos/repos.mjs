@@ -35,7 +35,12 @@ function gitAsync(cwd, args, env = gitEnv) {
 /** `refname → objectname` of a repository on disk. */
 export function refsOf(repo) {
   const out = gitSync(repo, ['for-each-ref', '--format=%(refname) %(objectname)']);
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ')));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ')),
+  );
 }
 
 export function writeHook(repo, name, body) {
@@ -57,29 +62,33 @@ export function makeSource(path, cli, hookConfig) {
 export function makeRecordingDestination(path, sleepSeconds) {
   mkdirSync(path, { recursive: true });
   gitSync(path, ['init', '-q', '--bare', '-b', 'main']);
-  writeHook(path, 'pre-receive', [
-    '#!/bin/sh',
-    'marker="$GIT_DIR/push-in-progress"',
-    'now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }',
-    'take() { mkdir "$marker" 2>/dev/null && echo $$ > "$marker/pid"; }',
-    // A killed hook stays a zombie until init reaps it, and `kill -0` calls a zombie alive.
-    'alive() { st=$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null | cut -d" " -f1); [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]; }',
-    'mine=0',
-    'if take; then mine=1',
-    'else',
-    '  other=$(cat "$marker/pid" 2>/dev/null)',
-    '  if [ -n "$other" ] && ! alive "$other" && [ "$(cat "$marker/pid" 2>/dev/null)" = "$other" ]; then',
-    '    rm -rf "$marker"',
-    '    if take; then mine=1; echo "$(now) stale marker of pid $other removed" >> "$GIT_DIR/stale-markers.log"; fi',
-    '  fi',
-    '  [ "$mine" = 1 ] || echo "$(now) overlap: pid $$ while pid ${other:-?} pushes" >> "$GIT_DIR/overlaps.log"',
-    'fi',
-    `sleep ${sleepSeconds}`,
-    'cat > /dev/null',
-    '[ "$mine" = 1 ] && rm -rf "$marker"',
-    'exit 0',
-    '',
-  ].join('\n'));
+  writeHook(
+    path,
+    'pre-receive',
+    [
+      '#!/bin/sh',
+      'marker="$GIT_DIR/push-in-progress"',
+      'now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }',
+      'take() { mkdir "$marker" 2>/dev/null && echo $$ > "$marker/pid"; }',
+      // A killed hook stays a zombie until init reaps it, and `kill -0` calls a zombie alive.
+      'alive() { st=$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null | cut -d" " -f1); [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]; }',
+      'mine=0',
+      'if take; then mine=1',
+      'else',
+      '  other=$(cat "$marker/pid" 2>/dev/null)',
+      '  if [ -n "$other" ] && ! alive "$other" && [ "$(cat "$marker/pid" 2>/dev/null)" = "$other" ]; then',
+      '    rm -rf "$marker"',
+      '    if take; then mine=1; echo "$(now) stale marker of pid $other removed" >> "$GIT_DIR/stale-markers.log"; fi',
+      '  fi',
+      '  [ "$mine" = 1 ] || echo "$(now) overlap: pid $$ while pid ${other:-?} pushes" >> "$GIT_DIR/overlaps.log"',
+      'fi',
+      `sleep ${sleepSeconds}`,
+      'cat > /dev/null',
+      '[ "$mine" = 1 ] && rm -rf "$marker"',
+      'exit 0',
+      '',
+    ].join('\n'),
+  );
   writeHook(path, 'post-receive', '#!/bin/sh\nrefs=$(wc -l)\necho "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ) push $refs" >> "$GIT_DIR/pushes.log"\n');
 }
 
@@ -88,7 +97,11 @@ function lines(path) {
 }
 
 export function destinationRecord(path) {
-  return { pushes: lines(join(path, 'pushes.log')).length, overlaps: lines(join(path, 'overlaps.log')), staleMarkers: lines(join(path, 'stale-markers.log')).length };
+  return {
+    pushes: lines(join(path, 'pushes.log')).length,
+    overlaps: lines(join(path, 'overlaps.log')),
+    staleMarkers: lines(join(path, 'stale-markers.log')).length,
+  };
 }
 
 /**
@@ -150,7 +163,8 @@ export class Driver {
       // A store that cannot be written makes the hook spool the update locally (exit 0, a warning).
       const spooled = /remote: refrelay: the store at .* cannot be written \(([^)]*)\); the update is spooled in/.exec(stderr);
       if (spooled !== null) this.stats.spooled[spooled[1]] = (this.stats.spooled[spooled[1]] ?? 0) + 1;
-      else if (!/remote: refrelay: queued \d+ task/.test(stderr)) this.stats.enqueueFailures.push(`${project} ${refspecs.join(' ')}: ${stderr.trim().slice(0, 500)}`);
+      else if (!/remote: refrelay: queued \d+ task/.test(stderr))
+        this.stats.enqueueFailures.push(`${project} ${refspecs.join(' ')}: ${stderr.trim().slice(0, 500)}`);
     } catch (error) {
       this.stats.pushFailures.push(`${project} ${refspecs.join(' ')}: ${error.message.slice(0, 500)}`);
     }
@@ -191,7 +205,11 @@ export class Driver {
     } else if (roll < 0.94 && branches.length > 1) {
       const picked = this.random.shuffle(branches).slice(0, 3);
       for (const branch of picked) await this.setBranch(project, branch, await this.commit(project, await this.tip(project, branch)));
-      await this.push(project, picked.map((branch) => `refs/heads/${branch}:refs/heads/${branch}`), 'several refs');
+      await this.push(
+        project,
+        picked.map((branch) => `refs/heads/${branch}:refs/heads/${branch}`),
+        'several refs',
+      );
     } else {
       // A rewrite: the new tip does not contain the old one.
       const branch = this.random.pick(branches);

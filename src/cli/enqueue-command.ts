@@ -21,7 +21,9 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   let refs: string[];
   if (args.stdin) {
     // Refs outside refs/ (HEAD in reference-transaction) are never replicated by a refspec.
-    refs = parseHookInput(readFileSync(0, 'utf8')).map((update) => update.ref).filter((ref) => ref.startsWith('refs/'));
+    refs = parseHookInput(readFileSync(0, 'utf8'))
+      .map((update) => update.ref)
+      .filter((ref) => ref.startsWith('refs/'));
     if (project === undefined) {
       if (config.basePath === undefined) throw new UsageError('enqueue: --project is required when replication.basePath is not set');
       project = projectFromGitDir(process.env.GIT_DIR ?? process.cwd(), config.basePath);
@@ -62,8 +64,7 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   if (!args.quiet) {
     const already = tasks.length - created;
     process.stdout.write(
-      `refrelay: queued ${tasks.length} task${tasks.length === 1 ? '' : 's'} for ${project}` +
-        (already > 0 ? ` (${already} already queued)` : '') + '\n',
+      `refrelay: queued ${tasks.length} task${tasks.length === 1 ? '' : 's'} for ${project}` + (already > 0 ? ` (${already} already queued)` : '') + '\n',
     );
   }
   return 0;

@@ -41,7 +41,11 @@ export function parseFailedSelector(args: FailedSelectorArgs): FailedSelector | 
     if (!TASK_KEY.test(key)) return { problem: `${quoteUntrusted(given)} is not a task key (40 hex digits, as refrelay failed list shows them)` };
     keys.add(key);
   }
-  for (const [option, value] of [['--remote', args.remote], ['--uri', args.uri], ['--project', args.project]] as const) {
+  for (const [option, value] of [
+    ['--remote', args.remote],
+    ['--uri', args.uri],
+    ['--project', args.project],
+  ] as const) {
     if (value === '') return { problem: `${option} needs a value` };
   }
   let project: ProjectPattern | undefined;

@@ -52,7 +52,14 @@ export function failedListRows(tasks: readonly FailedTaskStatus[]): string[][] {
 export function plainTable(rows: readonly string[][]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** What a count of more tasks than are shown adds: `… and 3 more (HINT)`. */

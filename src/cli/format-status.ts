@@ -91,7 +91,7 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
       const since = new Date(failing.sinceAt).toISOString();
       out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${since}, ${failing.failures} failures in a row: ${failing.lastError}`);
     }
-    if (status.storeClockOffsetMs === null) out.push('(store clock not measurable here: node ages use this machine\'s clock)');
+    if (status.storeClockOffsetMs === null) out.push("(store clock not measurable here: node ages use this machine's clock)");
   }
   if (status.circuits.length > 0) {
     out.push('');
@@ -108,9 +108,10 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     const checked = `${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}`;
     out.push(`verify: ${checked}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`);
     for (const problem of verify.problems) {
-      const what = problem.state === 'drift'
-        ? `DRIFT ${problem.remote} ${problem.uri}: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra`
-        : `UNREACHABLE ${problem.remote} ${problem.uri}: ${problem.error ?? ''}`;
+      const what =
+        problem.state === 'drift'
+          ? `DRIFT ${problem.remote} ${problem.uri}: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra`
+          : `UNREACHABLE ${problem.remote} ${problem.uri}: ${problem.error ?? ''}`;
       out.push(`  ${what}`);
     }
   }

@@ -15,9 +15,7 @@ export interface GerritQueueDirs {
 }
 
 /** One Gerrit task file, read; or why it cannot be taken. */
-export type GerritFileRead =
-  | { readonly path: string; readonly task: Task; readonly mtime: Date }
-  | { readonly path: string; readonly reason: string };
+export type GerritFileRead = { readonly path: string; readonly task: Task; readonly mtime: Date } | { readonly path: string; readonly reason: string };
 
 /**
  * The plugin walks its folders recursively (ReplicationTasksStorage.walkNonDirs), so files in
@@ -41,7 +39,8 @@ export function gerritQueueDirs(dir: string): GerritQueueDirs {
   if (!stats.isDirectory()) throw new UsageError(`import-gerrit-queue: ${dir} is not a folder`);
   // DIR is the operator's path (a symlinked site folder is common); what is inside it is the
   // plugin's, and only real folders are taken there.
-  const waiting = [join(absolute, 'waiting'), join(absolute, 'ref-updates', 'waiting')].find(isRealFolderSync) ??
+  const waiting =
+    [join(absolute, 'waiting'), join(absolute, 'ref-updates', 'waiting')].find(isRealFolderSync) ??
     (basename(absolute) === 'waiting' ? realpathSync(absolute) : undefined);
   if (waiting === undefined) {
     throw new UsageError(

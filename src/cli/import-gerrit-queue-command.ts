@@ -94,7 +94,10 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
   }
 
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
-  const results = await store.createMany([...oldest.values()].map((item) => item.task), { mtimeOf: (task) => oldest.get(taskKey(task))?.mtime });
+  const results = await store.createMany(
+    [...oldest.values()].map((item) => item.task),
+    { mtimeOf: (task) => oldest.get(taskKey(task))?.mtime },
+  );
   const created = results.filter((result) => result.created).length;
   // "Already queued": the task was in our waiting/ before, or another Gerrit file carried it too.
   let summary = `imported ${counts(importable, created)}, skipped ${skipped.length}${leftText(left, 'left')}`;

@@ -24,8 +24,7 @@ export function spoolReasonOf(error: unknown): string | undefined {
 }
 
 export type PublishOutcome<T> =
-  | { readonly kind: 'stored'; readonly result: T }
-  | { readonly kind: 'spooled'; readonly reason: string; readonly spoolDir: string };
+  { readonly kind: 'stored'; readonly result: T } | { readonly kind: 'spooled'; readonly reason: string; readonly spoolDir: string };
 
 export interface PublishOrSpoolOptions<T> {
   readonly storePath: string;

@@ -50,9 +50,13 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
     process.stdout.write(
       `${reports.length} destination${reports.length === 1 ? '' : 's'}: ${reports.length - drift} in sync, ` +
         `${count('drift')} drifted, ${count('unreachable')} unreachable` +
-        (repair === undefined ? '' : describeRepair(repair)) + '\n',
+        (repair === undefined ? '' : describeRepair(repair)) +
+        '\n',
     );
   }
   if (repair?.error !== undefined) process.stderr.write(`refrelay: verify --fix: ${repair.error}\n`);
-  return verifyExitCode(reports.map((report) => report.state), repair);
+  return verifyExitCode(
+    reports.map((report) => report.state),
+    repair,
+  );
 }

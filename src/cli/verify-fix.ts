@@ -7,8 +7,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE } from './exit-codes.js';
 
 /** What `verify --fix` did with the repairs: all of them queued, or the store's refusal. */
 export type RepairOutcome =
-  | { readonly tasks: number; readonly queued: number; readonly error?: undefined }
-  | { readonly tasks: number; readonly queued: 0; readonly error: string };
+  { readonly tasks: number; readonly queued: number; readonly error?: undefined } | { readonly tasks: number; readonly queued: 0; readonly error: string };
 
 /**
  * Queues the repair tasks. A store that cannot be written is an outcome to report beside the

@@ -65,7 +65,14 @@ export class NodeHeartbeat {
     return join(this.options.nodesDir, `${this.options.nodeId}.json`);
   }
 
-  async beat(running: readonly string[], clockOffsetMs: number | null, stopped = false, circuits: readonly OpenCircuit[] = [], storeNotWritable?: StoreNotWritable, spooled = 0): Promise<NodeRecord> {
+  async beat(
+    running: readonly string[],
+    clockOffsetMs: number | null,
+    stopped = false,
+    circuits: readonly OpenCircuit[] = [],
+    storeNotWritable?: StoreNotWritable,
+    spooled = 0,
+  ): Promise<NodeRecord> {
     const { options } = this;
     this.counter++;
     const record: NodeRecord = {

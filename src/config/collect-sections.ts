@@ -31,13 +31,7 @@ export function createReporter(file: string): Reporter & { problems: ConfigProbl
     seen.add(id);
     list.push({ file, key, message });
   };
-  return {
-    file,
-    problems,
-    warnings,
-    problem: (key, message) => add(problems, 'p', key, message),
-    warning: (key, message) => add(warnings, 'w', key, message),
-  };
+  return { file, problems, warnings, problem: (key, message) => add(problems, 'p', key, message), warning: (key, message) => add(warnings, 'w', key, message) };
 }
 
 const SECTION_IGNORED = 'section ignored: refrelay reads only [replication], [remote "NAME"] and [gerrit]';
@@ -77,13 +71,7 @@ export function collectSections(entries: readonly GitConfigEntry[], report: Repo
   return collected;
 }
 
-function addValue(
-  values: SectionValues,
-  entry: GitConfigEntry,
-  prefix: string,
-  keys: SectionKeys,
-  report: Reporter,
-): void {
+function addValue(values: SectionValues, entry: GitConfigEntry, prefix: string, keys: SectionKeys, report: Reporter): void {
   const key = canonicalKey(keys, entry.name);
   if (key === undefined) {
     report.problem(`${prefix}.${entry.name}`, unknownKeyMessage(entry.name, allKeys(keys)));

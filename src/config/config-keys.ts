@@ -5,24 +5,65 @@
 
 /** Keys refrelay honours now. */
 export const REPLICATION_KEYS = [
-  'storePath', 'eventsDirectory', 'basePath', 'nodeId', 'distributionInterval', 'randomDelay',
-  'lockStale', 'maxRetries', 'httpListen', 'shutdownGrace', 'watchRepositories', 'watchRepositoriesLimit',
-  'verifyInterval', 'autoReload', 'replicateOnStartup', 'caughtUpThreshold', 'httpToken', 'httpTokenFile',
-  'maxPushes', 'bulkShares', 'usageHalfLife', 'sshConnectionReuse', 'secureConfig', 'allowInsecureSecrets',
-  'storeUmask', 'maxRefNameBytes', 'refRejectionLimit', 'spoolPath', 'spoolAfter', 'retention',
+  'storePath',
+  'eventsDirectory',
+  'basePath',
+  'nodeId',
+  'distributionInterval',
+  'randomDelay',
+  'lockStale',
+  'maxRetries',
+  'httpListen',
+  'shutdownGrace',
+  'watchRepositories',
+  'watchRepositoriesLimit',
+  'verifyInterval',
+  'autoReload',
+  'replicateOnStartup',
+  'caughtUpThreshold',
+  'httpToken',
+  'httpTokenFile',
+  'maxPushes',
+  'bulkShares',
+  'usageHalfLife',
+  'sshConnectionReuse',
+  'secureConfig',
+  'allowInsecureSecrets',
+  'storeUmask',
+  'maxRefNameBytes',
+  'refRejectionLimit',
+  'spoolPath',
+  'spoolAfter',
+  'retention',
 ] as const;
 
 /** Accepted silently: later work implements them; their raw values are kept in `extra`. */
 export const REPLICATION_RESERVED_KEYS = [] as const;
 
 export const REMOTE_KEYS = [
-  'url', 'push', 'projects', 'excludeProjects', 'threads', 'replicationDelay', 'rescheduleDelay',
-  'replicationRetry', 'replicationMaxRetries', 'timeout', 'mirror', 'createMissingRepositories',
-  'excludedRefsPattern', 'remoteNameStyle', 'shares', 'sshIdentity', 'sshCommand', 'sshStrictHostKeyChecking',
+  'url',
+  'push',
+  'projects',
+  'excludeProjects',
+  'threads',
+  'replicationDelay',
+  'rescheduleDelay',
+  'replicationRetry',
+  'replicationMaxRetries',
+  'timeout',
+  'mirror',
+  'createMissingRepositories',
+  'excludedRefsPattern',
+  'remoteNameStyle',
+  'shares',
+  'sshIdentity',
+  'sshCommand',
+  'sshStrictHostKeyChecking',
   'pushDeadline',
   // Never pushed with: a remote that has it is skipped, as Gerrit skips it (push-targets.ts).
   'fetch',
-  'replicatePermissions', 'replicateNoteDbMetaRefs',
+  'replicatePermissions',
+  'replicateNoteDbMetaRefs',
 ] as const;
 
 export const REMOTE_RESERVED_KEYS = [] as const;
@@ -41,10 +82,8 @@ const NO_BATCHING = 'refrelay sends all refs for one URI in a single push; batch
 export const REMOTE_GERRIT_ONLY: Readonly<Record<string, string>> = {
   authGroup: 'Gerrit access groups do not exist outside Gerrit; all refs matched by push are replicated',
   // refrelay cannot see Gerrit's project state or project deletions, so these two stay warnings.
-  replicateHiddenProjects:
-    'refrelay cannot see which projects Gerrit hides: hidden projects ARE replicated unless projects/excludeProjects leave them out',
-  replicateProjectDeletions:
-    'project deletions are not replicated: refrelay never deletes a destination repository; delete it by hand',
+  replicateHiddenProjects: 'refrelay cannot see which projects Gerrit hides: hidden projects ARE replicated unless projects/excludeProjects leave them out',
+  replicateProjectDeletions: 'project deletions are not replicated: refrelay never deletes a destination repository; delete it by hand',
   adminUrl: 'refrelay has no admin API; it never creates, deletes or re-points HEAD through a separate URL',
   receivepack: 'the remote git-receive-pack path is not configurable; the destination default is used',
   uploadpack: 'refrelay only pushes, so the remote git-upload-pack path is never used',

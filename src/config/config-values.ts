@@ -74,14 +74,7 @@ export function pathRelativeTo(dir: string): (text: string) => Parsed<string> {
  * Reads a single-valued setting (last value wins), reporting a bad value under
  * `fullKey` and falling back to the default so validation can go on.
  */
-export function readSetting<T>(
-  values: SectionValues,
-  key: string,
-  fullKey: string,
-  parse: (text: string) => Parsed<T>,
-  fallback: T,
-  report: Reporter,
-): T {
+export function readSetting<T>(values: SectionValues, key: string, fullKey: string, parse: (text: string) => Parsed<T>, fallback: T, report: Reporter): T {
   const text = lastValue(values, key);
   if (text === undefined) return fallback;
   const parsed = parse(text);

@@ -53,9 +53,18 @@ function describeRemote(remote: RemoteConfig): string[] {
     ...(remote.file === undefined ? [] : [`  from: ${remote.file}`]),
     ...remote.urls.map((url) => `  url: ${redactUrl(url)}`),
     ...remote.push.map((spec) => `  push: ${spec.text}${spec.force ? ' (forced)' : ''}`),
-    `  projects: ${list(remote.projects.map((p) => p.text), 'all')}`,
-    `  excludeProjects: ${list(remote.excludeProjects.map((p) => p.text), 'none')}`,
-    `  excludedRefsPattern: ${list(remote.excludedRefsPatterns.map((pattern) => pattern.text), 'none')}`,
+    `  projects: ${list(
+      remote.projects.map((p) => p.text),
+      'all',
+    )}`,
+    `  excludeProjects: ${list(
+      remote.excludeProjects.map((p) => p.text),
+      'none',
+    )}`,
+    `  excludedRefsPattern: ${list(
+      remote.excludedRefsPatterns.map((pattern) => pattern.text),
+      'none',
+    )}`,
     `  replicatePermissions: ${remote.replicatePermissions}`,
     `  replicateNoteDbMetaRefs: ${remote.replicateNoteDbMetaRefs}`,
     `  threads: ${remote.threads}`,

@@ -8,11 +8,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-const BARE_UNIT_MS: Record<BareDurationUnit, number> = {
-  milliseconds: 1,
-  seconds: SECOND,
-  minutes: MINUTE,
-};
+const BARE_UNIT_MS: Record<BareDurationUnit, number> = { milliseconds: 1, seconds: SECOND, minutes: MINUTE };
 
 // Gerrit's ConfigUtil accepts these spellings, so a Gerrit config keeps working.
 const SUFFIX_MS: ReadonlyMap<string, number> = new Map([
@@ -44,7 +40,12 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
   const parts: string[] = [];
   let rest = ms;
-  for (const [unit, size] of [['d', DAY], ['h', HOUR], ['m', MINUTE], ['s', SECOND]] as const) {
+  for (const [unit, size] of [
+    ['d', DAY],
+    ['h', HOUR],
+    ['m', MINUTE],
+    ['s', SECOND],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

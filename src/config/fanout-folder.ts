@@ -42,7 +42,10 @@ export function listFanoutFolder(configFile: string): FanoutListing {
   let names: string[];
   try {
     if (!statSync(dir).isDirectory()) {
-      return listingProblem(dir, `not a folder: with anything named "${FANOUT_DIR_NAME}" beside the config file Gerrit reads the remotes from that folder, and fails to start when it is a file; remove or rename it`);
+      return listingProblem(
+        dir,
+        `not a folder: with anything named "${FANOUT_DIR_NAME}" beside the config file Gerrit reads the remotes from that folder, and fails to start when it is a file; remove or rename it`,
+      );
     }
     names = readdirSync(dir);
   } catch (error) {

@@ -48,9 +48,10 @@ function runGitConfigList(file: string, source: string[], input: Uint8Array | un
     ...(input === undefined ? {} : { input }),
   });
   if (result.error) {
-    const message = (result.error as NodeJS.ErrnoException).code === 'ENOENT'
-      ? 'cannot run git to read the file: git is not installed or not on PATH'
-      : `cannot run git to read the file: ${result.error.message}`;
+    const message =
+      (result.error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'cannot run git to read the file: git is not installed or not on PATH'
+        : `cannot run git to read the file: ${result.error.message}`;
     return failed(file, message);
   }
   if (result.status !== 0) return failed(file, describeGitFailure(result.stderr, result.status));
@@ -112,7 +113,10 @@ export function describeGitFailure(stderr: string, status: number | null): strin
     const reason = /unable to read config file '.*': (.+)$/m.exec(stderr)?.[1];
     return `cannot read the file${reason ? `: ${reason.trim()}` : ''}`;
   }
-  const firstLine = stderr.split('\n').find((line) => line.trim() !== '')?.replace(/^fatal:\s*/, '');
+  const firstLine = stderr
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.replace(/^fatal:\s*/, '');
   return `git config failed (exit ${status ?? 'signal'})${firstLine ? `: ${firstLine.trim()}` : ''}`;
 }
 

@@ -65,9 +65,19 @@ export function escape(reader: PatternReader, inClass: boolean, isRange: boolean
   switch (letter) {
     case '0':
       return octal(reader);
-    case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
       if (inClass) break;
-      throw new UntranslatableError(`the backreference \\${letter} cannot be matched exactly as Java does (Java fails it when the group did not take part); rewrite the pattern without it`);
+      throw new UntranslatableError(
+        `the backreference \\${letter} cannot be matched exactly as Java does (Java fails it when the group did not take part); rewrite the pattern without it`,
+      );
     case 'A':
       if (inClass) break;
       return { node: assertion('^') };
@@ -107,16 +117,26 @@ export function escape(reader: PatternReader, inClass: boolean, isRange: boolean
       throw new UntranslatableError('the backreference \\k<…> cannot be matched exactly as Java does; rewrite the pattern without it');
     case 'N':
       throw new UntranslatableError('\\N{…} (a character by name) has no equivalent here; write the character or \\x{…}');
-    case 'a': return 0x07;
-    case 'c': return control(reader);
-    case 'e': return 0x1b;
-    case 'f': return 0x0c;
-    case 'n': return 0x0a;
-    case 'r': return 0x0d;
-    case 't': return 0x09;
-    case 'u': return unicode(reader);
-    case 'v': return 0x0b;
-    case 'x': return hex(reader);
+    case 'a':
+      return 0x07;
+    case 'c':
+      return control(reader);
+    case 'e':
+      return 0x1b;
+    case 'f':
+      return 0x0c;
+    case 'n':
+      return 0x0a;
+    case 'r':
+      return 0x0d;
+    case 't':
+      return 0x09;
+    case 'u':
+      return unicode(reader);
+    case 'v':
+      return 0x0b;
+    case 'x':
+      return hex(reader);
     default:
       if (!isAsciiAlpha(ch)) return ch;
   }

@@ -7,20 +7,14 @@
  */
 
 /** Inline flags, by what they change. */
-export const FLAG = {
-  caseInsensitive: 1,
-  multiline: 2,
-  dotAll: 4,
-  unixLines: 8,
-  comments: 16,
-  unicodeCase: 32,
-  unicodeClass: 64,
-  canonEq: 128,
-} as const;
+export const FLAG = { caseInsensitive: 1, multiline: 2, dotAll: 4, unixLines: 8, comments: 16, unicodeCase: 32, unicodeClass: 64, canonEq: 128 } as const;
 
 /** Java would refuse the pattern (PatternSyntaxException); `index` is Java's. */
 export class JavaSyntaxError extends Error {
-  constructor(readonly description: string, readonly index: number) {
+  constructor(
+    readonly description: string,
+    readonly index: number,
+  ) {
     super(`${description} near index ${index}`);
   }
 }
@@ -152,8 +146,14 @@ export class PatternReader {
 /** Java's `addFlag`/`subFlag`: the letters of `(?idmsuxU-idmsuxU…` at the cursor. */
 export function readInlineFlags(r: PatternReader): void {
   const letters: Record<string, number> = {
-    i: FLAG.caseInsensitive, m: FLAG.multiline, s: FLAG.dotAll, d: FLAG.unixLines, u: FLAG.unicodeCase,
-    c: FLAG.canonEq, x: FLAG.comments, U: FLAG.unicodeClass | FLAG.unicodeCase,
+    i: FLAG.caseInsensitive,
+    m: FLAG.multiline,
+    s: FLAG.dotAll,
+    d: FLAG.unixLines,
+    u: FLAG.unicodeCase,
+    c: FLAG.canonEq,
+    x: FLAG.comments,
+    U: FLAG.unicodeClass | FLAG.unicodeCase,
   };
   let on = true;
   let ch = r.peek();
@@ -174,7 +174,9 @@ export function readInlineFlags(r: PatternReader): void {
 function refuseUnsupportedFlags(flags: number): void {
   if ((flags & FLAG.canonEq) !== 0) throw new UntranslatableError('(?c) (canonical equivalence) has no equivalent here');
   if ((flags & FLAG.unicodeClass) !== 0) {
-    throw new UntranslatableError('(?U) (Unicode \\w, \\d, \\s and POSIX classes) has no exact equivalent here; write the Unicode property, e.g. \\p{IsAlphabetic}');
+    throw new UntranslatableError(
+      '(?U) (Unicode \\w, \\d, \\s and POSIX classes) has no exact equivalent here; write the Unicode property, e.g. \\p{IsAlphabetic}',
+    );
   }
   if ((flags & FLAG.unicodeCase) !== 0 && (flags & FLAG.caseInsensitive) !== 0) {
     throw new UntranslatableError('(?iu) (Unicode case folding) has no exact equivalent here; list both cases, e.g. [éÉ]');

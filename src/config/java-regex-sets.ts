@@ -65,19 +65,38 @@ export function caseInsensitiveRange(lo: number, hi: number): CharSet {
   return js(ranges([[lo, hi], ...extra]));
 }
 
-const ASCII_SPACE: [number, number][] = [[0x09, 0x0d], [0x20, 0x20]];
-const HORIZONTAL_SPACE: [number, number][] = [
-  [0x09, 0x09], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x180e, 0x180e],
-  [0x2000, 0x200a], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000],
+const ASCII_SPACE: [number, number][] = [
+  [0x09, 0x0d],
+  [0x20, 0x20],
 ];
-const VERTICAL_SPACE: [number, number][] = [[0x0a, 0x0d], [0x85, 0x85], [0x2028, 0x2029]];
+const HORIZONTAL_SPACE: [number, number][] = [
+  [0x09, 0x09],
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x180e, 0x180e],
+  [0x2000, 0x200a],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+];
+const VERTICAL_SPACE: [number, number][] = [
+  [0x0a, 0x0d],
+  [0x85, 0x85],
+  [0x2028, 0x2029],
+];
 
 /** `\d \w \s \h \v` and their complements, as Java means them without `(?U)`: ASCII only, except `\h \v`. */
 export function predefinedClass(letter: string): CharSet | undefined {
   const lower = letter.toLowerCase();
   const list: [number, number][] | undefined = {
     d: [[0x30, 0x39]] as [number, number][],
-    w: [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]] as [number, number][],
+    w: [
+      [0x30, 0x39],
+      [0x41, 0x5a],
+      [0x5f, 0x5f],
+      [0x61, 0x7a],
+    ] as [number, number][],
     s: ASCII_SPACE,
     h: HORIZONTAL_SPACE,
     v: VERTICAL_SPACE,
@@ -90,25 +109,83 @@ export function predefinedClass(letter: string): CharSet | undefined {
 /** POSIX names with their ASCII meaning (`\p{Alpha}`, also `\p{gc=Alpha}` in Java). */
 const ASCII_POSIX: Readonly<Record<string, [number, number][]>> = {
   ASCII: [[0x00, 0x7f]],
-  Alnum: [[0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a]],
-  Alpha: [[0x41, 0x5a], [0x61, 0x7a]],
-  Blank: [[0x09, 0x09], [0x20, 0x20]],
-  Cntrl: [[0x00, 0x1f], [0x7f, 0x7f]],
+  Alnum: [
+    [0x30, 0x39],
+    [0x41, 0x5a],
+    [0x61, 0x7a],
+  ],
+  Alpha: [
+    [0x41, 0x5a],
+    [0x61, 0x7a],
+  ],
+  Blank: [
+    [0x09, 0x09],
+    [0x20, 0x20],
+  ],
+  Cntrl: [
+    [0x00, 0x1f],
+    [0x7f, 0x7f],
+  ],
   Digit: [[0x30, 0x39]],
   Graph: [[0x21, 0x7e]],
   Lower: [[0x61, 0x7a]],
   Print: [[0x20, 0x7e]],
-  Punct: [[0x21, 0x2f], [0x3a, 0x40], [0x5b, 0x60], [0x7b, 0x7e]],
+  Punct: [
+    [0x21, 0x2f],
+    [0x3a, 0x40],
+    [0x5b, 0x60],
+    [0x7b, 0x7e],
+  ],
   Space: ASCII_SPACE,
   Upper: [[0x41, 0x5a]],
-  XDigit: [[0x30, 0x39], [0x41, 0x46], [0x61, 0x66]],
+  XDigit: [
+    [0x30, 0x39],
+    [0x41, 0x46],
+    [0x61, 0x66],
+  ],
   L1: [[0x00, 0xff]],
   all: [[0x00, 0x10ffff]],
 };
 
 const GENERAL_CATEGORIES = new Set([
-  'Cn', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'Mn', 'Me', 'Mc', 'Nd', 'Nl', 'No', 'Zs', 'Zl', 'Zp', 'Cc', 'Cf', 'Co', 'Cs',
-  'Pd', 'Ps', 'Pe', 'Pc', 'Po', 'Sm', 'Sc', 'Sk', 'So', 'Pi', 'Pf', 'L', 'M', 'N', 'Z', 'C', 'P', 'S', 'LC',
+  'Cn',
+  'Lu',
+  'Ll',
+  'Lt',
+  'Lm',
+  'Lo',
+  'Mn',
+  'Me',
+  'Mc',
+  'Nd',
+  'Nl',
+  'No',
+  'Zs',
+  'Zl',
+  'Zp',
+  'Cc',
+  'Cf',
+  'Co',
+  'Cs',
+  'Pd',
+  'Ps',
+  'Pe',
+  'Pc',
+  'Po',
+  'Sm',
+  'Sc',
+  'Sk',
+  'So',
+  'Pi',
+  'Pf',
+  'L',
+  'M',
+  'N',
+  'Z',
+  'C',
+  'P',
+  'S',
+  'LC',
 ]);
 
 const CASED = '[\\p{Lowercase}\\p{Uppercase}\\p{Lt}]';
@@ -125,15 +202,32 @@ function forProperty(name: string, caseInsensitive: boolean): CharSet | undefine
   const posix = ASCII_POSIX[name];
   if (posix !== undefined) return js(ranges(posix));
   if (name.startsWith('java') && JAVA_METHODS.has(name)) {
-    throw new UntranslatableError(`\\p{${name}} (a java.lang.Character method) has no exact equivalent; use a Unicode property such as \\p{IsAlphabetic} or \\p{L}`);
+    throw new UntranslatableError(
+      `\\p{${name}} (a java.lang.Character method) has no exact equivalent; use a Unicode property such as \\p{IsAlphabetic} or \\p{L}`,
+    );
   }
   return undefined;
 }
 
 const JAVA_METHODS = new Set([
-  'javaLowerCase', 'javaUpperCase', 'javaAlphabetic', 'javaIdeographic', 'javaTitleCase', 'javaDigit', 'javaDefined',
-  'javaLetter', 'javaLetterOrDigit', 'javaJavaIdentifierStart', 'javaJavaIdentifierPart', 'javaUnicodeIdentifierStart',
-  'javaUnicodeIdentifierPart', 'javaIdentifierIgnorable', 'javaSpaceChar', 'javaWhitespace', 'javaISOControl', 'javaMirrored',
+  'javaLowerCase',
+  'javaUpperCase',
+  'javaAlphabetic',
+  'javaIdeographic',
+  'javaTitleCase',
+  'javaDigit',
+  'javaDefined',
+  'javaLetter',
+  'javaLetterOrDigit',
+  'javaJavaIdentifierStart',
+  'javaJavaIdentifierPart',
+  'javaUnicodeIdentifierStart',
+  'javaUnicodeIdentifierPart',
+  'javaIdentifierIgnorable',
+  'javaSpaceChar',
+  'javaWhitespace',
+  'javaISOControl',
+  'javaMirrored',
 ]);
 
 /** Java's `forUnicodeProperty` (binary properties and Unicode POSIX names, any case), after `Is`. */
@@ -141,22 +235,36 @@ function forUnicodeProperty(rawName: string, caseInsensitive: boolean): CharSet 
   const name = rawName.toUpperCase();
   const cased = caseInsensitive ? CASED : undefined;
   const table: Readonly<Record<string, string>> = {
-    ALPHABETIC: '\\p{Alphabetic}', ALPHA: '\\p{Alphabetic}',
+    ALPHABETIC: '\\p{Alphabetic}',
+    ALPHA: '\\p{Alphabetic}',
     ASSIGNED: '\\P{Cn}',
-    CONTROL: '\\p{Cc}', CNTRL: '\\p{Cc}',
-    EMOJI: '\\p{Emoji}', EMOJI_PRESENTATION: '\\p{Emoji_Presentation}', EMOJI_MODIFIER: '\\p{Emoji_Modifier}',
-    EMOJI_MODIFIER_BASE: '\\p{Emoji_Modifier_Base}', EMOJI_COMPONENT: '\\p{Emoji_Component}',
+    CONTROL: '\\p{Cc}',
+    CNTRL: '\\p{Cc}',
+    EMOJI: '\\p{Emoji}',
+    EMOJI_PRESENTATION: '\\p{Emoji_Presentation}',
+    EMOJI_MODIFIER: '\\p{Emoji_Modifier}',
+    EMOJI_MODIFIER_BASE: '\\p{Emoji_Modifier_Base}',
+    EMOJI_COMPONENT: '\\p{Emoji_Component}',
     EXTENDED_PICTOGRAPHIC: '\\p{Extended_Pictographic}',
-    HEXDIGIT: '[\\p{Nd}\\p{Hex_Digit}]', HEX_DIGIT: '[\\p{Nd}\\p{Hex_Digit}]', XDIGIT: '[\\p{Nd}\\p{Hex_Digit}]',
+    HEXDIGIT: '[\\p{Nd}\\p{Hex_Digit}]',
+    HEX_DIGIT: '[\\p{Nd}\\p{Hex_Digit}]',
+    XDIGIT: '[\\p{Nd}\\p{Hex_Digit}]',
     IDEOGRAPHIC: '\\p{Ideographic}',
-    JOINCONTROL: '\\p{Join_Control}', JOIN_CONTROL: '\\p{Join_Control}',
+    JOINCONTROL: '\\p{Join_Control}',
+    JOIN_CONTROL: '\\p{Join_Control}',
     LETTER: '\\p{L}',
-    LOWERCASE: cased ?? '\\p{Lowercase}', LOWER: cased ?? '\\p{Lowercase}',
-    UPPERCASE: cased ?? '\\p{Uppercase}', UPPER: cased ?? '\\p{Uppercase}',
+    LOWERCASE: cased ?? '\\p{Lowercase}',
+    LOWER: cased ?? '\\p{Lowercase}',
+    UPPERCASE: cased ?? '\\p{Uppercase}',
+    UPPER: cased ?? '\\p{Uppercase}',
     TITLECASE: cased ?? '\\p{Lt}',
-    NONCHARACTERCODEPOINT: '\\p{Noncharacter_Code_Point}', NONCHARACTER_CODE_POINT: '\\p{Noncharacter_Code_Point}',
-    PUNCTUATION: '\\p{P}', PUNCT: '\\p{P}',
-    WHITESPACE: WHITE_SPACE, WHITE_SPACE: WHITE_SPACE, SPACE: WHITE_SPACE,
+    NONCHARACTERCODEPOINT: '\\p{Noncharacter_Code_Point}',
+    NONCHARACTER_CODE_POINT: '\\p{Noncharacter_Code_Point}',
+    PUNCTUATION: '\\p{P}',
+    PUNCT: '\\p{P}',
+    WHITESPACE: WHITE_SPACE,
+    WHITE_SPACE: WHITE_SPACE,
+    SPACE: WHITE_SPACE,
     WORD: '[\\p{Alphabetic}\\p{Mn}\\p{Me}\\p{Mc}\\p{Nd}\\p{Pc}\\p{Join_Control}]',
     ALNUM: '[\\p{Alphabetic}\\p{Nd}]',
     DIGIT: '\\p{Nd}',
@@ -170,7 +278,10 @@ function forUnicodeProperty(rawName: string, caseInsensitive: boolean): CharSet 
 
 /** Java's `UnicodeScript.forName`: enum names and ISO 15924 codes, any case. */
 function forScript(name: string): CharSet | undefined {
-  const titled = name.split('_').map((part) => part.charAt(0).toUpperCase() + part.slice(1).toLowerCase()).join('_');
+  const titled = name
+    .split('_')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1).toLowerCase())
+    .join('_');
   for (const candidate of [titled, SCRIPT_SPELLINGS[titled.toLowerCase()]]) {
     if (candidate === undefined || !/^[A-Za-z_]+$/.test(candidate)) continue;
     const text = `\\p{Script=${candidate}}`;

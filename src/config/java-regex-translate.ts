@@ -181,7 +181,9 @@ class Translator {
     this.lookbehindDepth--;
     if (body.javaMax === false) throw r.error('Look-behind group does not have an obvious maximum length');
     if (body.max === Infinity) {
-      throw new UntranslatableError('a look-behind without a maximum length: Java refuses it or mis-matches it, depending on its version; bound the repetition, e.g. {0,100} instead of *');
+      throw new UntranslatableError(
+        'a look-behind without a maximum length: Java refuses it or mis-matches it, depending on its version; bound the repetition, e.g. {0,100} instead of *',
+      );
     }
     return assertion(`${ch === 0x3d ? '(?<=' : '(?<!'}${body.js})`);
   }

@@ -28,11 +28,7 @@ export interface ConfigValidation {
  * `./replication.config`. Flag and env paths are returned as given (relative
  * ones are relative to the process, like any path argument).
  */
-export function findConfigFile(options: {
-  flag?: string | undefined;
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}): string {
+export function findConfigFile(options: { flag?: string | undefined; env: Readonly<Record<string, string | undefined>>; cwd: string }): string {
   if (options.flag !== undefined && options.flag !== '') return options.flag;
   const fromEnv = options.env[CONFIG_ENV_VAR];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
@@ -63,18 +59,16 @@ function readFanoutSource(file: string): FanoutSource | undefined {
  * Validation on already-parsed entries (unit tests, reloads). With `fanout`, the remotes come
  * from its files and those of `entries` are ignored with a warning each, as in Gerrit.
  */
-export function validateConfig(
-  entries: readonly GitConfigEntry[],
-  file: string,
-  hostname: string,
-  fanout?: FanoutSource,
-): ConfigValidation {
+export function validateConfig(entries: readonly GitConfigEntry[], file: string, hostname: string, fanout?: FanoutSource): ConfigValidation {
   const report = createReporter(file);
   const mainEntries = fanout === undefined ? entries : dropMainRemotes(entries, fanout.dir, report);
   const sections = collectSections(mainEntries, report);
   const settings = buildNodeSettings(sections.replication, sections.gerrit, file, hostname, report);
   const remoteDefaults = { ...settings, configDir: dirname(settings.file) };
-  const remotes = [...pushTargets(sections.remotes, report)].map(([name, values]) => ({ ...buildRemote(name, values, remoteDefaults, report), file: settings.file }));
+  const remotes = [...pushTargets(sections.remotes, report)].map(([name, values]) => ({
+    ...buildRemote(name, values, remoteDefaults, report),
+    file: settings.file,
+  }));
   const fromFolder = fanout === undefined ? undefined : buildFanoutRemotes(fanout, settings.file, remoteDefaults);
   const problems = [...report.problems, ...(fromFolder?.problems ?? [])];
   const warnings = [...report.warnings, ...(fromFolder?.warnings ?? [])];

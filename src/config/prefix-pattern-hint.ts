@@ -9,8 +9,19 @@ export type WholeNamePatternKey = 'excludedRefsPattern' | 'projects' | 'excludeP
  * under it (git keeps refs as paths), so a pattern that matches only this name was meant as a prefix.
  */
 const REF_FOLDERS = new Set([
-  'refs', 'refs/heads', 'refs/tags', 'refs/notes', 'refs/remotes', 'refs/changes', 'refs/meta', 'refs/users',
-  'refs/groups', 'refs/draft-comments', 'refs/starred-changes', 'refs/sequences', 'refs/cache-automerge',
+  'refs',
+  'refs/heads',
+  'refs/tags',
+  'refs/notes',
+  'refs/remotes',
+  'refs/changes',
+  'refs/meta',
+  'refs/users',
+  'refs/groups',
+  'refs/draft-comments',
+  'refs/starred-changes',
+  'refs/sequences',
+  'refs/cache-automerge',
 ]);
 
 interface DeadAlternative {
@@ -37,8 +48,10 @@ export function prefixPatternHint(key: WholeNamePatternKey, text: string): strin
   const verb = key === 'projects' ? 'select' : 'exclude';
   if (key !== 'excludedRefsPattern' && !text.startsWith('^')) {
     if (!text.endsWith('/')) return undefined;
-    return `"${text}" matches no project: a name without * or ^ is one exact project name, and none ends in "/"; `
-      + `to ${verb} the projects under it, append *: "${text}*"`;
+    return (
+      `"${text}" matches no project: a name without * or ^ is one exact project name, and none ends in "/"; ` +
+      `to ${verb} the projects under it, append *: "${text}*"`
+    );
   }
   const dead = deadAlternatives(text, noun);
   if (dead.length === 0) return undefined;
@@ -50,9 +63,10 @@ export function prefixPatternHint(key: WholeNamePatternKey, text: string): strin
   const whole = dead.length === 1 && first.text === text;
   const parts = dead.map((d) => `"${d.text}"`).join(' and ');
   const what = whole ? `"${text}" matches` : `"${text}": its alternative${dead.length > 1 ? `s ${parts} match` : ` ${parts} matches`}`;
-  const matches = first.why === 'slash'
-    ? `${what} no ${noun}: ${rule}, as in Gerrit, and no ${noun} name ends in "/"`
-    : `${what} only a ref named exactly "${first.literal}", never one under ${first.literal}/: ${rule}, as in Gerrit`;
+  const matches =
+    first.why === 'slash'
+      ? `${what} no ${noun}: ${rule}, as in Gerrit, and no ${noun} name ends in "/"`
+      : `${what} only a ref named exactly "${first.literal}", never one under ${first.literal}/: ${rule}, as in Gerrit`;
   const append = dead.every((d) => d.insert.endsWith('/.*')) ? '/.*' : '.*';
   return `${matches}; to ${verb} the ${noun}s under it, append ${append}: "${fixed}"`;
 }
@@ -64,8 +78,10 @@ function deadAlternatives(text: string, noun: 'ref' | 'project'): DeadAlternativ
   for (const alternative of outline.alternatives) {
     const last = lastConsuming(alternative.elements);
     if (last === undefined) continue;
-    const insertAfter = (suffix: string): Pick<DeadAlternative, 'at' | 'insert'> =>
-      ({ at: last.end, insert: `${last.openQuote === true ? '\\E' : ''}${suffix}` });
+    const insertAfter = (suffix: string): Pick<DeadAlternative, 'at' | 'insert'> => ({
+      at: last.end,
+      insert: `${last.openQuote === true ? '\\E' : ''}${suffix}`,
+    });
     const part = text.slice(alternative.start, alternative.end);
     const literal = literalText(alternative.elements);
     if (endsInSlash(alternative)) {
@@ -110,6 +126,5 @@ function readingConfirmed(text: string, fixed: string, dead: readonly DeadAltern
   const original = compileJavaRegex(text);
   const repaired = compileJavaRegex(fixed);
   if (isJavaRegexProblem(original) || isJavaRegexProblem(repaired)) return false;
-  return dead.every((d) => d.literal === undefined
-    || (original.matches(d.literal) && repaired.matches(`${d.literal}${d.why === 'slash' ? '' : '/'}x`)));
+  return dead.every((d) => d.literal === undefined || (original.matches(d.literal) && repaired.matches(`${d.literal}${d.why === 'slash' ? '' : '/'}x`)));
 }

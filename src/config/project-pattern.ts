@@ -40,10 +40,7 @@ function parse(text: string): ProjectPattern | JavaRegexProblem | { readonly mes
  * Whether a remote replicates a project: no `projects` means every project,
  * and `excludeProjects` overrides `projects`.
  */
-export function remoteWantsProject(
-  remote: Pick<RemoteConfig, 'projects' | 'excludeProjects'>,
-  project: string,
-): boolean {
+export function remoteWantsProject(remote: Pick<RemoteConfig, 'projects' | 'excludeProjects'>, project: string): boolean {
   if (remote.excludeProjects.some((pattern) => pattern.matches(project))) return false;
   return remote.projects.length === 0 || remote.projects.some((pattern) => pattern.matches(project));
 }

@@ -8,10 +8,7 @@ import type { Reporter, SectionValues } from './collect-sections.js';
  */
 export function skipReason(values: SectionValues): { key: string; message: string } | undefined {
   if (!values.has('url')) {
-    return {
-      key: 'url',
-      message: 'not set, so the remote is skipped, as Gerrit skips it; add url = <destination>/${name}.git to replicate to it',
-    };
+    return { key: 'url', message: 'not set, so the remote is skipped, as Gerrit skips it; add url = <destination>/${name}.git to replicate to it' };
   }
   if (values.has('fetch')) {
     return {

@@ -29,7 +29,10 @@ export function readFanoutFiles(files: readonly string[]): FanoutFile[] {
   if (files.length <= 1) return files.map(readAlone);
   const texts = files.map(readText);
   const readable = texts.flatMap((text, index) => (text === undefined ? [] : [index]));
-  const together = readTogether(readable.map((index) => texts[index]!), readable);
+  const together = readTogether(
+    readable.map((index) => texts[index]!),
+    readable,
+  );
   return files.map((file, index) => {
     const entries = together?.get(index);
     return entries === undefined ? readAlone(file) : { file, entries, problems: [] };

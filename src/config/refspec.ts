@@ -23,7 +23,10 @@ export function parseRefspec(text: string): Refspec | string {
   const [src = '', dst = src] = body.split(':');
   if (src === '') return `invalid refspec "${text}": empty source (deleting refs by refspec is not supported)`;
   if (dst === '') return `invalid refspec "${text}": empty destination`;
-  for (const [side, ref] of [['source', src], ['destination', dst]] as const) {
+  for (const [side, ref] of [
+    ['source', src],
+    ['destination', dst],
+  ] as const) {
     const reason = refPatternProblem(ref);
     if (reason) return `invalid refspec "${text}": ${side} ${reason}`;
   }

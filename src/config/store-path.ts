@@ -4,7 +4,7 @@ import { parsePath } from './config-values.js';
 import type { StorePathOrigin } from './types.js';
 
 export const MISSING_STORE_PATH =
-  'not set, nor eventsDirectory. Gerrit then keeps its queue in the plugin\'s data folder, one per primary; ' +
+  "not set, nor eventsDirectory. Gerrit then keeps its queue in the plugin's data folder, one per primary; " +
   'refrelay nodes share one store, and refrelay cannot guess a folder they all mount. Add under [replication]: ' +
   'storePath = /mnt/shared/refrelay (a folder every node mounts)';
 
@@ -45,13 +45,7 @@ export function gerritSiteOf(configDir: string): string | undefined {
   return dirname(site) === site ? undefined : site;
 }
 
-function resolveSetting(
-  key: StorePathOrigin['key'],
-  text: string,
-  base: string,
-  gerritSite: boolean,
-  report: Reporter,
-): ResolvedStorePath {
+function resolveSetting(key: StorePathOrigin['key'], text: string, base: string, gerritSite: boolean, report: Reporter): ResolvedStorePath {
   const parsed = parsePath(text);
   if (!parsed.ok) {
     report.problem(`replication.${key}`, parsed.message);

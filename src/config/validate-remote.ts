@@ -1,7 +1,15 @@
 import { allValues, lastValue, type Reporter, type SectionValues } from './collect-sections.js';
 import { REMOTE_RESERVED_KEYS } from './config-keys.js';
 import {
-  optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, pathRelativeTo, readSetting, reservedValues, type Parsed,
+  optional,
+  parseBoolean,
+  parseDurationValue,
+  parseShares,
+  parseWholeNumber,
+  pathRelativeTo,
+  readSetting,
+  reservedValues,
+  type Parsed,
 } from './config-values.js';
 import { compileJavaRegex, isJavaRegexProblem } from './java-regex.js';
 import { prefixPatternHint, type WholeNamePatternKey } from './prefix-pattern-hint.js';
@@ -29,15 +37,9 @@ export const DEFAULT_SHARES = 100;
  * Builds one remote, reporting every bad value; the result is only used when nothing was reported.
  * Only push targets get here (`push-targets.ts`): the remote has a url and no fetch refspec.
  */
-export function buildRemote(
-  name: string,
-  values: SectionValues,
-  defaults: RemoteDefaults,
-  report: Reporter,
-): RemoteConfig {
+export function buildRemote(name: string, values: SectionValues, defaults: RemoteDefaults, report: Reporter): RemoteConfig {
   const prefix = `remote.${name}`;
-  const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
-    readSetting(values, key, `${prefix}.${key}`, parse, fallback, report);
+  const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T => readSetting(values, key, `${prefix}.${key}`, parse, fallback, report);
 
   const projects = parseEach(values, 'projects', prefix, parseConfiguredProjectPattern, report);
   const excludeProjects = parseEach(values, 'excludeProjects', prefix, parseConfiguredProjectPattern, report);
@@ -93,26 +95,14 @@ function parseStrictHostKeyChecking(text: string): Parsed<'yes' | 'accept-new'> 
  * Gerrit's rule: a url without `${name}` would send every project to one
  * repository, so it is only allowed when the remote names exactly one project.
  */
-function checkUrls(
-  urls: readonly string[],
-  projects: readonly ProjectPattern[],
-  projectTexts: readonly string[],
-  prefix: string,
-  report: Reporter,
-): void {
+function checkUrls(urls: readonly string[], projects: readonly ProjectPattern[], projectTexts: readonly string[], prefix: string, report: Reporter): void {
   const oneExactProject = projectTexts.length === 1 && projects.length === 1 && projects[0]?.kind === 'exact';
   if (!oneExactProject && urls.some((url) => !urlHasNameVariable(url))) {
     report.problem(`${prefix}.url`, 'url has no ${name} and the remote does not name exactly one project');
   }
 }
 
-function parseEach<T>(
-  values: SectionValues,
-  key: string,
-  prefix: string,
-  parse: (text: string) => T | string,
-  report: Reporter,
-): T[] {
+function parseEach<T>(values: SectionValues, key: string, prefix: string, parse: (text: string) => T | string, report: Reporter): T[] {
   const parsed: T[] = [];
   for (const text of allValues(values, key)) {
     const result = parse(text);
@@ -135,7 +125,8 @@ function excludedRefsPatterns(values: SectionValues, prefix: string, report: Rep
     if (!isJavaRegexProblem(regex)) {
       patterns.push(regex);
       warnPrefixPatterns('excludedRefsPattern', [regex], prefix, report);
-    } else if (regex.kind === 'invalid') report.warning(key, `${regex.message}; ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed`);
+    } else if (regex.kind === 'invalid')
+      report.warning(key, `${regex.message}; ignored, as Gerrit ignores it: the refs it was written to keep back are replicated until the expression is fixed`);
     else report.problem(key, `${regex.message} (Gerrit accepts it; refrelay refuses it rather than exclude other refs than Gerrit would)`);
   }
   return patterns;

@@ -5,8 +5,17 @@ import type { Reporter, SectionValues } from './collect-sections.js';
 import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
 import { formatDuration } from './duration.js';
 import {
-  optional, parseBoolean, parseDurationValue, parseHttpListen, parseNodeId, parseShares, parseWholeNumber, pathRelativeTo,
-  readSetting, reservedValues, type Parsed,
+  optional,
+  parseBoolean,
+  parseDurationValue,
+  parseHttpListen,
+  parseNodeId,
+  parseShares,
+  parseWholeNumber,
+  pathRelativeTo,
+  readSetting,
+  reservedValues,
+  type Parsed,
 } from './config-values.js';
 import { resolveStorePath } from './store-path.js';
 import type { ReplicationConfig } from './types.js';
@@ -39,13 +48,7 @@ export type NodeSettings = Omit<ReplicationConfig, 'remotes' | 'warnings'> & {
   readonly extra: Readonly<Record<string, string>>;
 };
 
-export function buildNodeSettings(
-  replication: SectionValues,
-  gerrit: SectionValues,
-  file: string,
-  hostname: string,
-  report: Reporter,
-): NodeSettings {
+export function buildNodeSettings(replication: SectionValues, gerrit: SectionValues, file: string, hostname: string, report: Reporter): NodeSettings {
   const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
     readSetting(replication, key, `replication.${key}`, parse, fallback, report);
   const absoluteFile = resolve(file);
@@ -66,9 +69,7 @@ export function buildNodeSettings(
     maxRetries: setting('maxRetries', (t) => parseWholeNumber(t, 0), 0),
     httpListen: setting('httpListen', parseHttpListen, DEFAULT_HTTP_LISTEN),
     shutdownGraceMs: setting('shutdownGrace', (t) => parseDurationValue(t, 'seconds'), DEFAULT_SHUTDOWN_GRACE_MS),
-    defaultForceUpdate: readSetting(
-      gerrit, 'defaultForceUpdate', 'gerrit.defaultForceUpdate', parseBoolean, false, report,
-    ),
+    defaultForceUpdate: readSetting(gerrit, 'defaultForceUpdate', 'gerrit.defaultForceUpdate', parseBoolean, false, report),
     watchRepositories: setting('watchRepositories', parseBoolean, false),
     watchRepositoriesLimit: setting('watchRepositoriesLimit', (t) => parseWholeNumber(t, 1), 1000),
     verifyIntervalMs: setting('verifyInterval', (t) => parseDurationValue(t, 'seconds'), 0),
@@ -89,12 +90,12 @@ export function buildNodeSettings(
     ...optional('spoolPath', setting<string | undefined>('spoolPath', relativeToFile, undefined)),
     spoolAfterMs: setting('spoolAfter', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_SPOOL_AFTER_MS),
     retentionMs: setting('retention', (t) => parseDurationValue(t, 'seconds'), DEFAULT_RETENTION_MS),
-    ...optional('httpToken', setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined)),
+    ...optional(
+      'httpToken',
+      setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined),
+    ),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
-    extra: {
-      ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'),
-      ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.'),
-    },
+    extra: { ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'), ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.') },
   };
 }
 

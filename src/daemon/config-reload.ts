@@ -55,7 +55,12 @@ export class ConfigReloader {
     const after = new Set(next.remotes.map((remote) => remote.name));
     this.config = next;
     log.info(
-      { reason, ...(files === undefined ? {} : { files }), added: [...after].filter((name) => !before.has(name)), removed: [...before].filter((name) => !after.has(name)) },
+      {
+        reason,
+        ...(files === undefined ? {} : { files }),
+        added: [...after].filter((name) => !before.has(name)),
+        removed: [...before].filter((name) => !after.has(name)),
+      },
       'config reloaded',
     );
     this.applied();

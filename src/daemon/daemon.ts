@@ -51,15 +51,28 @@ export class Daemon {
   constructor(private readonly options: DaemonOptions) {
     this.parts = nodeParts(options);
     const { clock, store, log } = options;
-    this.beatEvery = runEvery(clock, () => this.config.distributionIntervalMs, async () => {
-      if (this.beats++ % BEATS_PER_CLOCK_PROBE === 0) await this.measureOffset();
-      await this.beat();
-    });
-    // Apart from the pass: a lock folder the observer cannot read must not stop the pushes.
-    this.observeEvery = runEvery(clock, () => passEveryMs(this.config), () =>
-      this.parts.recovery.pass(this.parts.leases.ownLeases, this.parts.leases.ownLocks).catch((error: unknown) => reportPassFailure(this.parts.distributor.storeOutage, log, error)),
+    this.beatEvery = runEvery(
+      clock,
+      () => this.config.distributionIntervalMs,
+      async () => {
+        if (this.beats++ % BEATS_PER_CLOCK_PROBE === 0) await this.measureOffset();
+        await this.beat();
+      },
     );
-    this.sweepEvery = runEvery(clock, () => SWEEP_EVERY_MS, () => sweepStoreLeftovers(store, this.config.retentionMs, log));
+    // Apart from the pass: a lock folder the observer cannot read must not stop the pushes.
+    this.observeEvery = runEvery(
+      clock,
+      () => passEveryMs(this.config),
+      () =>
+        this.parts.recovery
+          .pass(this.parts.leases.ownLeases, this.parts.leases.ownLocks)
+          .catch((error: unknown) => reportPassFailure(this.parts.distributor.storeOutage, log, error)),
+    );
+    this.sweepEvery = runEvery(
+      clock,
+      () => SWEEP_EVERY_MS,
+      () => sweepStoreLeftovers(store, this.config.retentionMs, log),
+    );
   }
 
   /** The config in force: replaced by a valid reload, read afresh by every pass and push. */
@@ -168,7 +181,8 @@ export class Daemon {
       const report = await distributor.tick({ reuseListing });
       fresh = !reuseListing;
       // Idle: nothing pushing, nothing started, nothing due within DONE_SWEEP_QUIET_MS.
-      const idle = distributor.runningCount === 0 && report.started === 0 && (report.nextDueAt === undefined || report.nextDueAt - clock.now() >= DONE_SWEEP_QUIET_MS);
+      const idle =
+        distributor.runningCount === 0 && report.started === 0 && (report.nextDueAt === undefined || report.nextDueAt - clock.now() >= DONE_SWEEP_QUIET_MS);
       this.parts.doneSweeper.maybeSweep(idle);
       nextDueAt = report.nextDueAt;
       pendingUris = report.pendingUris;
@@ -220,7 +234,9 @@ export class Daemon {
 
   /** A store that fails here fails the pass's listing too; the spool stays for the next pass. */
   private async forwardSpool(): Promise<void> {
-    await this.parts.spool?.tick().catch((error: unknown) => reportSpoolFailure(this.parts.distributor.storeOutage, this.options.log, error, this.spooledTasks));
+    await this.parts.spool
+      ?.tick()
+      .catch((error: unknown) => reportSpoolFailure(this.parts.distributor.storeOutage, this.options.log, error, this.spooledTasks));
   }
 
   private async measureOffset(): Promise<void> {
@@ -228,7 +244,7 @@ export class Daemon {
       const current = this.parts.offset.add(await this.parts.probeClock());
       const limit = this.config.lockStaleMs / 4;
       if (Math.abs(current) > limit) {
-        this.options.log.warn({ clockOffsetMs: current, limitMs: limit }, 'this node\'s clock is far from the store\'s clock: run NTP');
+        this.options.log.warn({ clockOffsetMs: current, limitMs: limit }, "this node's clock is far from the store's clock: run NTP");
       }
     } catch (error) {
       this.options.log.warn({ err: String(error) }, 'could not measure the store clock offset');
@@ -239,17 +255,21 @@ export class Daemon {
     const { distributor, offset } = this.parts;
     const outage = distributor.storeOutage;
     // What this node's jobs and passes meet shows in `status` on every node, when the record itself can be written.
-    await this.parts.heartbeat.beat(distributor.runningUris(), offset.current() ?? null, stopped, distributor.openCircuits(), outage.view('heartbeat'), this.spooledTasks).then(
-      () => {
-        this.heartbeatError = undefined;
-        reportStoreWorks(outage, this.options.log, 'heartbeat');
-      },
-      (error: unknown) => {
-        this.heartbeatError = error instanceof Error ? error.message : String(error);
-        reportHeartbeatFailure(outage, this.options.log, error);
-      },
-    );
-    await this.options.observability?.afterBeat().catch((error: unknown) => this.options.log.warn({ err: String(error) }, 'could not write this node\'s history file'));
+    await this.parts.heartbeat
+      .beat(distributor.runningUris(), offset.current() ?? null, stopped, distributor.openCircuits(), outage.view('heartbeat'), this.spooledTasks)
+      .then(
+        () => {
+          this.heartbeatError = undefined;
+          reportStoreWorks(outage, this.options.log, 'heartbeat');
+        },
+        (error: unknown) => {
+          this.heartbeatError = error instanceof Error ? error.message : String(error);
+          reportHeartbeatFailure(outage, this.options.log, error);
+        },
+      );
+    await this.options.observability
+      ?.afterBeat()
+      .catch((error: unknown) => this.options.log.warn({ err: String(error) }, "could not write this node's history file"));
   }
 
   /** Healthy: the loop runs, the store takes writes, the clock is close to the store's (node-health.ts). */

@@ -140,7 +140,10 @@ export class LockRecovery {
       if (verdict !== undefined && verdict !== 'gone' && !warned) {
         warned = true;
         // The lock name and the pid only: the rest of the record is whatever someone wrote there.
-        this.options.log.warn({ lock: lockName, pushPid: owner?.pushPid, reason: verdict }, 'the recorded push process could not be proved to be the orphaned push; not signalling it');
+        this.options.log.warn(
+          { lock: lockName, pushPid: owner?.pushPid, reason: verdict },
+          'the recorded push process could not be proved to be the orphaned push; not signalling it',
+        );
       }
       return false;
     };

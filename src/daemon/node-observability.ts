@@ -77,7 +77,12 @@ export class NodeObservability implements DaemonObservability {
     } catch (error) {
       // Replication matters more than its dashboard: the node runs on, and says why loudly.
       const code = (error as NodeJS.ErrnoException).code;
-      const why = code === 'EADDRINUSE' ? 'the address is in use (another node on this host? give each its own httpListen)' : error instanceof Error ? error.message : String(error);
+      const why =
+        code === 'EADDRINUSE'
+          ? 'the address is in use (another node on this host? give each its own httpListen)'
+          : error instanceof Error
+            ? error.message
+            : String(error);
       this.log.warn({ httpListen: listen, err: why }, 'http endpoints not available: cannot listen');
       return;
     }
@@ -98,7 +103,11 @@ export class NodeObservability implements DaemonObservability {
         return retried;
       },
       drop: async ({ uriKey, names, from }) => {
-        const { dropped } = await this.store.dropFailed((task) => task.uriKey === uriKey && names.includes(task.name), { by: `http client ${from}`, via: 'http', nodeId: this.config.nodeId });
+        const { dropped } = await this.store.dropFailed((task) => task.uriKey === uriKey && names.includes(task.name), {
+          by: `http client ${from}`,
+          via: 'http',
+          nodeId: this.config.nodeId,
+        });
         this.statusCache = undefined;
         return dropped.length;
       },
@@ -144,7 +153,8 @@ export class NodeObservability implements DaemonObservability {
     } catch (error) {
       // The page asks on every refresh (every few seconds per open tab): say it once per cause.
       const message = error instanceof Error ? error.message : String(error);
-      if (message !== this.tokenFileError) this.log.error({ file: config.httpTokenFile, err: message }, 'cannot read httpTokenFile: retry over the network is refused');
+      if (message !== this.tokenFileError)
+        this.log.error({ file: config.httpTokenFile, err: message }, 'cannot read httpTokenFile: retry over the network is refused');
       this.tokenFileError = message;
       return undefined;
     }

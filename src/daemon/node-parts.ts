@@ -35,13 +35,32 @@ export function nodeParts(options: DaemonOptions) {
   const storeClockOffsetMs = (): number => offset.current() ?? 0;
   const doneSweeper = new DoneSweeper(store, clock, log);
   const locks = new UriLocks({ runningDir: paths.running, nodeId, host, pid, clock, random, trustMs: () => config().lockStaleMs / 3 });
-  const leases = given.leases ?? new HeldLocks(locks, (lockName, leaseId) => paths.doneFolder(lockName, leaseId), clock, () => doneSweeper.retired());
+  const leases =
+    given.leases ??
+    new HeldLocks(
+      locks,
+      (lockName, leaseId) => paths.doneFolder(lockName, leaseId),
+      clock,
+      () => doneSweeper.retired(),
+    );
   // Where the lock's HeldLease meets the scheduler's Lease: the compiler checks they agree here.
   const schedulerLocks: SchedulerLocks = leases;
   const identifyPush = (pushPid: number) => ({ pushStartTime: processes.identify(pushPid).startTime, bootId: processes.bootId() });
   const events = options.observability?.events;
   const distributor = new Distributor(
-    { config, store, locks: schedulerLocks, pusher: options.pusher, clock, random, timers, log, storeClockOffsetMs, ...(events ? { events } : {}), identifyPush },
+    {
+      config,
+      store,
+      locks: schedulerLocks,
+      pusher: options.pusher,
+      clock,
+      random,
+      timers,
+      log,
+      storeClockOffsetMs,
+      ...(events ? { events } : {}),
+      identifyPush,
+    },
     () => waker.wake('slot'),
   );
   const onRecovered = (uriKey: string): void => {

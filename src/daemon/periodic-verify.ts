@@ -52,9 +52,11 @@ export class PeriodicVerify {
     if (now - this.lastAttempt < config.verifyIntervalMs / 4) return;
     this.lastAttempt = now;
     this.running = true;
-    void this.runIfDue().catch((error: unknown) => this.log.warn({ err: String(error) }, 'periodic verify failed')).finally(() => {
-      this.running = false;
-    });
+    void this.runIfDue()
+      .catch((error: unknown) => this.log.warn({ err: String(error) }, 'periodic verify failed'))
+      .finally(() => {
+        this.running = false;
+      });
   }
 
   private async runIfDue(): Promise<void> {

@@ -68,7 +68,9 @@ export class SpoolForwarder {
     const problems: string[] = [];
     if (this.stuck.size > 0) {
       const reasons = [...new Set([...this.stuck.values()].map((stuck) => stuck.reason))].join(', ');
-      problems.push(`${this.stuck.size} spool file(s) in ${dir} were forwarded but could not be removed (${reasons}): give this daemon's user write permission on that folder`);
+      problems.push(
+        `${this.stuck.size} spool file(s) in ${dir} were forwarded but could not be removed (${reasons}): give this daemon's user write permission on that folder`,
+      );
     }
     if (this.skipped.size > 0) {
       problems.push(`${this.skipped.size} unreadable spool file(s) in ${dir} could not be moved to corrupt/: check the permissions of that folder`);
@@ -90,7 +92,11 @@ export class SpoolForwarder {
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
     const skipped = new Map(reading.skipped.map((bad) => [bad.name, bad.reason]));
     for (const [name, reason] of skipped) {
-      if (!this.skipped.has(name)) log.error({ file: name, reason, spool: dir }, 'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder');
+      if (!this.skipped.has(name))
+        log.error(
+          { file: name, reason, spool: dir },
+          'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder',
+        );
     }
     this.skipped = skipped;
     const seen = new Set<string>();
@@ -110,8 +116,18 @@ export class SpoolForwarder {
     for (let start = 0; start < pending.length; start += FORWARD_BATCH) {
       const batch = pending.slice(start, start + FORWARD_BATCH);
       const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
-      await store.createMany(batch.map((spooled) => spooled.task), { mtimeOf: (task) => enqueuedAt.get(task) });
-      const failures = await Promise.all(batch.map((spooled) => removeSpooled(spooled.path, files).then(() => undefined, (error: unknown) => ({ spooled, error }))));
+      await store.createMany(
+        batch.map((spooled) => spooled.task),
+        { mtimeOf: (task) => enqueuedAt.get(task) },
+      );
+      const failures = await Promise.all(
+        batch.map((spooled) =>
+          removeSpooled(spooled.path, files).then(
+            () => undefined,
+            (error: unknown) => ({ spooled, error }),
+          ),
+        ),
+      );
       for (const failure of failures) {
         if (failure === undefined) continue;
         // The task is durable in the store: forwarding this file again would queue it again
@@ -119,7 +135,10 @@ export class SpoolForwarder {
         const { spooled, error } = failure;
         const reason = errnoName(error) ?? (error instanceof Error ? error.message : String(error));
         this.stuck.set(basename(spooled.path), { mtimeMs: spooled.enqueuedAtMs, ctimeMs: spooled.ctimeMs, sizeBytes: spooled.sizeBytes, reason });
-        log.warn({ file: basename(spooled.path), reason, spool: dir }, "forwarded a spooled task but could not remove its spool file: it is not forwarded again while unchanged; give the daemon's user write permission on the spool folder");
+        log.warn(
+          { file: basename(spooled.path), reason, spool: dir },
+          "forwarded a spooled task but could not remove its spool file: it is not forwarded again while unchanged; give the daemon's user write permission on the spool folder",
+        );
       }
       forwarded += batch.length;
       this.waitingCount -= batch.length;

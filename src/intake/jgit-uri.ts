@@ -46,7 +46,7 @@ const LOCAL_FILE = new RegExp(`^([\\\\/]?${PATH_P})$`);
 const MAX_URI_CHARS = 4096;
 
 /** Bytes JGit escapes in a user name besides controls, space, `%` and non-ASCII (URIish.reservedChars). */
-const RESERVED = new Set(Array.from('!*\'();:@&=+$,/?#[]', (char) => char.charCodeAt(0)));
+const RESERVED = new Set(Array.from("!*'();:@&=+$,/?#[]", (char) => char.charCodeAt(0)));
 
 /** `url` as JGit's `new URIish(url).toASCIIString()` prints it; undefined where JGit refuses it. */
 export function jgitAsciiString(url: string): string | undefined {

@@ -32,12 +32,7 @@ export interface PlanOptions {
  * Split one ref update into one task per destination URI. Filtering happens here, before
  * anything is written, so a task file never exists for an update that would not be pushed.
  */
-export function planTasks(
-  config: ReplicationConfig,
-  project: string,
-  refs: readonly string[],
-  options: PlanOptions = {},
-): Task[] {
+export function planTasks(config: ReplicationConfig, project: string, refs: readonly string[], options: PlanOptions = {}): Task[] {
   const tasks: Task[] = [];
   const only = options.remoteNames !== undefined && options.remoteNames.length > 0 ? new Set(options.remoteNames) : undefined;
   for (const remote of config.remotes) {

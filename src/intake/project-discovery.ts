@@ -19,10 +19,17 @@ export async function discoverProjects(basePath: string): Promise<string[]> {
       if (entry.name.startsWith('.')) continue;
       const path = join(dir, entry.name);
       let isDir = entry.isDirectory();
-      if (!isDir && (entry.isSymbolicLink() || !entry.isFile())) isDir = await stat(path).then((s) => s.isDirectory(), () => false);
+      if (!isDir && (entry.isSymbolicLink() || !entry.isFile()))
+        isDir = await stat(path).then(
+          (s) => s.isDirectory(),
+          () => false,
+        );
       if (!isDir) continue;
       if (entry.name.endsWith('.git')) {
-        const isRepo = await stat(join(path, 'HEAD')).then((s) => s.isFile(), () => false);
+        const isRepo = await stat(join(path, 'HEAD')).then(
+          (s) => s.isFile(),
+          () => false,
+        );
         const project = `${prefix}${entry.name.slice(0, -'.git'.length)}`;
         if (isRepo && projectNameProblem(project) === undefined) found.push(project);
         if (isRepo) continue;

@@ -89,16 +89,22 @@ export class RefWatcher {
     await this.snapshotAll(projects);
     // Each repository folder is watched, pruned to refs/ and packed-refs: watching packed-refs
     // by name would not see it appear (and a missing path silences chokidar's other watches).
-    this.watcher = watch(projects.map((project) => this.repoPath(project)), {
-      ignoreInitial: true,
-      // Closed by stop(); while it runs it is part of the node's work.
-      persistent: true,
-      ignored: (path: string) => this.ignored(path),
-    });
+    this.watcher = watch(
+      projects.map((project) => this.repoPath(project)),
+      {
+        ignoreInitial: true,
+        // Closed by stop(); while it runs it is part of the node's work.
+        persistent: true,
+        ignored: (path: string) => this.ignored(path),
+      },
+    );
     this.watcher.on('all', (_event: string, path: string) => this.onChange(path));
     this.watcher.on('error', (error: unknown) => this.deps.log.warn({ err: String(error) }, 'ref watcher error'));
     await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
-    this.rediscover = setInterval(() => void this.addNewRepositories().catch((error: unknown) => this.deps.log.warn({ err: String(error) }, 'repository rescan failed')), REDISCOVER_EVERY_MS);
+    this.rediscover = setInterval(
+      () => void this.addNewRepositories().catch((error: unknown) => this.deps.log.warn({ err: String(error) }, 'repository rescan failed')),
+      REDISCOVER_EVERY_MS,
+    );
     this.rediscover.unref();
     this.deps.log.info({ repositories: projects.length }, 'watching repositories for ref changes');
   }
@@ -160,10 +166,13 @@ export class RefWatcher {
     const project = this.projectOf(path);
     if (project === undefined) return;
     clearTimeout(this.timers.get(project));
-    this.timers.set(project, setTimeout(() => {
-      this.timers.delete(project);
-      void this.rescan(project).catch((error: unknown) => this.deps.log.error({ project, err: String(error) }, 'watcher could not queue ref changes'));
-    }, DEBOUNCE_MS));
+    this.timers.set(
+      project,
+      setTimeout(() => {
+        this.timers.delete(project);
+        void this.rescan(project).catch((error: unknown) => this.deps.log.error({ project, err: String(error) }, 'watcher could not queue ref changes'));
+      }, DEBOUNCE_MS),
+    );
   }
 
   private async rescan(project: string): Promise<void> {

@@ -48,7 +48,13 @@ export function planFullSync(config: ReplicationConfig, projects: readonly strin
  * what every node reads). The mtime is set before the file is published: a running node lists
  * it already backdated, never with the later time first.
  */
-export async function queueFullSync(config: ReplicationConfig, store: TaskStore, tasks: readonly Task[], now: boolean, clockNow: number): Promise<Array<{ task: Task; key: string; created: boolean }>> {
+export async function queueFullSync(
+  config: ReplicationConfig,
+  store: TaskStore,
+  tasks: readonly Task[],
+  now: boolean,
+  clockNow: number,
+): Promise<Array<{ task: Task; key: string; created: boolean }>> {
   const mtimeOf = (task: Task): Date => {
     const remote = config.remotes.find((candidate) => candidate.name === task.remote);
     const backdate = Math.max(remote?.replicationDelayMs ?? 0, config.distributionIntervalMs) + config.randomDelayMs;

@@ -16,7 +16,11 @@ export interface FailedInSync<T> {
  * destination in sync. Refs the remote never pushes are no drift to verify, so they do not keep a
  * task. Pure: `reports[i]` is the report of `destinations[i]`.
  */
-export function failedNowInSync<T extends { readonly task: Task }>(failed: readonly T[], destinations: readonly Destination[], reports: readonly DriftReport[]): FailedInSync<T>[] {
+export function failedNowInSync<T extends { readonly task: Task }>(
+  failed: readonly T[],
+  destinations: readonly Destination[],
+  reports: readonly DriftReport[],
+): FailedInSync<T>[] {
   const byDestination = new Map<string, number>();
   destinations.forEach((destination, i) => byDestination.set(destinationKey(destination.remote.name, destination.project, destination.uri), i));
   const found = new Map<number, T[]>();

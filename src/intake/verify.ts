@@ -51,7 +51,12 @@ export function destinationsOf(config: ReplicationConfig, projects: readonly str
   return out;
 }
 
-function run(args: string[], cwd: string | undefined, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd: string | undefined,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
@@ -122,7 +127,16 @@ export async function verifyDestination(
   const localRepo = join(config.basePath ?? '', `${project}.git`);
   const local = await run(['for-each-ref', '--format=%(objectname) %(refname)'], localRepo, env, timeoutMs);
   if (local.code !== 0) {
-    return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}` };
+    return {
+      ...base,
+      state: 'unreachable',
+      refs: 0,
+      missing: [],
+      different: [],
+      extra: [],
+      fixRefs: [],
+      error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}`,
+    };
   }
   if (!remote.replicatePermissions) {
     // A project this remote never receives (see projectExclusion) cannot drift: the push would send nothing.
@@ -133,7 +147,14 @@ export async function verifyDestination(
     if (projectExclusion(remote, head) !== undefined) return { ...base, state: 'in-sync', refs: 0, missing: [], different: [], extra: [], fixRefs: [] };
   }
   // The same transport rules, ssh options and credentials as a push to this destination.
-  const toDestination = { ...env, ...destinationEnv(uri, remote, { operatorSshCommand: access.operatorSshCommand, usesGitSsh: env.GIT_SSH !== undefined, credentials: access.credentials?.for(remote.name) }) };
+  const toDestination = {
+    ...env,
+    ...destinationEnv(uri, remote, {
+      operatorSshCommand: access.operatorSshCommand,
+      usesGitSsh: env.GIT_SSH !== undefined,
+      credentials: access.credentials?.for(remote.name),
+    }),
+  };
   const listed = await run(['ls-remote', '--', uri], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) {
     const reason = redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`);
@@ -188,14 +209,19 @@ export async function verifyAll(
 }
 
 export function fixTasks(reports: readonly DriftReport[], destinations: readonly Destination[]): Task[] {
-  return reports.flatMap((report, i) => (report.state === 'drift' && report.fixRefs.length > 0 ? [{ project: report.project, refs: report.fixRefs, uri: destinations[i]!.uri, remote: report.remote }] : []));
+  return reports.flatMap((report, i) =>
+    report.state === 'drift' && report.fixRefs.length > 0
+      ? [{ project: report.project, refs: report.fixRefs, uri: destinations[i]!.uri, remote: report.remote }]
+      : [],
+  );
 }
 
 export function describeReport(report: DriftReport): string {
   const where = `${report.remote} ${report.uri}`;
   if (report.state === 'unreachable') return `UNREACHABLE  ${where}: ${report.error ?? ''}`;
   // Extra refs a push would leave alone are reported in the same words whatever else is wrong.
-  const kept = !report.mirror && report.extra.length > 0 ? `; ${report.extra.length} extra kept at the destination (mirror off): ${firstFew(report.extra)}` : '';
+  const kept =
+    !report.mirror && report.extra.length > 0 ? `; ${report.extra.length} extra kept at the destination (mirror off): ${firstFew(report.extra)}` : '';
   if (report.state === 'in-sync') return `in sync      ${where} (${report.refs} ref${report.refs === 1 ? '' : 's'})${kept}`;
   const parts: string[] = [];
   if (report.missing.length > 0) parts.push(`${report.missing.length} missing (${firstFew(report.missing)})`);

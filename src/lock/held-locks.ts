@@ -62,7 +62,8 @@ export class HeldLocks {
         : {
             retire: async (pushed: ReadonlySet<string>) => {
               // Only the owner record, dot files (temps, `.nfs*`) and what this push finished.
-              const onlyFinished = (entries: readonly string[]): boolean => entries.every((name) => name === OWNER_FILE || name.startsWith('.') || pushed.has(name));
+              const onlyFinished = (entries: readonly string[]): boolean =>
+                entries.every((name) => name === OWNER_FILE || name.startsWith('.') || pushed.has(name));
               let retired: boolean;
               try {
                 retired = await held.retire(this.doneFolder(lockName, held.leaseId), onlyFinished);

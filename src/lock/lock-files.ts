@@ -11,10 +11,7 @@ export type LockFs = Pick<typeof fsp, 'mkdir' | 'writeFile' | 'rename' | 'readFi
  * Owner records are read only when they are a regular file of plausible size: anything else in
  * the store may be planted (a FIFO would block the read for good, a 3 GB file exhaust memory).
  */
-export const nodeLockFs: LockFs = {
-  ...fsp,
-  readFile: ((path: string) => readBoundedText(path, STORE_RECORD_MAX_BYTES)) as LockFs['readFile'],
-};
+export const nodeLockFs: LockFs = { ...fsp, readFile: ((path: string) => readBoundedText(path, STORE_RECORD_MAX_BYTES)) as LockFs['readFile'] };
 
 /**
  * An entry of the lock folder this node may not read (mode 000, another user's): no record to
@@ -110,4 +107,3 @@ export async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord 
   }
   return undefined;
 }
-

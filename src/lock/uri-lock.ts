@@ -147,4 +147,3 @@ export class UriLocks {
 export function ownerSignature(owner: OwnerRecord | undefined): string {
   return owner === undefined ? 'none' : `${owner.leaseId}:${owner.counter}`;
 }
-

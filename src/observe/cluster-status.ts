@@ -198,12 +198,7 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     version: STATUS_FORMAT_VERSION,
     generatedAt: new Date(now).toISOString(),
     storePath: config.storePath,
-    totals: {
-      waiting: waiting.length,
-      running: running.reduce((sum, lock) => sum + lock.tasks.length, 0),
-      failed: failed.length,
-      corrupt,
-    },
+    totals: { waiting: waiting.length, running: running.reduce((sum, lock) => sum + lock.tasks.length, 0), failed: failed.length, corrupt },
     remotes: [...remotes.values()],
     running: claims,
     failed: failed
@@ -234,15 +229,18 @@ function circuitsOf(record: unknown, recordMtimeMs: number, storeNow: number): C
     if (value === null || typeof value !== 'object') return [];
     const circuit = value as Record<string, unknown>;
     if (typeof circuit.host !== 'string' || (circuit.state !== 'open' && circuit.state !== 'half-open')) return [];
-    const probeIn = typeof circuit.nextProbeAt === 'number' && beatAt !== undefined ? circuit.nextProbeAt - beatAt - Math.max(0, storeNow - recordMtimeMs) : null;
-    return [{
-      nodeId,
-      host: redactText(circuit.host),
-      state: circuit.state,
-      trips: typeof circuit.trips === 'number' ? circuit.trips : 0,
-      nextProbeInMs: circuit.state === 'half-open' || probeIn === null ? null : Math.max(0, Math.round(probeIn)),
-      lastError: typeof circuit.lastError === 'string' ? redactText(circuit.lastError) : null,
-    }];
+    const probeIn =
+      typeof circuit.nextProbeAt === 'number' && beatAt !== undefined ? circuit.nextProbeAt - beatAt - Math.max(0, storeNow - recordMtimeMs) : null;
+    return [
+      {
+        nodeId,
+        host: redactText(circuit.host),
+        state: circuit.state,
+        trips: typeof circuit.trips === 'number' ? circuit.trips : 0,
+        nextProbeInMs: circuit.state === 'half-open' || probeIn === null ? null : Math.max(0, Math.round(probeIn)),
+        lastError: typeof circuit.lastError === 'string' ? redactText(circuit.lastError) : null,
+      },
+    ];
   });
 }
 
@@ -258,17 +256,19 @@ function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): 
   const lastBeatAgeMs = Math.max(0, Math.round(ageMs));
   let state: NodeState = lastBeatAgeMs <= 3 * config.distributionIntervalMs + config.lockStaleMs ? 'alive' : 'stale';
   if (typeof fields.stoppedAt === 'number') state = 'stopped';
-  return [{
-    nodeId: fields.nodeId,
-    state,
-    lastBeatAgeMs,
-    clockOffsetMs: offset,
-    clockWarning: offset !== null && Math.abs(offset) > config.lockStaleMs / 4,
-    ...(state === 'alive' ? storeNotWritableOf(fields.storeNotWritable) : {}),
-    // An untrusted record: anything but a count is no information.
-    spooledTasks: typeof fields.spooled === 'number' && Number.isSafeInteger(fields.spooled) && fields.spooled > 0 ? fields.spooled : 0,
-    record: fields,
-  }];
+  return [
+    {
+      nodeId: fields.nodeId,
+      state,
+      lastBeatAgeMs,
+      clockOffsetMs: offset,
+      clockWarning: offset !== null && Math.abs(offset) > config.lockStaleMs / 4,
+      ...(state === 'alive' ? storeNotWritableOf(fields.storeNotWritable) : {}),
+      // An untrusted record: anything but a count is no information.
+      spooledTasks: typeof fields.spooled === 'number' && Number.isSafeInteger(fields.spooled) && fields.spooled > 0 ? fields.spooled : 0,
+      record: fields,
+    },
+  ];
 }
 
 function ownerOf(record: unknown): RunningClaim['owner'] {
@@ -286,5 +286,12 @@ function storeNotWritableOf(value: unknown): Pick<NodeStatus, 'storeNotWritable'
   if (value === null || typeof value !== 'object') return {};
   const fields = value as Record<string, unknown>;
   if (typeof fields.code !== 'string' || typeof fields.sinceAt !== 'number' || typeof fields.failures !== 'number') return {};
-  return { storeNotWritable: { code: fields.code.slice(0, 32), sinceAt: fields.sinceAt, failures: fields.failures, lastError: typeof fields.lastError === 'string' ? redactText(fields.lastError.slice(0, 500)) : '' } };
+  return {
+    storeNotWritable: {
+      code: fields.code.slice(0, 32),
+      sinceAt: fields.sinceAt,
+      failures: fields.failures,
+      lastError: typeof fields.lastError === 'string' ? redactText(fields.lastError.slice(0, 500)) : '',
+    },
+  };
 }

@@ -52,16 +52,24 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
 
   const historyTable = (events: ClusterStatus['history'][string]['events']): string => {
     const rows = events
-      .map((event) => `<tr><td>${age(storeNow - event.at)} ago</td><td>${escapeHtml(event.node)}</td><td>${escapeHtml(event.event)}</td><td>${escapeHtml(event.detail ?? '')}</td></tr>`)
+      .map(
+        (event) =>
+          `<tr><td>${age(storeNow - event.at)} ago</td><td>${escapeHtml(event.node)}</td><td>${escapeHtml(event.event)}</td><td>${escapeHtml(event.detail ?? '')}</td></tr>`,
+      )
       .join('');
-    return rows === '' ? '<p class="muted">no history yet</p>' : `<table class="history"><tr><th>when</th><th>node</th><th>event</th><th>detail</th></tr>${rows}</table>`;
+    return rows === ''
+      ? '<p class="muted">no history yet</p>'
+      : `<table class="history"><tr><th>when</th><th>node</th><th>event</th><th>detail</th></tr>${rows}</table>`;
   };
   const recent = Object.entries(status.history)
     .map(([uriKey, entry]) => ({ uriKey, entry, last: entry.events.at(-1) }))
     .filter((item) => item.last !== undefined)
     .sort((a, b) => b.last!.at - a.last!.at)
     .slice(0, RECENT_URIS)
-    .map(({ uriKey, entry, last }) => `<details class="uri" data-uri-key="${uriKey}"><summary><code>${escapeHtml(entry.uri ?? uriKey)}</code> — ${escapeHtml(last!.event)} ${age(storeNow - last!.at)} ago on ${escapeHtml(last!.node)}</summary>${historyTable(entry.events)}</details>`)
+    .map(
+      ({ uriKey, entry, last }) =>
+        `<details class="uri" data-uri-key="${uriKey}"><summary><code>${escapeHtml(entry.uri ?? uriKey)}</code> — ${escapeHtml(last!.event)} ${age(storeNow - last!.at)} ago on ${escapeHtml(last!.node)}</summary>${historyTable(entry.events)}</details>`,
+    )
     .join('');
 
   const remotes = status.remotes
@@ -80,7 +88,10 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
     .join('');
 
   const running = status.running
-    .map((claim) => `<tr><td><code>${escapeHtml(claim.uri ?? claim.lockName)}</code></td><td>${escapeHtml(claim.remote ?? '–')}</td><td>${escapeHtml(claim.owner?.nodeId ?? 'unknown')}</td><td>${claim.tasks}</td><td>${age(claim.ageMs)}</td></tr>`)
+    .map(
+      (claim) =>
+        `<tr><td><code>${escapeHtml(claim.uri ?? claim.lockName)}</code></td><td>${escapeHtml(claim.remote ?? '–')}</td><td>${escapeHtml(claim.owner?.nodeId ?? 'unknown')}</td><td>${claim.tasks}</td><td>${age(claim.ageMs)}</td></tr>`,
+    )
     .join('');
 
   const failed = status.failed
@@ -91,16 +102,25 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
     .join('');
 
   const nodes = status.nodes
-    .map((node) => `<tr class="node ${node.state}"><td>${escapeHtml(node.nodeId)}</td><td>${node.state}</td><td>${age(node.lastBeatAgeMs)} ago</td><td>${offset(node.clockOffsetMs)}${node.clockWarning ? ' ⚠ run NTP' : ''}</td></tr>`)
+    .map(
+      (node) =>
+        `<tr class="node ${node.state}"><td>${escapeHtml(node.nodeId)}</td><td>${node.state}</td><td>${age(node.lastBeatAgeMs)} ago</td><td>${offset(node.clockOffsetMs)}${node.clockWarning ? ' ⚠ run NTP' : ''}</td></tr>`,
+    )
     .join('');
 
   const scheduled = schedule.uris
-    .map((uri) => `<tr><td><code>${escapeHtml(uri.uri)}</code></td><td>${escapeHtml(uri.remote)}</td><td>${uri.running ? `pushing for ${age(uri.runningForMs)}` : uri.nextDueInMs === null ? '–' : uri.nextDueInMs <= 0 ? 'due' : `in ${age(uri.nextDueInMs)}`}</td><td>${uri.backoffUntilMs === null ? '–' : `backoff ${age(uri.backoffUntilMs)}`}</td></tr>`)
+    .map(
+      (uri) =>
+        `<tr><td><code>${escapeHtml(uri.uri)}</code></td><td>${escapeHtml(uri.remote)}</td><td>${uri.running ? `pushing for ${age(uri.runningForMs)}` : uri.nextDueInMs === null ? '–' : uri.nextDueInMs <= 0 ? 'due' : `in ${age(uri.nextDueInMs)}`}</td><td>${uri.backoffUntilMs === null ? '–' : `backoff ${age(uri.backoffUntilMs)}`}</td></tr>`,
+    )
     .join('');
 
   const takeoverRows = takeovers
     .slice(0, 20)
-    .map((t) => `<tr><td>${age(storeNow - t.at)} ago</td><td>${escapeHtml(t.node)}</td><td><code>${escapeHtml(t.uri)}</code></td><td>${escapeHtml(t.detail)}</td></tr>`)
+    .map(
+      (t) =>
+        `<tr><td>${age(storeNow - t.at)} ago</td><td>${escapeHtml(t.node)}</td><td><code>${escapeHtml(t.uri)}</code></td><td>${escapeHtml(t.detail)}</td></tr>`,
+    )
     .join('');
 
   const body = `<main id="content">

@@ -94,16 +94,35 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
     case 'GET /readyz': {
       const status = await deps.clusterStatus();
       const threshold = deps.caughtUpThresholdMs();
-      const oldest = status.remotes.reduce<number | null>((max, remote) => (remote.oldestWaitingAgeMs !== null && (max === null || remote.oldestWaitingAgeMs > max) ? remote.oldestWaitingAgeMs : max), null);
+      const oldest = status.remotes.reduce<number | null>(
+        (max, remote) => (remote.oldestWaitingAgeMs !== null && (max === null || remote.oldestWaitingAgeMs > max) ? remote.oldestWaitingAgeMs : max),
+        null,
+      );
       const spooledTasks = deps.spooledTasks?.() ?? 0;
       const ready = (oldest === null || oldest <= threshold) && spooledTasks === 0;
-      const lagging = status.remotes.filter((remote) => remote.oldestWaitingAgeMs !== null && remote.oldestWaitingAgeMs > threshold).map((remote) => remote.name);
-      return sendJson(response, ready ? 200 : 503, { status: ready ? 'caught up' : 'lagging', oldestWaitingAgeMs: oldest, caughtUpThresholdMs: threshold, laggingRemotes: lagging, spooledTasks });
+      const lagging = status.remotes
+        .filter((remote) => remote.oldestWaitingAgeMs !== null && remote.oldestWaitingAgeMs > threshold)
+        .map((remote) => remote.name);
+      return sendJson(response, ready ? 200 : 503, {
+        status: ready ? 'caught up' : 'lagging',
+        oldestWaitingAgeMs: oldest,
+        caughtUpThresholdMs: threshold,
+        laggingRemotes: lagging,
+        spooledTasks,
+      });
     }
     case 'GET /status':
       return sendJson(response, 200, { ...(await deps.clusterStatus()), node: deps.schedule() });
     case 'GET /':
-      return send(response, 200, 'text/html; charset=utf-8', renderDashboard(await deps.clusterStatus(), deps.schedule(), { tokenRequired: !loopbackOnly, readOnly: !loopbackOnly && (await deps.token()) === undefined }));
+      return send(
+        response,
+        200,
+        'text/html; charset=utf-8',
+        renderDashboard(await deps.clusterStatus(), deps.schedule(), {
+          tokenRequired: !loopbackOnly,
+          readOnly: !loopbackOnly && (await deps.token()) === undefined,
+        }),
+      );
     case 'POST /api/retry':
       return retry(request, response, deps, loopbackOnly);
     case 'POST /api/drop':
@@ -148,7 +167,8 @@ async function failedTasksRequest(
 ): Promise<{ uriKey: string; names?: string[] } | undefined> {
   if (!loopbackOnly) {
     const token = await deps.token();
-    if (token === undefined) return void sendJson(response, 403, { error: `${action} over the network needs replication.httpToken (or httpTokenFile); none is set` });
+    if (token === undefined)
+      return void sendJson(response, 403, { error: `${action} over the network needs replication.httpToken (or httpTokenFile); none is set` });
     const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
     if (!sameSecret(given, token)) return void sendJson(response, 401, { error: 'missing or wrong token' });
   }
@@ -159,7 +179,8 @@ async function failedTasksRequest(
     return void sendJson(response, 400, { error: `the body must be JSON: ${error instanceof Error ? error.message : String(error)}` });
   }
   const fields = (body ?? {}) as { uriKey?: unknown; names?: unknown };
-  if (typeof fields.uriKey !== 'string' || !/^[0-9a-f]{40}$/.test(fields.uriKey)) return void sendJson(response, 400, { error: 'uriKey must be the 40-hex key of a URI' });
+  if (typeof fields.uriKey !== 'string' || !/^[0-9a-f]{40}$/.test(fields.uriKey))
+    return void sendJson(response, 400, { error: 'uriKey must be the 40-hex key of a URI' });
   if (fields.names !== undefined && !(Array.isArray(fields.names) && fields.names.every((name) => typeof name === 'string'))) {
     return void sendJson(response, 400, { error: 'names must be a list of task file names' });
   }

@@ -34,20 +34,77 @@ export class NodeMetrics {
 
   constructor(private readonly storeNow: () => number) {
     const registers = [this.registry];
-    this.tasks = new Gauge({ name: 'refrelay_tasks', help: 'Task files in the store by state and remote (whole cluster).', labelNames: ['state', 'remote'], registers });
-    this.oldestWaiting = new Gauge({ name: 'refrelay_oldest_waiting_seconds', help: 'Age of the oldest waiting task per remote (whole cluster).', labelNames: ['remote'], registers });
-    this.pushes = new Counter({ name: 'refrelay_pushes_total', help: 'git pushes this node ran, by result (ok, partial, failed).', labelNames: ['remote', 'result'], registers });
-    this.pushDuration = new Histogram({ name: 'refrelay_push_duration_seconds', help: 'Duration of one git push.', labelNames: ['remote'], buckets: DURATION_BUCKETS, registers });
-    this.replicationDelay = new Histogram({ name: 'refrelay_replication_delay_seconds', help: 'From the first enqueue of a batch to the start of its push.', labelNames: ['remote'], buckets: DELAY_BUCKETS, registers });
-    this.replicationLag = new Histogram({ name: 'refrelay_replication_lag_seconds', help: 'From the first enqueue of a batch to its delivery.', labelNames: ['remote'], buckets: DELAY_BUCKETS, registers });
-    this.refs = new Counter({ name: 'refrelay_refs_total', help: 'Refs pushed by this node, by outcome (updated, created, deleted, forced, up-to-date, rejected).', labelNames: ['remote', 'status'], registers });
+    this.tasks = new Gauge({
+      name: 'refrelay_tasks',
+      help: 'Task files in the store by state and remote (whole cluster).',
+      labelNames: ['state', 'remote'],
+      registers,
+    });
+    this.oldestWaiting = new Gauge({
+      name: 'refrelay_oldest_waiting_seconds',
+      help: 'Age of the oldest waiting task per remote (whole cluster).',
+      labelNames: ['remote'],
+      registers,
+    });
+    this.pushes = new Counter({
+      name: 'refrelay_pushes_total',
+      help: 'git pushes this node ran, by result (ok, partial, failed).',
+      labelNames: ['remote', 'result'],
+      registers,
+    });
+    this.pushDuration = new Histogram({
+      name: 'refrelay_push_duration_seconds',
+      help: 'Duration of one git push.',
+      labelNames: ['remote'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.replicationDelay = new Histogram({
+      name: 'refrelay_replication_delay_seconds',
+      help: 'From the first enqueue of a batch to the start of its push.',
+      labelNames: ['remote'],
+      buckets: DELAY_BUCKETS,
+      registers,
+    });
+    this.replicationLag = new Histogram({
+      name: 'refrelay_replication_lag_seconds',
+      help: 'From the first enqueue of a batch to its delivery.',
+      labelNames: ['remote'],
+      buckets: DELAY_BUCKETS,
+      registers,
+    });
+    this.refs = new Counter({
+      name: 'refrelay_refs_total',
+      help: 'Refs pushed by this node, by outcome (updated, created, deleted, forced, up-to-date, rejected).',
+      labelNames: ['remote', 'status'],
+      registers,
+    });
     this.retries = new Counter({ name: 'refrelay_retries_total', help: 'Retries scheduled after a failed push.', labelNames: ['remote'], registers });
-    this.takeovers = new Counter({ name: 'refrelay_lock_takeovers_total', help: 'Stale URI locks this node took over from a dead or stuck holder.', registers });
+    this.takeovers = new Counter({
+      name: 'refrelay_lock_takeovers_total',
+      help: 'Stale URI locks this node took over from a dead or stuck holder.',
+      registers,
+    });
     this.quarantined = new Counter({ name: 'refrelay_quarantined_total', help: 'Unreadable task files this node moved to corrupt/.', registers });
     this.nodes = new Gauge({ name: 'refrelay_nodes', help: 'Nodes of the cluster by heartbeat state.', labelNames: ['state'], registers });
-    this.clockOffset = new Gauge({ name: 'refrelay_clock_offset_seconds', help: "Each node's clock offset from the store's clock, as it measured it.", labelNames: ['node'], registers });
-    this.openCircuits = new Gauge({ name: 'refrelay_host_circuits_open', help: 'Live nodes that stopped scheduling a destination host after connection failures (its circuit is open).', labelNames: ['host'], registers });
-    this.verifyDrift = new Gauge({ name: 'refrelay_verify_drift', help: 'Destinations out of sync at the last periodic verify.', labelNames: ['remote'], registers });
+    this.clockOffset = new Gauge({
+      name: 'refrelay_clock_offset_seconds',
+      help: "Each node's clock offset from the store's clock, as it measured it.",
+      labelNames: ['node'],
+      registers,
+    });
+    this.openCircuits = new Gauge({
+      name: 'refrelay_host_circuits_open',
+      help: 'Live nodes that stopped scheduling a destination host after connection failures (its circuit is open).',
+      labelNames: ['host'],
+      registers,
+    });
+    this.verifyDrift = new Gauge({
+      name: 'refrelay_verify_drift',
+      help: 'Destinations out of sync at the last periodic verify.',
+      labelNames: ['remote'],
+      registers,
+    });
     const metrics = this;
     new Gauge({
       name: 'refrelay_spooled_tasks',

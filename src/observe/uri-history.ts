@@ -47,24 +47,51 @@ export class UriHistory {
       case 'claimed':
         // Claims after a retry find the same oldest update: it was queued once.
         if (!this.byUri.get(event.uriKey)?.events.some((e) => e.event === 'queued' && e.at === event.oldestQueuedAtMs)) {
-          this.add(event.uriKey, event.uri, event.remote, { at: event.oldestQueuedAtMs, node: this.nodeId, event: 'queued', detail: 'oldest of the claimed updates' });
+          this.add(event.uriKey, event.uri, event.remote, {
+            at: event.oldestQueuedAtMs,
+            node: this.nodeId,
+            event: 'queued',
+            detail: 'oldest of the claimed updates',
+          });
         }
-        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: 'claimed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'}` });
+        this.add(event.uriKey, event.uri, event.remote, {
+          at,
+          node: this.nodeId,
+          event: 'claimed',
+          detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'}`,
+        });
         break;
       case 'pushed': {
-        const counts = Object.entries(event.outcomes).map(([status, count]) => `${count} ${status}`).join(', ');
+        const counts = Object.entries(event.outcomes)
+          .map(([status, count]) => `${count} ${status}`)
+          .join(', ');
         const detail = `${event.project}: ${event.refs} ref${event.refs === 1 ? '' : 's'}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
         this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: event.result === 'failed' ? 'push-failed' : 'pushed', detail });
         break;
       }
       case 'retry-scheduled':
-        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: 'retry-scheduled', detail: `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}` });
+        this.add(event.uriKey, event.uri, event.remote, {
+          at,
+          node: this.nodeId,
+          event: 'retry-scheduled',
+          detail: `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}`,
+        });
         break;
       case 'task-failed':
-        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: 'failed', detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'} to failed/: ${event.reason}` });
+        this.add(event.uriKey, event.uri, event.remote, {
+          at,
+          node: this.nodeId,
+          event: 'failed',
+          detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'} to failed/: ${event.reason}`,
+        });
         break;
       case 'takeover':
-        this.add(event.uriKey, null, null, { at, node: this.nodeId, event: 'taken-over', detail: `from ${event.formerNode ?? 'an unknown node'}, ${event.tasks} task${event.tasks === 1 ? '' : 's'} back to waiting` });
+        this.add(event.uriKey, null, null, {
+          at,
+          node: this.nodeId,
+          event: 'taken-over',
+          detail: `from ${event.formerNode ?? 'an unknown node'}, ${event.tasks} task${event.tasks === 1 ? '' : 's'} back to waiting`,
+        });
         break;
       default:
         break;

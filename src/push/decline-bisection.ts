@@ -22,7 +22,10 @@ export class DeclineBisection<T> {
   private probes = 0;
 
   /** `declined`: the refs of one push that git declined as a whole (two or more). */
-  constructor(declined: readonly T[], private readonly maxProbes = 4 * declined.length) {
+  constructor(
+    declined: readonly T[],
+    private readonly maxProbes = 4 * declined.length,
+  ) {
     this.known.push([...declined]);
   }
 

@@ -38,7 +38,10 @@ export function allowedProtocol(uri: string): string {
  * then refrelay's options, the host-key policy and the remote's key. OpenSSH takes the first value
  * it sees for an option, so what the remote's own command sets wins over what is appended here.
  */
-export function sshCommandFor(remote: Pick<RemoteConfig, 'sshCommand' | 'sshIdentity' | 'sshStrictHostKeyChecking'>, operatorCommand: string | undefined): string {
+export function sshCommandFor(
+  remote: Pick<RemoteConfig, 'sshCommand' | 'sshIdentity' | 'sshStrictHostKeyChecking'>,
+  operatorCommand: string | undefined,
+): string {
   const base = remote.sshCommand ?? operatorCommand ?? 'ssh';
   const identity = remote.sshIdentity === undefined ? '' : ` -i ${shellQuote(remote.sshIdentity)} -o IdentitiesOnly=yes`;
   return `${base} ${SSH_OPTIONS} -o StrictHostKeyChecking=${remote.sshStrictHostKeyChecking}${identity}`;
@@ -60,7 +63,11 @@ export function destinationEnv(
   const env: Record<string, string> = { GIT_ALLOW_PROTOCOL: protocol };
   if (protocol === 'ssh' && !options.usesGitSsh) env.GIT_SSH_COMMAND = sshCommandFor(remote, options.operatorSshCommand);
   const credentials = options.credentials;
-  if ((protocol === 'http' || protocol === 'https') && credentials !== undefined && (credentials.username !== undefined || credentials.password !== undefined)) {
+  if (
+    (protocol === 'http' || protocol === 'https') &&
+    credentials !== undefined &&
+    (credentials.username !== undefined || credentials.password !== undefined)
+  ) {
     Object.assign(env, {
       GIT_ASKPASS: ASKPASS_PROGRAM,
       REFRELAY_ASKPASS_USERNAME: credentials.username ?? '',

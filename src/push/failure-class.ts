@@ -34,7 +34,8 @@ const RULES: readonly Rule[] = [
 const HTTP_STATUS = /(?:returned error: |RPC failed; HTTP |HTTP code = )(\d{3})/i;
 
 /** A transient failure whose deciding line says the host could not be reached at all (for the per-host circuit breaker). */
-const CONNECTION_LEVEL = /Connection (refused|reset|closed by)|Connection timed out|connect(ion)? to host .* timed out|Network is unreachable|No route to host|Could not resolve host|unable to look up|Temporary failure in name resolution|unable to connect to/i;
+const CONNECTION_LEVEL =
+  /Connection (refused|reset|closed by)|Connection timed out|connect(ion)? to host .* timed out|Network is unreachable|No route to host|Could not resolve host|unable to look up|Temporary failure in name resolution|unable to connect to/i;
 
 /**
  * The destination is up but refuses more work for now: HTTP 429 or 503 from smart-http, or an
@@ -52,7 +53,10 @@ export function classifyPushFailure(exitCode: number | null, stderr: string): Fa
 }
 
 function coarseClass(exitCode: number | null, stderr: string): FailureClass {
-  const lines = stderr.split(/\r?\n|\r/).map((line) => line.trim()).filter((line) => line !== '');
+  const lines = stderr
+    .split(/\r?\n|\r/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const http = httpClass(lines);
   if (http !== undefined) return http;
   for (const rule of RULES) {
@@ -95,7 +99,13 @@ const STDERR_TAIL_LINES = 20;
 export function stderrTail(stderr: string, lines = STDERR_TAIL_LINES): string {
   const visible = stderr
     .split('\n')
-    .map((line) => line.split('\r').filter((part) => part.trim() !== '').at(-1) ?? '')
+    .map(
+      (line) =>
+        line
+          .split('\r')
+          .filter((part) => part.trim() !== '')
+          .at(-1) ?? '',
+    )
     .map((line) => line.trimEnd())
     .filter((line) => line !== '');
   return redactText(visible.slice(-lines).join('\n'));

@@ -85,7 +85,8 @@ export class GitPusher implements Pusher {
         credentials: this.credentials.for(request.remote.name),
       }),
     };
-    if (controlPath !== undefined && env.GIT_SSH_COMMAND !== undefined) env = { ...env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(env.GIT_SSH_COMMAND, controlPath) };
+    if (controlPath !== undefined && env.GIT_SSH_COMMAND !== undefined)
+      env = { ...env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(env.GIT_SSH_COMMAND, controlPath) };
     // Over smart-http, curl's header trace is the only place git shows a Retry-After; bodies
     // stay out, and git redacts Authorization and cookies in it.
     if (/^https?:\/\//i.test(request.uri)) env = { ...env, GIT_TRACE_CURL: '1', GIT_TRACE_CURL_NO_DATA: '1' };
@@ -198,15 +199,18 @@ export class GitPusher implements Pusher {
     if (progress || request.remote.timeoutMs > 0) options.push('--progress');
     const refspecs = chunk.map((ref) => ref.refspec);
     run.argv = [this.git, ...options, '--', redactUrl(request.uri), ...refspecs];
-    return this.untraced(run, runProcess(this.git, [...options, '--', request.uri, ...refspecs], {
-      cwd: request.localRepo,
-      env: run.env,
-      signal: run.stop.signal,
-      killGraceMs: this.killGraceMs,
-      onStderrLine: progress ? (line: string) => (CURL_TRACE_LINE.test(line) ? undefined : reportProgress(progress, line)) : undefined,
-      onSpawn: request.onPushSpawn,
-      onOutput: run.stop.activity,
-    }));
+    return this.untraced(
+      run,
+      runProcess(this.git, [...options, '--', request.uri, ...refspecs], {
+        cwd: request.localRepo,
+        env: run.env,
+        signal: run.stop.signal,
+        killGraceMs: this.killGraceMs,
+        onStderrLine: progress ? (line: string) => (CURL_TRACE_LINE.test(line) ? undefined : reportProgress(progress, line)) : undefined,
+        onSpawn: request.onPushSpawn,
+        onOutput: run.stop.activity,
+      }),
+    );
   }
 
   /** git's own stderr, without curl's trace lines; a Retry-After found there is kept on the run. */
@@ -286,6 +290,9 @@ export class GitPusher implements Pusher {
   /** A git command other than push, in the local repository, under the same limits. */
   private runGit(run: Run, args: string[]): Promise<RunResult> {
     const { stop } = run;
-    return this.untraced(run, runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: stop.signal, killGraceMs: this.killGraceMs, onOutput: stop.activity }));
+    return this.untraced(
+      run,
+      runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: stop.signal, killGraceMs: this.killGraceMs, onOutput: stop.activity }),
+    );
   }
 }

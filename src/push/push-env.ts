@@ -15,11 +15,7 @@ export const DEFAULT_SSH_COMMAND = `ssh ${SSH_OPTIONS}`;
  * not change what a push does or how its output reads (we parse English).
  */
 export function gitEnvironment(ambient: NodeJS.ProcessEnv, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  const env: Record<string, string> = {
-    PATH: ambient.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    LANG: 'C',
-    GIT_TERMINAL_PROMPT: '0',
-  };
+  const env: Record<string, string> = { PATH: ambient.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C', GIT_TERMINAL_PROMPT: '0' };
   // git prefers GIT_SSH_COMMAND over GIT_SSH: a caller's GIT_SSH must not be shadowed by our default.
   if (extra.GIT_SSH === undefined) env.GIT_SSH_COMMAND = DEFAULT_SSH_COMMAND;
   if (ambient.HOME !== undefined) env.HOME = ambient.HOME;

@@ -13,7 +13,13 @@ const MAX_LOOSE_REF_BYTES = 128;
 
 /** Ref names that are safe to use as paths under the git dir (no escape, nothing odd). */
 function plainRefName(ref: string): boolean {
-  return /^refs\/[A-Za-z0-9._\-/+@]+$/.test(ref) && !ref.includes('..') && !ref.includes('//') && !ref.endsWith('/') && !ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'));
+  return (
+    /^refs\/[A-Za-z0-9._\-/+@]+$/.test(ref) &&
+    !ref.includes('..') &&
+    !ref.includes('//') &&
+    !ref.endsWith('/') &&
+    !ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))
+  );
 }
 
 const NOT_LOOSE = Symbol('not a loose ref');
@@ -75,7 +81,8 @@ export async function readRefsFromFiles(gitDir: string, refs: readonly string[])
   for (const [i, ref] of refs.entries()) {
     const text = loose[i];
     if (text === NOT_LOOSE) notLoose.add(ref);
-    else if (text === undefined || !OBJECT_ID.test(text)) return undefined; // a symbolic ref, a half-written file, an I/O error
+    else if (text === undefined || !OBJECT_ID.test(text))
+      return undefined; // a symbolic ref, a half-written file, an I/O error
     else values.set(ref, text);
   }
   if (notLoose.size === 0) return values;

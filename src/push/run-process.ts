@@ -74,12 +74,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       resolve({ exitCode: null, exitSignal: null, stdout: '', stderr: '', killed: true });
       return;
     }
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid;
     if (pid !== undefined) {
       trackGroup(pid);
@@ -124,14 +119,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       // A killed group member that closed its pipes early could still linger.
       if (killed) killGroup('SIGKILL');
       if (partialLine !== '' && options.onStderrLine !== undefined) options.onStderrLine(partialLine);
-      resolve({
-        exitCode,
-        exitSignal,
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr,
-        killed,
-        ...(spawnError === undefined ? {} : { spawnError }),
-      });
+      resolve({ exitCode, exitSignal, stdout: Buffer.concat(stdout).toString('utf8'), stderr, killed, ...(spawnError === undefined ? {} : { spawnError }) });
     });
   });
 }

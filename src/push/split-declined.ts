@@ -16,7 +16,10 @@ export interface ChunkAnswer {
  * names. A push that fails on the way ends the search: its failure is returned with what is
  * known, and the caller retries the whole push later.
  */
-export async function splitDeclined(first: ChunkAnswer, pushAgain: (dsts: readonly string[]) => Promise<ChunkAnswer>): Promise<{ refs: RefOutcome[]; failure?: PushFailure }> {
+export async function splitDeclined(
+  first: ChunkAnswer,
+  pushAgain: (dsts: readonly string[]) => Promise<ChunkAnswer>,
+): Promise<{ refs: RefOutcome[]; failure?: PushFailure }> {
   // Keyed by destination name (unique within a plan); a later answer for a ref replaces the earlier one.
   const latest = new Map(first.refs.map((ref) => [ref.dst, ref]));
   const bisection = new DeclineBisection(first.declinedWithPush.map((ref) => ref.dst));

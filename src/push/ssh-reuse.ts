@@ -43,13 +43,17 @@ export class SshConnectionReuse {
    * push's process-group kill does not reach it; `ssh -O exit` does.
    */
   async exit(controlPath: string, env: Readonly<Record<string, string>>): Promise<void> {
-    await runProcess('ssh', ['-o', `ControlPath=${controlPath}`, '-O', 'exit', 'refrelay-control'], { env, killGraceMs: 500, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+    await runProcess('ssh', ['-o', `ControlPath=${controlPath}`, '-O', 'exit', 'refrelay-control'], {
+      env,
+      killGraceMs: 500,
+      signal: AbortSignal.timeout(5000),
+    }).catch(() => undefined);
   }
 
   /** Every master this node started exits; the directory goes away. */
   async close(env: Readonly<Record<string, string>>): Promise<void> {
     this.closed = true;
-    let sockets: string[] = [];
+    let sockets: string[];
     try {
       sockets = readdirSync(this.dir);
     } catch {

@@ -6,10 +6,7 @@ export interface Clock {
   monotonic(): number;
 }
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  monotonic: () => performance.now(),
-};
+export const systemClock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
 
 /** A wall clock shifted by a fixed offset: lets tests run nodes whose clocks disagree. */
 export function offsetClock(base: Clock, offsetMs: number): Clock {

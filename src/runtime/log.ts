@@ -6,9 +6,4 @@ export interface Log {
   error(fields: object, message?: string): void;
 }
 
-export const silentLog: Log = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
+export const silentLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -3,11 +3,7 @@
  * filesystems serve a handful of parallel requests well and thousands badly.
  * On the first failure no new call starts; the in-flight ones settle, then it throws.
  */
-export async function mapBounded<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
+export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failure: { error: unknown } | undefined;

@@ -36,7 +36,10 @@ function naturalNumber(text: string | undefined): number | undefined {
 export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  const fields = text.slice(close + 1).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   const state = fields[0];
   const pgrp = naturalNumber(fields[5 - 3]);
   const startTime = naturalNumber(fields[22 - 3]);

@@ -8,7 +8,4 @@ export interface Random {
   token(): string;
 }
 
-export const systemRandom: Random = {
-  next: () => Math.random(),
-  token: () => randomBytes(6).toString('hex'),
-};
+export const systemRandom: Random = { next: () => Math.random(), token: () => randomBytes(6).toString('hex') };

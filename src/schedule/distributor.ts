@@ -80,7 +80,11 @@ export class Distributor {
     this.pushSlots = new PushSlots({
       nodeLimit: () => deps.config().maxPushes,
       fairShare: this.fairShare,
-      hold: (best) => slotHeldFor({ jobs: this.jobs, pushSlots: this.pushSlots, fairShare: this.fairShare, heads: this.last.heads, accepting: this.accepting, config: deps.config() }, best),
+      hold: (best) =>
+        slotHeldFor(
+          { jobs: this.jobs, pushSlots: this.pushSlots, fairShare: this.fairShare, heads: this.last.heads, accepting: this.accepting, config: deps.config() },
+          best,
+        ),
     });
     const { circuits, pacing } = this;
     const hosts: HostHealth = {
@@ -113,7 +117,11 @@ export class Distributor {
 
   /** Hosts whose circuit is open on this node. */
   openCircuits(): OpenCircuit[] {
-    return this.circuits.view().flatMap((view) => (view.state === 'closed' ? [] : [{ host: view.host, state: view.state, trips: view.trips, nextProbeAt: view.nextProbeAt, lastError: view.lastError }]));
+    return this.circuits
+      .view()
+      .flatMap((view) =>
+        view.state === 'closed' ? [] : [{ host: view.host, state: view.state, trips: view.trips, nextProbeAt: view.nextProbeAt, lastError: view.lastError }],
+      );
   }
 
   runningUris(): string[] {
@@ -219,7 +227,9 @@ export class Distributor {
         .then((parked) => {
           this.failedToFailedDir += parked;
         })
-        .catch((error: unknown) => this.deps.log.error({ uri: redactUrl(uri), err: error instanceof Error ? error.message : String(error) }, 'could not park refused tasks'))
+        .catch((error: unknown) =>
+          this.deps.log.error({ uri: redactUrl(uri), err: error instanceof Error ? error.message : String(error) }, 'could not park refused tasks'),
+        )
         .finally(() => {
           this.parking.delete(key);
           this.onSlotFree();
@@ -233,15 +243,38 @@ export class Distributor {
   schedule(nodeId: string): NodeSchedule {
     const { schedules, jobs, fairShare, circuits, pacing } = this;
     const waiting = this.last.plan?.waiting ?? [];
-    return nodeSchedule(nodeId, { now: this.deps.clock.now(), maxPushes: this.deps.config().maxPushes, pushing: this.pushSlots.total, waiting, jobs, schedules, fairShare, circuits, pacing });
+    return nodeSchedule(nodeId, {
+      now: this.deps.clock.now(),
+      maxPushes: this.deps.config().maxPushes,
+      pushing: this.pushSlots.total,
+      waiting,
+      jobs,
+      schedules,
+      fairShare,
+      circuits,
+      pacing,
+    });
   }
 
   /** `ahead`: started while no slot was free, to wait for one (taken ahead). */
   private start(group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void {
     const remote = group.remote.name;
     const host = this.schedules.get(group.uriKey)?.host ?? hostOf(group.uri);
-    const job: Job = { group, fair, probe, host, controller: new AbortController(), startedAt: this.deps.clock.now(), phase: { kind: 'claiming', ahead }, done: Promise.resolve() };
-    const remoteSlot = this.pushSlots.slot(remote, () => threadsOf(this.deps.config(), remote), { candidate: fair, reservation: this.fairShare.reserve(fair), ahead });
+    const job: Job = {
+      group,
+      fair,
+      probe,
+      host,
+      controller: new AbortController(),
+      startedAt: this.deps.clock.now(),
+      phase: { kind: 'claiming', ahead },
+      done: Promise.resolve(),
+    };
+    const remoteSlot = this.pushSlots.slot(remote, () => threadsOf(this.deps.config(), remote), {
+      candidate: fair,
+      reservation: this.fairShare.reserve(fair),
+      ahead,
+    });
     // The remote's slot, with the job's phase kept up to date; its release frees the slot for the next URI.
     const slot: PushSlot = {
       acquire: async (signal) => {
@@ -264,7 +297,11 @@ export class Distributor {
         const err = error instanceof Error ? error.message : String(error);
         const store = this.storeOutage.failed('push', error, 'push job failed');
         if (store === undefined) this.deps.log.error({ uri: redactUrl(group.uri), err }, 'push job failed');
-        else if (store.log) this.deps.log.error({ uri: redactUrl(group.uri), err, code: store.code, suppressed: store.suppressed, retryInMs: store.retryInMs }, 'push job failed');
+        else if (store.log)
+          this.deps.log.error(
+            { uri: redactUrl(group.uri), err, code: store.code, suppressed: store.suppressed, retryInMs: store.retryInMs },
+            'push job failed',
+          );
         this.finished(group, { kind: 'locked' }, true);
       },
     );
@@ -279,7 +316,10 @@ export class Distributor {
     // circuit as it was, ready for another probe; one that pushed already told the circuit.
     if (job?.probe === true && !['pushed', 'retry', 'failed', 'host-down'].includes(result.kind)) this.circuits.probeAbandoned(hostOf(group.uri), group.uriKey);
     const schedule = this.schedules.get(group.uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
-    this.schedules.set(group.uriKey, scheduleAfter(schedule, result, this.deps.config(), this.deps.clock.now(), group.remote.rescheduleDelayMs, this.deps.random));
+    this.schedules.set(
+      group.uriKey,
+      scheduleAfter(schedule, result, this.deps.config(), this.deps.clock.now(), group.remote.rescheduleDelayMs, this.deps.random),
+    );
     // Parked rejected refs count too: anything that ended in failed/ makes `--drain` exit 1.
     this.failedToFailedDir += movedToFailed(result);
     this.onSlotFree();

@@ -125,7 +125,14 @@ export function newSchedule(uri: string, config: ReplicationConfig, random: { ne
 }
 
 /** When a URI is looked at again after its job ended with `result`. */
-export function scheduleAfter(schedule: UriSchedule, result: JobResult, config: ReplicationConfig, now: number, rescheduleDelayMs: number, random: { next(): number }): UriSchedule {
+export function scheduleAfter(
+  schedule: UriSchedule,
+  result: JobResult,
+  config: ReplicationConfig,
+  now: number,
+  rescheduleDelayMs: number,
+  random: { next(): number },
+): UriSchedule {
   switch (result.kind) {
     case 'backoff':
     case 'retry':

@@ -26,7 +26,15 @@ export type ReplicationEvent =
       readonly failure?: string;
       readonly oldestQueuedAtMs: number;
     }
-  | { readonly type: 'retry-scheduled'; readonly remote: string; readonly uri: string; readonly uriKey: string; readonly attempts: number; readonly retryInMs: number; readonly reason: string }
+  | {
+      readonly type: 'retry-scheduled';
+      readonly remote: string;
+      readonly uri: string;
+      readonly uriKey: string;
+      readonly attempts: number;
+      readonly retryInMs: number;
+      readonly reason: string;
+    }
   | { readonly type: 'task-failed'; readonly remote: string; readonly uri: string; readonly uriKey: string; readonly tasks: number; readonly reason: string }
   | { readonly type: 'takeover'; readonly uriKey: string; readonly formerNode: string | null; readonly tasks: number }
   | { readonly type: 'quarantined'; readonly file: string; readonly reason: string };

@@ -187,7 +187,13 @@ export class FairShare {
   /** Usage and running pushes per group, for `/status` and the metrics. */
   view(): FairGroupView[] {
     const now = this.clock.monotonic();
-    return [...this.groups].map(([id, group]) => ({ group: id, shares: group.shares, usageMs: Math.round(this.usageOf(group, now)), running: group.running.size, queued: group.queued }));
+    return [...this.groups].map(([id, group]) => ({
+      group: id,
+      shares: group.shares,
+      usageMs: Math.round(this.usageOf(group, now)),
+      running: group.running.size,
+      queued: group.queued,
+    }));
   }
 
   private groupsOf(candidate: Pick<FairCandidate, 'lane' | 'remote' | 'remoteShares'>): Array<[string, number]> {

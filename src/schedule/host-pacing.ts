@@ -94,6 +94,11 @@ export class HostPacing {
 
   view(): HostPaceView[] {
     const now = this.clock.now();
-    return [...this.hosts].map(([host, pace]) => ({ host, window: pace.window, spacingMs: Math.round(pace.spacingMs), retryAfterMs: pace.notBefore > now ? pace.notBefore - now : null }));
+    return [...this.hosts].map(([host, pace]) => ({
+      host,
+      window: pace.window,
+      spacingMs: Math.round(pace.spacingMs),
+      retryAfterMs: pace.notBefore > now ? pace.notBefore - now : null,
+    }));
   }
 }

@@ -110,7 +110,13 @@ export class JobHeartbeat {
     const sinceMs = Math.round(now - lastWriteAt);
     this.stallSeen = { sinceMs, error: this.lastError };
     this.deps.log.warn(
-      { uri: redactUrl(this.uri), lease: this.lock.leaseId, sinceMs, lockStaleMs: this.lockStaleMs, err: this.lastError === undefined ? 'no write finished' : String(this.lastError) },
+      {
+        uri: redactUrl(this.uri),
+        lease: this.lock.leaseId,
+        sinceMs,
+        lockStaleMs: this.lockStaleMs,
+        err: this.lastError === undefined ? 'no write finished' : String(this.lastError),
+      },
       `lock heartbeat writes failed for ${sinceMs}ms; aborting the push before the lock can be judged stale`,
     );
     this.control.abort();

@@ -34,7 +34,10 @@ export interface JobDecision<U extends UnitResult = UnitResult> {
  * with one more attempt (the last failure's message is recorded), unless every one of them was
  * held by the host, or the attempts now exceed the limit of the last failure's kind (give up).
  */
-export function decideJobOutcome<U extends UnitResult>(units: readonly U[], retries: { readonly attempts: number; readonly maxRetries: number }): JobDecision<U> {
+export function decideJobOutcome<U extends UnitResult>(
+  units: readonly U[],
+  retries: { readonly attempts: number; readonly maxRetries: number },
+): JobDecision<U> {
   const finish: U[] = [];
   const requeue: string[] = [];
   const fail: U[] = [];

@@ -19,7 +19,10 @@ export async function parkUntrusted(deps: SchedulerDeps, uriKey: string, uri: st
       else same.push(task);
     }
     for (const [reason, group] of byReason) {
-      const claimed = await deps.store.claim(lock.claimName, group.map(({ item }) => item.name));
+      const claimed = await deps.store.claim(
+        lock.claimName,
+        group.map(({ item }) => item.name),
+      );
       if (claimed.length === 0) continue;
       if (!(await lock.stillMine())) break;
       const moved = await deps.store.fail(lock.claimName, claimed, { reason });

@@ -86,7 +86,9 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     slot.release();
     await heartbeat.stop();
     const uri = redactUrl(group.uri);
-    await job.claims.close(deps.store, (error) => deps.log.warn({ uri, err: String(error) }, 'could not move the finished claim folder aside; deleting its files one by one')).catch((error: unknown) => deps.log.warn({ uri, err: String(error) }, 'could not release the URI lock'));
+    await job.claims
+      .close(deps.store, (error) => deps.log.warn({ uri, err: String(error) }, 'could not move the finished claim folder aside; deleting its files one by one'))
+      .catch((error: unknown) => deps.log.warn({ uri, err: String(error) }, 'could not release the URI lock'));
   }
 }
 
@@ -98,23 +100,45 @@ async function claimAndPush(job: Job, slot: PushSlot): Promise<JobResult> {
   const state = await readRetryState(job);
   if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
 
-  const claimedNames = new Set(await store.claim(lock.claimName, group.tasks.map((item) => item.name)));
+  const claimedNames = new Set(
+    await store.claim(
+      lock.claimName,
+      group.tasks.map((item) => item.name),
+    ),
+  );
   claims.claimed(claimedNames);
   const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
   if (claimed.length === 0) return { kind: 'nothing-claimed' };
   log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
-  deps.events?.({ type: 'claimed', remote: group.remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, tasks: claimed.length, oldestQueuedAtMs: oldestMtime(claimed) });
+  deps.events?.({
+    type: 'claimed',
+    remote: group.remote.name,
+    uri: redactUrl(group.uri),
+    uriKey: group.uriKey,
+    tasks: claimed.length,
+    oldestQueuedAtMs: oldestMtime(claimed),
+  });
   if (!(await slot.acquire(job.heartbeat.signal))) {
     // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
     await fence(lock);
-    claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
+    claims.movedOut(
+      await store.reset(
+        lock.claimName,
+        claimed.map((item) => item.name),
+      ),
+    );
     return { kind: 'aborted' };
   }
   if (deps.hosts?.mayPush(group.uri, group.uriKey) === false) {
     // Claimed ahead, and the host's circuit opened meanwhile: back to waiting, retries unspent.
     slot.release();
     await fence(lock);
-    claims.movedOut(await store.reset(lock.claimName, claimed.map((item) => item.name)));
+    claims.movedOut(
+      await store.reset(
+        lock.claimName,
+        claimed.map((item) => item.name),
+      ),
+    );
     return { kind: 'host-down' };
   }
   return await pushClaimed(job, claimed, state, () => slot.release());
@@ -134,7 +158,10 @@ async function readRetryState({ deps, group, lock }: Job): Promise<UriState | un
   // Under the URI's own key, so the URI is the group's, whatever the file said.
   const repaired: UriState = { ...state, uri: group.uri };
   await deps.store.writeUriState(group.uriKey, repaired);
-  deps.log.warn({ uri: redactUrl(group.uri), notBefore: read.notBefore, cappedTo: repaired.notBefore, capMs: DEFAULT_BACKOFF_CAP_MS }, 'retry state asked for a backoff beyond the cap; capped');
+  deps.log.warn(
+    { uri: redactUrl(group.uri), notBefore: read.notBefore, cappedTo: repaired.notBefore, capMs: DEFAULT_BACKOFF_CAP_MS },
+    'retry state asked for a backoff beyond the cap; capped',
+  );
   return repaired;
 }
 
@@ -169,7 +196,14 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
     const names = unit.tasks.map((item) => item.name);
     const refs = [...new Set(unit.tasks.flatMap((item) => item.task.refs))];
     await fence(lock);
-    const outcome: PushOutcome = await deps.pusher.push({ remote, uri: group.uri, localRepo: join(config.basePath ?? '', `${unit.project}.git`), refs, signal: job.heartbeat.signal, onPushSpawn: job.heartbeat.onPushSpawn });
+    const outcome: PushOutcome = await deps.pusher.push({
+      remote,
+      uri: group.uri,
+      localRepo: join(config.basePath ?? '', `${unit.project}.git`),
+      refs,
+      signal: job.heartbeat.signal,
+      onPushSpawn: job.heartbeat.onPushSpawn,
+    });
     // The git work is over; the store bookkeeping that remains need not hold a push slot.
     if (index === units.length - 1) onPushesDone();
     await fence(lock);
@@ -185,11 +219,24 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
     failedRefs += settled.parked;
     rejections = settled.rejections;
     if (settled.untracked.length > 0) {
-      results.push({ ...base, failure: { kind: 'transient', message: `the destination refused ${settled.untracked.length} refs: ${settled.untracked[0]!.reason}` } });
+      results.push({
+        ...base,
+        failure: { kind: 'transient', message: `the destination refused ${settled.untracked.length} refs: ${settled.untracked[0]!.reason}` },
+      });
     } else {
       // Only these refs are in trouble: the tasks are pushed again after rescheduleDelay, without a backoff that would hold up the URI's other updates.
       results.push({ ...base, refusedForNow: settled.retry.length });
-      if (settled.retry.length > 0) deps.log.warn({ uri: redactUrl(group.uri), project: unit.project, refs: settled.retry.map((item) => item.ref), reason: settled.retry[0]!.reason, limit: config.refRejectionLimit }, 'refs refused by the destination; pushing them again');
+      if (settled.retry.length > 0)
+        deps.log.warn(
+          {
+            uri: redactUrl(group.uri),
+            project: unit.project,
+            refs: settled.retry.map((item) => item.ref),
+            reason: settled.retry[0]!.reason,
+            limit: config.refRejectionLimit,
+          },
+          'refs refused by the destination; pushing them again',
+        );
     }
   }
   const decision = decideJobOutcome(results, { attempts: state?.attempts ?? 0, maxRetries: group.remote.replicationMaxRetries });
@@ -251,7 +298,15 @@ async function applyDecision(
     const { attempts, reason } = verdict;
     const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
     await fence(lock);
-    await store.writeUriState(uriKey, { uri: group.uri, attempts, lastError: reason, notBefore, updatedAt: now, nodeId: deps.config().nodeId, ...withRejections(job.rejections) });
+    await store.writeUriState(uriKey, {
+      uri: group.uri,
+      attempts,
+      lastError: reason,
+      notBefore,
+      updatedAt: now,
+      nodeId: deps.config().nodeId,
+      ...withRejections(job.rejections),
+    });
     claims.movedOut(await store.reset(lock.claimName, [...verdict.names]));
     log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
     deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri, uriKey, attempts, retryInMs: notBefore - now, reason });
@@ -260,13 +315,27 @@ async function applyDecision(
   if (!isEmpty(job.rejections)) {
     // No backoff: the runs of refused refs are all that is kept.
     await fence(lock);
-    await store.writeUriState(uriKey, { uri: group.uri, attempts: 0, lastError: '', notBefore: 0, updatedAt: now, nodeId: deps.config().nodeId, refRejections: job.rejections } satisfies UriState);
+    await store.writeUriState(uriKey, {
+      uri: group.uri,
+      attempts: 0,
+      lastError: '',
+      notBefore: 0,
+      updatedAt: now,
+      nodeId: deps.config().nodeId,
+      refRejections: job.rejections,
+    } satisfies UriState);
   } else if (job.state !== undefined) {
     await fence(lock);
     await store.deleteUriState(uriKey);
   }
   if (failedTasks > 0 && failedTasks === job.claimed) return { kind: 'failed', claimed: failedTasks };
-  return { kind: 'pushed', claimed: job.claimed, failedRefs: job.failedRefs, ...alsoFailed(failedTasks), ...(job.refusedForNow > 0 ? { refusedForNow: job.refusedForNow } : {}) };
+  return {
+    kind: 'pushed',
+    claimed: job.claimed,
+    failedRefs: job.failedRefs,
+    ...alsoFailed(failedTasks),
+    ...(job.refusedForNow > 0 ? { refusedForNow: job.refusedForNow } : {}),
+  };
 }
 
 function withRejections(rejections: RefRejections | undefined): { refRejections?: RefRejections } {

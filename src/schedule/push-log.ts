@@ -4,7 +4,16 @@ import type { SchedulerDeps } from './ports.js';
 import type { UriGroup } from './uri-groups.js';
 
 /** One line per git push, with an id (lease and push number) that the history and metrics share. */
-export function logPush(deps: SchedulerDeps, group: UriGroup, pushId: string, project: string, remote: string, refCount: number, outcome: PushOutcome, oldestQueuedAtMs: number): void {
+export function logPush(
+  deps: SchedulerDeps,
+  group: UriGroup,
+  pushId: string,
+  project: string,
+  remote: string,
+  refCount: number,
+  outcome: PushOutcome,
+  oldestQueuedAtMs: number,
+): void {
   const counts: Record<string, number> = {};
   for (const ref of outcome.refs) counts[ref.status] = (counts[ref.status] ?? 0) + 1;
   const uri = redactUrl(group.uri);
@@ -24,5 +33,18 @@ export function logPush(deps: SchedulerDeps, group: UriGroup, pushId: string, pr
   else deps.log.info(fields, 'pushed');
   // A push stopped by this node's own shutdown is not an outcome of the destination.
   if (outcome.failure?.kind === 'aborted') return;
-  deps.events?.({ type: 'pushed', pushId, remote, uri, uriKey: group.uriKey, project, refs: refCount, outcomes: counts, durationMs: outcome.durationMs, result: outcome.result, ...(failure === undefined ? {} : { failure }), oldestQueuedAtMs });
+  deps.events?.({
+    type: 'pushed',
+    pushId,
+    remote,
+    uri,
+    uriKey: group.uriKey,
+    project,
+    refs: refCount,
+    outcomes: counts,
+    durationMs: outcome.durationMs,
+    result: outcome.result,
+    ...(failure === undefined ? {} : { failure }),
+    oldestQueuedAtMs,
+  });
 }

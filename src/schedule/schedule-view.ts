@@ -11,7 +11,16 @@ export interface NodeSchedule {
   /** `replication.maxPushes`, and the git pushes running now. */
   readonly maxPushes?: number;
   readonly pushing?: number;
-  readonly uris: ReadonlyArray<{ uri: string; remote: string; lane?: Lane; waiting: number; nextDueInMs: number | null; backoffUntilMs: number | null; running: boolean; runningForMs: number | null }>;
+  readonly uris: ReadonlyArray<{
+    uri: string;
+    remote: string;
+    lane?: Lane;
+    waiting: number;
+    nextDueInMs: number | null;
+    backoffUntilMs: number | null;
+    running: boolean;
+    runningForMs: number | null;
+  }>;
   /** Decayed push time per fair-share group (`live`, `bulk`, `live/REMOTE`, …). */
   readonly fairShare?: ReadonlyArray<FairGroupView>;
   /** Destination hosts with connection failures or an open circuit, as this node sees them. */
@@ -56,7 +65,16 @@ export function nodeSchedule(nodeId: string, state: ScheduleState): NodeSchedule
   }
   for (const job of state.jobs.values()) {
     if (listed.has(job.group.uriKey)) continue;
-    uris.push({ uri: redactUrl(job.group.uri), remote: job.group.remote.name, lane: job.group.lane, waiting: 0, nextDueInMs: null, backoffUntilMs: null, running: true, runningForMs: now - job.startedAt });
+    uris.push({
+      uri: redactUrl(job.group.uri),
+      remote: job.group.remote.name,
+      lane: job.group.lane,
+      waiting: 0,
+      nextDueInMs: null,
+      backoffUntilMs: null,
+      running: true,
+      runningForMs: now - job.startedAt,
+    });
   }
   uris.sort((a, b) => Number(b.running) - Number(a.running) || (a.nextDueInMs ?? 0) - (b.nextDueInMs ?? 0));
   return {

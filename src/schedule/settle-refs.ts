@@ -30,7 +30,12 @@ export async function settleRefs(
 ): Promise<SettledRefs> {
   const rejected = refs.filter((ref) => ref.status === 'rejected');
   const refusedForNow = rejected.filter((ref) => ref.transient === true).map((ref) => ({ ref: ref.ref, reason: ref.detail ?? 'rejected' }));
-  const counted = countRefusals(rejections, refusedForNow, refs.filter(accepted).map((ref) => ref.ref), limit);
+  const counted = countRefusals(
+    rejections,
+    refusedForNow,
+    refs.filter(accepted).map((ref) => ref.ref),
+    limit,
+  );
   const park = [
     ...rejected.filter((ref) => ref.transient !== true).map((ref) => ({ ref: ref.ref, reason: `rejected by the destination: ${ref.detail ?? 'rejected'}` })),
     ...counted.park.map((ref) => ({ ref: ref.ref, reason: `rejected by the destination: ${ref.reason} (refused ${ref.count} times in a row)` })),

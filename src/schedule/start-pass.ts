@@ -40,7 +40,8 @@ export function startDue(ctx: StartContext, plan: DuePlan, config: ReplicationCo
   const paced = pacing.any();
   const dueLeft = new Map(plan.dueByRemote);
   const taken = new Set<Due>();
-  const roomFor = (remote: RemoteConfig, lane: UriGroup['lane'], takeAhead: boolean): boolean => hasRoom(jobs, remote, lane, takeAhead, plan.soleGroupAtWork, config.maxPushes);
+  const roomFor = (remote: RemoteConfig, lane: UriGroup['lane'], takeAhead: boolean): boolean =>
+    hasRoom(jobs, remote, lane, takeAhead, plan.soleGroupAtWork, config.maxPushes);
   /** Per take-ahead, lane and remote, within one choice. */
   let room = new Map<string, boolean>();
 
@@ -49,7 +50,8 @@ export function startDue(ctx: StartContext, plan: DuePlan, config: ReplicationCo
     // to take it, and not the tail of a backlog (what one node's active jobs could hold), which
     // idle peers share out. A URI not taken ahead still gets its turn: a freed slot is held for
     // it when the fair share prefers it to every waiter (see slotHeldFor).
-    const takeAhead = now - at >= config.distributionIntervalMs + config.randomDelayMs && (dueLeft.get(group.remote.name) ?? 0) > ACTIVE_PER_SLOT * group.remote.threads;
+    const takeAhead =
+      now - at >= config.distributionIntervalMs + config.randomDelayMs && (dueLeft.get(group.remote.name) ?? 0) > ACTIVE_PER_SLOT * group.remote.threads;
     const key = `${takeAhead}\u0000${group.lane}\u0000${group.remote.name}`;
     let fits = room.get(key);
     if (fits === undefined) room.set(key, (fits = roomFor(group.remote, group.lane, takeAhead)));
@@ -118,10 +120,19 @@ export function slotHeldFor(ctx: HoldContext, best: FairCandidate): boolean {
   }
   // Only for URIs the next pass can start: held for anything else, the slot would stay idle.
   const canStart = (remote: RemoteConfig): boolean =>
-    ctx.accepting && jobs.size < JOBS_PER_SLOT * config.maxPushes && slotFree(remote.name) && occupancy(jobs, remote.name).jobs < JOBS_PER_SLOT * remote.threads;
+    ctx.accepting &&
+    jobs.size < JOBS_PER_SLOT * config.maxPushes &&
+    slotFree(remote.name) &&
+    occupancy(jobs, remote.name).jobs < JOBS_PER_SLOT * remote.threads;
   const rivals = ctx.heads.filter((head) => otherGroup(head.fair) && canStart(head.remote)).map((head) => head.fair);
   if (rivals.length === 0) return false;
   // The waiter's own reservation is in its group's key; a rival would bring one too.
   const rivalSet = new Set(rivals);
-  return ctx.fairShare.choose([best, ...rivals], (candidate) => candidate, (candidate) => rivalSet.has(candidate)) !== best;
+  return (
+    ctx.fairShare.choose(
+      [best, ...rivals],
+      (candidate) => candidate,
+      (candidate) => rivalSet.has(candidate),
+    ) !== best
+  );
 }

@@ -74,7 +74,12 @@ export class StoreOutage {
    * as always); else its errno, whether to log the line `message` now, how many such lines were
    * left out before, and when the next job may start.
    */
-  failed(source: StoreFailureSource, error: unknown, message: string, code = storeFailureCode(error)): { code: string; log: boolean; suppressed: number; retryInMs: number } | undefined {
+  failed(
+    source: StoreFailureSource,
+    error: unknown,
+    message: string,
+    code = storeFailureCode(error),
+  ): { code: string; log: boolean; suppressed: number; retryInMs: number } | undefined {
     if (code === undefined) return undefined;
     const now = this.clock.monotonic();
     const text = error instanceof Error ? error.message : String(error);
@@ -129,7 +134,8 @@ export class StoreOutage {
     let view: StoreFailureView | undefined;
     for (const [source, entry] of this.failing) {
       if (source === except) continue;
-      if (view === undefined || entry.sinceAt < view.sinceAt) view = { code: entry.code, sinceAt: entry.sinceAt, failures: this.failures, lastError: entry.lastError };
+      if (view === undefined || entry.sinceAt < view.sinceAt)
+        view = { code: entry.code, sinceAt: entry.sinceAt, failures: this.failures, lastError: entry.lastError };
     }
     return view;
   }

@@ -83,7 +83,12 @@ export function untrustedReason(config: ReplicationConfig, task: WaitingTask['ta
 export type ResolutionCache = WeakMap<WaitingTask, Resolved | Refused>;
 
 /** `untrusted`, when given, receives the tasks no node may push (see untrustedReason). */
-export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingTask[], cache: ResolutionCache = new WeakMap(), untrusted?: UntrustedTask[]): Map<string, UriGroup> {
+export function groupByUri(
+  config: ReplicationConfig,
+  waiting: readonly WaitingTask[],
+  cache: ResolutionCache = new WeakMap(),
+  untrusted?: UntrustedTask[],
+): Map<string, UriGroup> {
   const groups = new Map<string, UriGroup>();
   for (const item of waiting) {
     let resolved = cache.get(item);
@@ -99,7 +104,14 @@ export function groupByUri(config: ReplicationConfig, waiting: readonly WaitingT
     }
     const group = groups.get(resolved.uriKey);
     if (group === undefined) {
-      groups.set(resolved.uriKey, { uriKey: resolved.uriKey, uri: item.task.uri, remote: resolved.remote, tasks: [item], oldestMtimeMs: item.mtimeMs, lane: laneOfTask(item.task) });
+      groups.set(resolved.uriKey, {
+        uriKey: resolved.uriKey,
+        uri: item.task.uri,
+        remote: resolved.remote,
+        tasks: [item],
+        oldestMtimeMs: item.mtimeMs,
+        lane: laneOfTask(item.task),
+      });
     } else {
       group.tasks.push(item);
       if (item.mtimeMs < group.oldestMtimeMs) group.oldestMtimeMs = item.mtimeMs;

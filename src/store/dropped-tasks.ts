@@ -3,7 +3,7 @@ import { mapBounded } from '../runtime/map-bounded.js';
 import { listFailed, makeFolder } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
-import { removeQuietly, storeError, type StoreStats } from './store-fs.js';
+import { removeQuietly, storeError } from './store-fs.js';
 import { isGone } from '../runtime/errno.js';
 import { lstatTolerant, readdirTolerant } from './store-listing.js';
 import { DROPPED_RECORD_NAME } from './store-paths.js';
@@ -37,7 +37,10 @@ export const DROP_FOLDER_PATTERN = /^\d{8}T\d{6}Z\.[A-Za-z0-9]+$/;
 const SWEEP_MAX_FOLDERS = 256;
 
 export function dropFolderName(droppedAt: number, token: string): string {
-  return `${new Date(droppedAt).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')}.${token}`;
+  return `${new Date(droppedAt)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z')}.${token}`;
 }
 
 /** The text of `dropped.json`, in this key order. */
@@ -113,13 +116,17 @@ export async function sweepDropped(ctx: StoreContext, retentionMs: number, maxFo
   if (names === undefined) return 0; // no drop yet (the folder is made by the first one)
   const now = ctx.clock.now();
   const expired = (
-    await mapBounded(names.filter((name) => DROP_FOLDER_PATTERN.test(name)), ctx.concurrency, async (name) => {
-      const dir = ctx.paths.droppedFolder(name);
-      const stats = await lstatTolerant(ctx, dir, 'sweep dropped tasks');
-      if (stats === undefined || !stats.isDirectory() || now - stats.mtimeMs <= retentionMs) return undefined;
-      const files = await readdirTolerant(ctx, dir, 'sweep dropped tasks');
-      return files === undefined ? undefined : { dir, files };
-    })
+    await mapBounded(
+      names.filter((name) => DROP_FOLDER_PATTERN.test(name)),
+      ctx.concurrency,
+      async (name) => {
+        const dir = ctx.paths.droppedFolder(name);
+        const stats = await lstatTolerant(ctx, dir, 'sweep dropped tasks');
+        if (stats === undefined || !stats.isDirectory() || now - stats.mtimeMs <= retentionMs) return undefined;
+        const files = await readdirTolerant(ctx, dir, 'sweep dropped tasks');
+        return files === undefined ? undefined : { dir, files };
+      },
+    )
   )
     .filter((folder) => folder !== undefined)
     .slice(0, maxFolders);

@@ -19,12 +19,7 @@ import { unlinkTolerant } from './task-moves.js';
  * a crash in between leaves a failed task without a reason (still listed, still
  * retryable), never a task that is in neither place. Returns the names moved.
  */
-export async function failClaimed(
-  ctx: StoreContext,
-  lockName: string,
-  names: readonly string[],
-  reason: FailureReason,
-): Promise<string[]> {
+export async function failClaimed(ctx: StoreContext, lockName: string, names: readonly string[], reason: FailureReason): Promise<string[]> {
   const lockFolder = ctx.paths.lockFolder(lockName);
   const moved = await mapBounded(names, ctx.concurrency, async (name) => {
     const claimed = await loadTask(ctx, lockFolder, name);

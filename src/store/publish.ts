@@ -57,14 +57,7 @@ export async function writeDurable(ctx: StoreContext, path: string, text: string
  * which is how sshfs reports an existing link target. With `mtime`, the file carries it from the
  * moment it appears: a reader that caches what it listed never sees another mtime for it.
  */
-export async function publishNoReplace(
-  ctx: StoreContext,
-  target: string,
-  text: string,
-  stem: string,
-  operation: string,
-  mtime?: Date,
-): Promise<boolean> {
+export async function publishNoReplace(ctx: StoreContext, target: string, text: string, stem: string, operation: string, mtime?: Date): Promise<boolean> {
   const temp = tempPath(ctx, stem);
   await writeDurable(ctx, temp, text, operation, mtime);
   try {
@@ -81,13 +74,7 @@ export async function publishNoReplace(
 }
 
 /** Replaces `target` atomically (temp + rename): readers see the old or the new content, never a mix. */
-export async function replaceAtomic(
-  ctx: StoreContext,
-  target: string,
-  text: string,
-  stem: string,
-  operation: string,
-): Promise<void> {
+export async function replaceAtomic(ctx: StoreContext, target: string, text: string, stem: string, operation: string): Promise<void> {
   const temp = tempPath(ctx, stem);
   await writeDurable(ctx, temp, text, operation);
   try {

@@ -37,7 +37,10 @@ export type StoreState =
 export type UnmarkedStorePolicy = 'create' | 'adopt-earlier' | 'refuse';
 
 export class StoreMissingError extends StoreError {
-  constructor(root: string, readonly detail: string) {
+  constructor(
+    root: string,
+    readonly detail: string,
+  ) {
     super(
       `no refrelay store at ${root} (${detail}). If the store is on a network filesystem, it may not be mounted; ` +
         'to create a new store there, run: refrelay init --config FILE',
@@ -154,7 +157,8 @@ async function makeFolder(ctx: StoreContext, dir: string, parents: boolean): Pro
     else await ctx.fs.mkdir(dir);
   } catch (error) {
     if (!parents && errnoName(error) === 'EEXIST') return;
-    if (!parents && isGone(error)) throw new StoreError(`cannot create the store folder ${dir}: its parent folder does not exist (is the network filesystem mounted?)`, { cause: error });
+    if (!parents && isGone(error))
+      throw new StoreError(`cannot create the store folder ${dir}: its parent folder does not exist (is the network filesystem mounted?)`, { cause: error });
     throw storeError('create store folder', dir, error);
   }
 }

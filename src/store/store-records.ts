@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
-import { storeError, type StoreStats } from './store-fs.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
@@ -26,9 +25,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     if (names === undefined) return undefined;
     // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
     // kept it at the top of the lock folder.
-    let ownerRecord = names.includes(OWNER_RECORD_NAME)
-      ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record')
-      : undefined;
+    let ownerRecord = names.includes(OWNER_RECORD_NAME) ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record') : undefined;
     const claims = [{ lockPath: lockName, tasks: await loadTasks(ctx, dir, names) }];
     for (const name of names) {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
@@ -44,7 +41,9 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
       lockName,
       ownerRecord,
       tasks: Object.freeze(tasks),
-      claims: Object.freeze(claims.filter((claim) => claim.tasks.length > 0).map((claim) => Object.freeze({ lockPath: claim.lockPath, tasks: Object.freeze(claim.tasks) }))),
+      claims: Object.freeze(
+        claims.filter((claim) => claim.tasks.length > 0).map((claim) => Object.freeze({ lockPath: claim.lockPath, tasks: Object.freeze(claim.tasks) })),
+      ),
       mtimeMs: stats.mtimeMs,
     });
   });
@@ -201,12 +200,16 @@ export async function readNodeRecordFiles(ctx: StoreContext): Promise<NodeRecord
 export async function sweepBuilding(ctx: StoreContext, maxAgeMs: number): Promise<number> {
   const names = await readdirStrict(ctx, ctx.paths.building, 'sweep building');
   const now = ctx.clock.now();
-  const removed = await mapBounded(names.filter((name) => name.endsWith('.tmp')), ctx.concurrency, async (name) => {
-    const path = join(ctx.paths.building, name);
-    const stats = await lstatTolerant(ctx, path, 'sweep building');
-    if (stats === undefined || now - stats.mtimeMs <= maxAgeMs) return false;
-    return unlinkTolerant(ctx, path, 'sweep building');
-  });
+  const removed = await mapBounded(
+    names.filter((name) => name.endsWith('.tmp')),
+    ctx.concurrency,
+    async (name) => {
+      const path = join(ctx.paths.building, name);
+      const stats = await lstatTolerant(ctx, path, 'sweep building');
+      if (stats === undefined || now - stats.mtimeMs <= maxAgeMs) return false;
+      return unlinkTolerant(ctx, path, 'sweep building');
+    },
+  );
   return removed.filter(Boolean).length;
 }
 

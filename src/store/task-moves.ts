@@ -18,7 +18,12 @@ export type FileOp =
 /** waiting/ → running/<lockName>/. The caller holds the lock, so the folder exists. */
 export function claimTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
   const claimed = ctx.paths.claimedFiles(lockName, names);
-  return moveEach(ctx, names, 'claim task', names.map((name, i) => ({ op: 'rename', from: ctx.paths.waitingFile(name), to: claimed[i]! })));
+  return moveEach(
+    ctx,
+    names,
+    'claim task',
+    names.map((name, i) => ({ op: 'rename', from: ctx.paths.waitingFile(name), to: claimed[i]! })),
+  );
 }
 
 /**
@@ -27,11 +32,21 @@ export function claimTasks(ctx: StoreContext, lockName: string, names: readonly 
  */
 export function resetTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
   const claimed = ctx.paths.claimedFiles(lockName, names);
-  return moveEach(ctx, names, 'reset task', names.map((name, i) => ({ op: 'rename', from: claimed[i]!, to: ctx.paths.waitingFile(name) })));
+  return moveEach(
+    ctx,
+    names,
+    'reset task',
+    names.map((name, i) => ({ op: 'rename', from: claimed[i]!, to: ctx.paths.waitingFile(name) })),
+  );
 }
 
 export function finishTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
-  return moveEach(ctx, names, 'finish task', ctx.paths.claimedFiles(lockName, names).map((path) => ({ op: 'unlink', path })));
+  return moveEach(
+    ctx,
+    names,
+    'finish task',
+    ctx.paths.claimedFiles(lockName, names).map((path) => ({ op: 'unlink', path })),
+  );
 }
 
 /** True when this call removed the file; false when it was already gone. */

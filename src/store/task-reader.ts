@@ -7,9 +7,7 @@ import { storeError, type StoreFs } from './store-fs.js';
 import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 
 export type ReadOutcome =
-  | { readonly kind: 'task'; readonly task: Task; readonly mtimeMs: number }
-  | { readonly kind: 'gone' }
-  | { readonly kind: 'corrupt'; readonly reason: string };
+  { readonly kind: 'task'; readonly task: Task; readonly mtimeMs: number } | { readonly kind: 'gone' } | { readonly kind: 'corrupt'; readonly reason: string };
 
 /** Errors that belong to this one entry, not to the store: the entry is bad, the pass goes on. */
 const UNREADABLE_ENTRY = new Set(['EISDIR', 'EACCES', 'EPERM', 'ELOOP']);

@@ -7,7 +7,7 @@ import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dr
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
 import { fsyncDirectory, publishNoReplace, replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
-import { nodeStoreFs, storeError, type StoreFs } from './store-fs.js';
+import { nodeStoreFs, type StoreFs } from './store-fs.js';
 import { WaitingListing } from './store-listing.js';
 import { StorePaths, fileSafe } from './store-paths.js';
 import {

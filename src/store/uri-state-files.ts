@@ -23,5 +23,8 @@ export async function listUriStateKeys(ctx: StoreContext): Promise<string[]> {
 /** Every retry state file with its parsed JSON; `state` is undefined when the file is not JSON or vanished meanwhile. */
 export async function listUriStates(ctx: StoreContext): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
   const keys = await listUriStateKeys(ctx);
-  return mapBounded(keys, ctx.concurrency, async (uriKey) => ({ uriKey, state: await readJsonTolerant(ctx.fs, ctx.paths.uriStateFile(uriKey), 'read uri state') }));
+  return mapBounded(keys, ctx.concurrency, async (uriKey) => ({
+    uriKey,
+    state: await readJsonTolerant(ctx.fs, ctx.paths.uriStateFile(uriKey), 'read uri state'),
+  }));
 }

@@ -54,9 +54,7 @@ function checkVersion(version: unknown): void {
     throw new TaskFormatError(`field "version" must be a positive integer, got ${describe(version)}`);
   }
   if (version > TASK_FORMAT_VERSION) {
-    throw new TaskFormatError(
-      `written by a newer refrelay (version ${version}); this node reads up to version ${TASK_FORMAT_VERSION}`,
-    );
+    throw new TaskFormatError(`written by a newer refrelay (version ${version}); this node reads up to version ${TASK_FORMAT_VERSION}`);
   }
 }
 
@@ -81,9 +79,7 @@ function checkRefs(value: unknown, field: string): readonly string[] {
   }
   value.forEach((ref: unknown, i) => {
     if (typeof ref !== 'string' || ref === '') {
-      throw new TaskFormatError(
-        `field "${field}" must be a non-empty array of strings, but ${field}[${i}] is ${describe(ref)}`,
-      );
+      throw new TaskFormatError(`field "${field}" must be a non-empty array of strings, but ${field}[${i}] is ${describe(ref)}`);
     }
   });
   return value as string[];

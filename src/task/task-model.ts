@@ -17,12 +17,7 @@ export interface Task {
  */
 export function canonicalTask(task: Task): Task {
   const refs = task.refs.includes(FULL_SYNC_REF) ? [FULL_SYNC_REF] : uniqueSorted(task.refs);
-  return Object.freeze({
-    project: task.project,
-    refs: Object.freeze(refs),
-    uri: task.uri,
-    remote: task.remote,
-  });
+  return Object.freeze({ project: task.project, refs: Object.freeze(refs), uri: task.uri, remote: task.remote });
 }
 
 function uniqueSorted(refs: readonly string[]): string[] {

@@ -48,7 +48,9 @@ describe.each(storeEnvs())('task store contract, dropping failed tasks (%s)', (_
     const record = JSON.parse(env.read(`${DROPPED}/${outcome.folder}/dropped.json`)) as Record<string, unknown>;
     expect(Object.keys(record)).toEqual(['version', 'droppedAt', 'by', 'via', 'nodeId']);
     expect(record).toMatchObject({ version: 1, by: 'alice@m1', via: 'cli', nodeId: 'node-a' });
-    expect(JSON.parse(env.read(`${DROPPED}/${outcome.folder}/${key}.${fileOf(a)}.reason.json`))).toMatchObject({ reason: 'rejected by the destination: hook declined' });
+    expect(JSON.parse(env.read(`${DROPPED}/${outcome.folder}/${key}.${fileOf(a)}.reason.json`))).toMatchObject({
+      reason: 'rejected by the destination: hook declined',
+    });
     expect(JSON.parse(env.read(`${DROPPED}/${outcome.folder}/${key}.${fileOf(a)}`))).toMatchObject(a);
 
     // The URI's failed/ folder went with its last task; the other URI's stayed.
@@ -71,11 +73,16 @@ describe.each(storeEnvs())('task store contract, dropping failed tasks (%s)', (_
     const tasks = Array.from({ length: 6 }, (_, n) => task(`refs/heads/t${n}`));
     for (const t of tasks) await env.store('node-a').parkFailed(t, { reason: 'r' });
 
-    const [first, second] = await Promise.all([env.store('node-a').dropFailed(() => true, actor), env.store('node-b').dropFailed(() => true, { by: 'bob@m2', via: 'http' })]);
+    const [first, second] = await Promise.all([
+      env.store('node-a').dropFailed(() => true, actor),
+      env.store('node-b').dropFailed(() => true, { by: 'bob@m2', via: 'http' }),
+    ]);
 
     const names = [...first.dropped, ...second.dropped].map((failed) => failed.name).sort();
     expect(names).toEqual(tasks.map(fileOf).sort());
-    const inFolders = dropFolders(env).flatMap((folder) => env.list(`${DROPPED}/${folder}`)).filter((name) => name.endsWith('.json') && !name.endsWith('.reason.json') && name !== 'dropped.json');
+    const inFolders = dropFolders(env)
+      .flatMap((folder) => env.list(`${DROPPED}/${folder}`))
+      .filter((name) => name.endsWith('.json') && !name.endsWith('.reason.json') && name !== 'dropped.json');
     expect(inFolders).toHaveLength(6);
     // A drop that lost every race leaves no folder behind.
     expect(dropFolders(env)).toHaveLength([first, second].filter((outcome) => outcome.dropped.length > 0).length);

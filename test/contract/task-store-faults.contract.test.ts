@@ -36,7 +36,11 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
   it('treats EPERM from link with the target present as already queued (sshfs)', async () => {
     const env = makeEnv();
     const first = await env.store('node-a').create(task);
-    const sshfs = faultyFs(env.fs, { link: async (_from, to) => { throw fsError('EPERM', 'link', to); } });
+    const sshfs = faultyFs(env.fs, {
+      link: async (_from, to) => {
+        throw fsError('EPERM', 'link', to);
+      },
+    });
 
     expect(await env.store('node-b', { fs: sshfs }).create(task)).toEqual({ key: first.key, created: false });
     expect(env.list(WAITING)).toEqual([`${first.key}.json`]);
@@ -46,7 +50,11 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
   it('treats EPERM from link with no target as a real failure', async () => {
     const env = makeEnv();
     await env.store('setup').open();
-    const denied = faultyFs(env.fs, { link: async (_from, to) => { throw fsError('EPERM', 'link', to); } });
+    const denied = faultyFs(env.fs, {
+      link: async (_from, to) => {
+        throw fsError('EPERM', 'link', to);
+      },
+    });
     const error = await storeError(env.store('node-a', { fs: denied }).create(task));
     expect(error.message).toContain(`${WAITING}/${taskKey(task)}.json`);
     expect(env.list(BUILDING)).toEqual([]);
@@ -55,7 +63,11 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
   it('fails create loudly on a read-only store and removes its temp', async () => {
     const env = makeEnv();
     await env.store('setup').open();
-    const readOnly = faultyFs(env.fs, { link: async (_from, to) => { throw fsError('EROFS', 'link', to); } });
+    const readOnly = faultyFs(env.fs, {
+      link: async (_from, to) => {
+        throw fsError('EROFS', 'link', to);
+      },
+    });
     const error = await storeError(env.store('node-a', { fs: readOnly }).create(task));
     expect(error.message).toContain('(EROFS)');
     expect(env.list(WAITING)).toEqual([]);
@@ -113,7 +125,11 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     await a.create(task);
     env.write(`${WAITING}/${'0'.repeat(40)}.json`, 'null');
     const events: string[] = [];
-    const stuck = faultyFs(env.fs, { rename: async (from) => { throw fsError('EACCES', 'rename', from); } });
+    const stuck = faultyFs(env.fs, {
+      rename: async (from) => {
+        throw fsError('EACCES', 'rename', from);
+      },
+    });
     const b = env.store('node-b', { fs: stuck, onEvent: (e) => events.push(e.type) });
     expect((await b.listWaiting()).map((t) => t.key)).toEqual([taskKey(task)]);
     expect(events).toEqual(['quarantine-failed']);
@@ -123,7 +139,11 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     const env = makeEnv();
     const { key } = await env.store('node-a').create(task);
     env.mkdir('ref-updates/running/lock-1');
-    const readOnly = faultyFs(env.fs, { rename: async (from) => { throw fsError('EROFS', 'rename', from); } });
+    const readOnly = faultyFs(env.fs, {
+      rename: async (from) => {
+        throw fsError('EROFS', 'rename', from);
+      },
+    });
     const error = await storeError(env.store('node-b', { fs: readOnly }).claim('lock-1', [`${key}.json`]));
     expect(error.message).toMatch(/^claim task failed \(EROFS\) at .*waiting\/[0-9a-f]{40}\.json/);
   });
@@ -132,7 +152,11 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     const env = makeEnv();
     const store = env.store('node-a');
     await store.listWaiting();
-    const unmounted = faultyFs(env.fs, { readdir: async (path) => { throw fsError('ENOENT', 'scandir', path); } });
+    const unmounted = faultyFs(env.fs, {
+      readdir: async (path) => {
+        throw fsError('ENOENT', 'scandir', path);
+      },
+    });
     const error = await storeError(env.store('node-b', { fs: unmounted }).listWaiting());
     expect(error.message).toContain('list waiting tasks failed (ENOENT)');
   });

@@ -15,7 +15,10 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     const env = makeEnv();
     env.mkdir('.'); // the empty mount point of a filesystem that is not mounted
     for (const ifUnmarked of ['refuse', 'adopt-earlier'] as const) {
-      const error = await env.store('node-a', { ifUnmarked }).create(task).catch((caught: unknown) => caught);
+      const error = await env
+        .store('node-a', { ifUnmarked })
+        .create(task)
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(StoreMissingError);
       expect((error as Error).message).toBe(
         `no refrelay store at ${env.root} (${STORE_MARKER_NAME} is missing). If the store is on a network filesystem, it may not be mounted; ` +
@@ -46,12 +49,22 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     for (const folder of ['.', 'ref-updates', 'ref-updates/building', 'ref-updates/running', 'ref-updates/waiting']) env.mkdir(folder);
     // Before the plugin queued anything: its bare layout is not an earlier refrelay's store.
     for (const ifUnmarked of ['refuse', 'adopt-earlier', 'create'] as const) {
-      await expect(env.store('a', { ifUnmarked }).create(task)).rejects.toThrow(/is the events directory of Gerrit's replication plugin, not a refrelay store: its ref-updates\/ holds the plugin's building\/, running\/ and waiting\/ and nothing of refrelay's/);
+      await expect(env.store('a', { ifUnmarked }).create(task)).rejects.toThrow(
+        /is the events directory of Gerrit's replication plugin, not a refrelay store: its ref-updates\/ holds the plugin's building\/, running\/ and waiting\/ and nothing of refrelay's/,
+      );
     }
     await expect(env.store('a').init()).rejects.toBeInstanceOf(GerritEventsDirError);
-    env.write('ref-updates/waiting/0123456789abcdef0123456789abcdef01234567', '{"project":"p","refs":["refs/heads/main"],"uri":"ssh://h/p.git","remote":"mirror"}\n');
-    env.write('ref-updates/running/1123456789abcdef0123456789abcdef01234567', '{"project":"p","refs":["refs/heads/x"],"uri":"ssh://h/p.git","remote":"mirror"}\n');
-    await expect(env.store('a', { ifUnmarked: 'adopt-earlier' }).listWaiting()).rejects.toThrow(/holds 2 task files of the plugin \(1 in waiting\/, 1 in running\/\)/);
+    env.write(
+      'ref-updates/waiting/0123456789abcdef0123456789abcdef01234567',
+      '{"project":"p","refs":["refs/heads/main"],"uri":"ssh://h/p.git","remote":"mirror"}\n',
+    );
+    env.write(
+      'ref-updates/running/1123456789abcdef0123456789abcdef01234567',
+      '{"project":"p","refs":["refs/heads/x"],"uri":"ssh://h/p.git","remote":"mirror"}\n',
+    );
+    await expect(env.store('a', { ifUnmarked: 'adopt-earlier' }).listWaiting()).rejects.toThrow(
+      /holds 2 task files of the plugin \(1 in waiting\/, 1 in running\/\)/,
+    );
     expect(env.list('.')).toEqual(['ref-updates']);
     expect(env.list('ref-updates')).toEqual(['building', 'running', 'waiting']);
 

@@ -242,9 +242,7 @@ describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, mak
   it('gives 2 remotes x 2 URLs four distinct task files', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
-    const tasks = ['r1', 'r2'].flatMap((remote) =>
-      ['ssh://one/p.git', 'https://two/p.git'].map((uri) => update('refs/heads/main', uri, remote)),
-    );
+    const tasks = ['r1', 'r2'].flatMap((remote) => ['ssh://one/p.git', 'https://two/p.git'].map((uri) => update('refs/heads/main', uri, remote)));
     const results = await store.createMany(tasks);
     expect(results.every((r) => r.created)).toBe(true);
     expect(new Set(results.map((r) => r.key)).size).toBe(4);

@@ -40,7 +40,17 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       expect(held.claimName).toBe(`${LOCK}/${held.leaseId}`);
       expect(env.list(`running/${LOCK}`)).toEqual([held.leaseId]);
       expect(env.list(`running/${LOCK}/${held.leaseId}`)).toEqual([OWNER_FILE]);
-      expect(recordAt(env, LOCK, held.leaseId)).toMatchObject({ version: 1, nodeId: 'node-a', pid: 4242, host: 'test-host', leaseId: held.leaseId, counter: 0, uri: URI, acquiredAt: env.clock.now(), heartbeatAt: env.clock.now() });
+      expect(recordAt(env, LOCK, held.leaseId)).toMatchObject({
+        version: 1,
+        nodeId: 'node-a',
+        pid: 4242,
+        host: 'test-host',
+        leaseId: held.leaseId,
+        counter: 0,
+        uri: URI,
+        acquiredAt: env.clock.now(),
+        heartbeatAt: env.clock.now(),
+      });
       // Any node reads the same owner back.
       expect(await env.locks('node-b').readOwner(LOCK)).toMatchObject({ nodeId: 'node-a', leaseId: held.leaseId, counter: 0 });
     });
@@ -87,7 +97,7 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
 
     // node-a's `mkdir <leaseId>` succeeds inside the peer's new lock folder; only a lease alone in
     // its lock folder holds the URI.
-    it('a lock broken and taken again by a peer between the mkdir and the owner record counts as refused, and the peer\'s lock is left alone', async () => {
+    it("a lock broken and taken again by a peer between the mkdir and the owner record counts as refused, and the peer's lock is left alone", async () => {
       const env = makeEnv();
       const peer = env.locks('node-b');
       let peerLease: string | undefined;
@@ -138,7 +148,7 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       expect(await env.locks('node-b').readOwner(LOCK)).toMatchObject({ pushPid: 777, counter: 2 });
     });
 
-    it('remembers when its last successful record write began, on the monotonic clock (the holder\'s stop deadline counts from it)', async () => {
+    it("remembers when its last successful record write began, on the monotonic clock (the holder's stop deadline counts from it)", async () => {
       const env = makeEnv();
       const held = (await env.locks('node-a').acquire(LOCK, URI))!;
       const acquiredAt = env.clock.monotonic();
@@ -201,7 +211,7 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       return { held, tombstone, peerHeld };
     }
 
-    it('after a takeover the late holder\'s heartbeat, fence and release fail and touch nothing of the new holder\'s', async () => {
+    it("after a takeover the late holder's heartbeat, fence and release fail and touch nothing of the new holder's", async () => {
       const env = makeEnv();
       const { held, tombstone, peerHeld } = await takenOver(env);
       const before = { running: env.list('running'), lock: env.list(`running/${LOCK}`), record: env.read(`running/${LOCK}/${peerHeld.leaseId}/${OWNER_FILE}`) };
@@ -228,7 +238,7 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       expect(await peerHeld.stillMine()).toBe(true);
     });
 
-    it('stillMine trusts the holder\'s own last write for trustMs, then reads the record again', async () => {
+    it("stillMine trusts the holder's own last write for trustMs, then reads the record again", async () => {
       const env = makeEnv();
       const { held } = await takenOver(env, { trustMs: 1000 });
       // Within the window after its last write no takeover can have happened yet, so it is not read.
@@ -323,7 +333,8 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
     it('takes an owner only from a real lease folder whose record names that lease', async () => {
       const env = makeEnv();
       const reader = env.locks('node-b');
-      const record = (leaseId: string): string => JSON.stringify({ version: 1, nodeId: 'node-x', pid: 1, host: 'h', leaseId, counter: 3, uri: URI, acquiredAt: 0, heartbeatAt: 0 });
+      const record = (leaseId: string): string =>
+        JSON.stringify({ version: 1, nodeId: 'node-x', pid: 1, host: 'h', leaseId, counter: 3, uri: URI, acquiredAt: 0, heartbeatAt: 0 });
       env.mkdir(`running/${LOCK}/node-x.t1`);
       env.write(`running/${LOCK}/node-x.t1/${OWNER_FILE}`, record('node-x.t2'));
       expect(await reader.readOwner(LOCK)).toBeUndefined();
@@ -338,15 +349,21 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       const withLease = (env: LockEnv): void => env.mkdir(`${lockDir}/${lease}`);
       const cases: Array<[string, (env: LockEnv) => void]> = [
         ['a FIFO', (env) => (withLease(env), env.mkfifo(`${lockDir}/${lease}/${OWNER_FILE}`))],
-        ['a symlinked lease folder', (env) => {
-          env.mkdir(`elsewhere/${lease}`);
-          env.write(`elsewhere/${lease}/${OWNER_FILE}`, good);
-          env.mkdir(lockDir);
-          env.symlink(`${lockDir}/${lease}`, `elsewhere/${lease}`);
-        }],
+        [
+          'a symlinked lease folder',
+          (env) => {
+            env.mkdir(`elsewhere/${lease}`);
+            env.write(`elsewhere/${lease}/${OWNER_FILE}`, good);
+            env.mkdir(lockDir);
+            env.symlink(`${lockDir}/${lease}`, `elsewhere/${lease}`);
+          },
+        ],
         ['an oversized record', (env) => (withLease(env), env.writeSized(`${lockDir}/${lease}/${OWNER_FILE}`, 2 * 1024 * 1024))],
         ['text that is not JSON', (env) => (withLease(env), env.write(`${lockDir}/${lease}/${OWNER_FILE}`, '{"nodeId": "node-x", "leaseId"'))],
-        ['a record without a counter', (env) => (withLease(env), env.write(`${lockDir}/${lease}/${OWNER_FILE}`, JSON.stringify({ nodeId: 'node-x', leaseId: lease })))],
+        [
+          'a record without a counter',
+          (env) => (withLease(env), env.write(`${lockDir}/${lease}/${OWNER_FILE}`, JSON.stringify({ nodeId: 'node-x', leaseId: lease }))),
+        ],
         ['a folder where the record should be', (env) => (withLease(env), env.mkdir(`${lockDir}/${lease}/${OWNER_FILE}`))],
         ['a lock "folder" that is a file', (env) => env.write(lockDir, good)],
       ];
@@ -365,10 +382,13 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
 /** `fs` with `method` running `before(path)` first. */
 function around(fs: LockFs, method: 'mkdir', before: (path: string) => Promise<void>): LockFs {
   const original = fs[method].bind(fs) as (path: string) => Promise<unknown>;
-  return { ...fs, [method]: async (path: string) => {
-    await before(path);
-    return original(path);
-  } } as unknown as LockFs;
+  return {
+    ...fs,
+    [method]: async (path: string) => {
+      await before(path);
+      return original(path);
+    },
+  } as unknown as LockFs;
 }
 
 /** `fs` whose file writes fail with `code`, as on a full or read-only store. */
@@ -382,7 +402,10 @@ function failingWrites(fs: LockFs, code: string): LockFs {
 /** `fs` that sees `to` wherever the lock asks for `from`. */
 function redirect(fs: LockFs, from: string, to: string): LockFs {
   const map = (path: string): string => (path.startsWith(from) ? to + path.slice(from.length) : path);
-  const wrap = <A extends unknown[]>(call: (path: string, ...rest: A) => Promise<unknown>) => (path: string, ...rest: A) => call(map(path), ...rest);
+  const wrap =
+    <A extends unknown[]>(call: (path: string, ...rest: A) => Promise<unknown>) =>
+    (path: string, ...rest: A) =>
+      call(map(path), ...rest);
   return {
     ...fs,
     mkdir: wrap(fs.mkdir.bind(fs) as (path: string) => Promise<unknown>),
@@ -395,4 +418,3 @@ function redirect(fs: LockFs, from: string, to: string): LockFs {
     rename: (a: string, b: string) => fs.rename(map(a), map(b)),
   } as unknown as LockFs;
 }
-

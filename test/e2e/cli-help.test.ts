@@ -36,7 +36,9 @@ describe('refrelay --help', () => {
     for (const command of new Set(COMMANDS.map((words) => words[0]).filter((word) => word !== undefined))) {
       expect(result.stdout).toMatch(new RegExp(`^ {2}refrelay ${command}\\b`, 'm'));
     }
-    expect(result.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), 5 refrelay could not start (a build file or dependency of its installation is missing).');
+    expect(result.stdout.replace(/\s+/g, ' ')).toContain(
+      'Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), 5 refrelay could not start (a build file or dependency of its installation is missing).',
+    );
   });
 
   it('verify --help shows the fix-and-drain example and the exit codes that make it work', () => {
@@ -58,15 +60,24 @@ describe('refrelay --help', () => {
     }
   });
 
-  it.each(COMMANDS.map((command) => [command.join(' ') || '(top level)', command] as const))('a usage error in %s points at that command\'s help', (_name, command) => {
-    const result = runCli([...command, '--nosuch']);
-    const help = ['refrelay', ...command, '--help'].join(' ');
-    // A group or a command missing its argument says that first; the pointer is the same.
-    const first = command.length === 0 || command.length === 1 && ['config', 'hook', 'failed'].includes(command[0]!) ? `name a ${command[0] === undefined ? '' : `${command[0]} `}command`
-      : command[0] === 'import-gerrit-queue' ? 'Not enough non-option arguments: got 0, need at least 1' : 'Unknown argument: nosuch';
-    expect(result.stderr).toBe(command[0] === 'enqueue' ? `refrelay: enqueue: unknown argument "--nosuch" (see ${help})\n` : `refrelay: ${first}\n(see ${help})\n`);
-    expect(result.status).toBe(2);
-  });
+  it.each(COMMANDS.map((command) => [command.join(' ') || '(top level)', command] as const))(
+    "a usage error in %s points at that command's help",
+    (_name, command) => {
+      const result = runCli([...command, '--nosuch']);
+      const help = ['refrelay', ...command, '--help'].join(' ');
+      // A group or a command missing its argument says that first; the pointer is the same.
+      const first =
+        command.length === 0 || (command.length === 1 && ['config', 'hook', 'failed'].includes(command[0]!))
+          ? `name a ${command[0] === undefined ? '' : `${command[0]} `}command`
+          : command[0] === 'import-gerrit-queue'
+            ? 'Not enough non-option arguments: got 0, need at least 1'
+            : 'Unknown argument: nosuch';
+      expect(result.stderr).toBe(
+        command[0] === 'enqueue' ? `refrelay: enqueue: unknown argument "--nosuch" (see ${help})\n` : `refrelay: ${first}\n(see ${help})\n`,
+      );
+      expect(result.status).toBe(2);
+    },
+  );
 
   it('--version prints the version of package.json', () => {
     const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };

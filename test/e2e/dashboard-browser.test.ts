@@ -54,15 +54,30 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
     await store.create({ project: 'app', refs: ['refs/heads/main'], uri: `${join(root, 'later')}/app.git`, remote: 'later' });
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(node);
-    await node.waitForLog((line) => line.msg.startsWith('task failed'), 20_000).catch((error: unknown) => {
-      throw new Error(`${String(error)}\n${node.logs().map((line) => `${line.msg} ${JSON.stringify(line)}`).join('\n')}`);
-    });
+    await node
+      .waitForLog((line) => line.msg.startsWith('task failed'), 20_000)
+      .catch((error: unknown) => {
+        throw new Error(
+          `${String(error)}\n${node
+            .logs()
+            .map((line) => `${line.msg} ${JSON.stringify(line)}`)
+            .join('\n')}`,
+        );
+      });
 
     // A fresh profile; the flags keep Chromium from calling out to a network this machine does not have.
     const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'refrelay-chromium-')), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage();
@@ -81,10 +96,18 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
 
       // The URI's history opens on a click.
       const history = page.locator('#recent details.uri', { hasText: join(root, 'dr') });
-      await expect.poll(async () => {
-        await page.reload();
-        return history.locator('table.history').textContent().catch(() => '');
-      }, { timeout: 15_000 }).toContain('pushed');
+      await expect
+        .poll(
+          async () => {
+            await page.reload();
+            return history
+              .locator('table.history')
+              .textContent()
+              .catch(() => '');
+          },
+          { timeout: 15_000 },
+        )
+        .toContain('pushed');
       // The delivered push counts in the remote's recent rate although its queue is empty now.
       expect(await page.locator('#remotes tr[data-remote="dr"]').textContent()).toMatch(/0\.[1-9]\/min|[1-9][0-9.]*\/min/);
       const output = join(repoRoot, '.ci-out');
@@ -113,7 +136,10 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
       `  url = ${join(root, 'dr')}/\${name}.git`,
     ]);
     const uri = `${join(root, 'dr')}/app.git`;
-    await new TaskStore({ root: storePath, nodeId: 'hook' }).parkFailed({ project: 'app', refs: ['refs/heads/blocked'], uri, remote: 'dr' }, { reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)', refs: ['refs/heads/blocked'] });
+    await new TaskStore({ root: storePath, nodeId: 'hook' }).parkFailed(
+      { project: 'app', refs: ['refs/heads/blocked'], uri, remote: 'dr' },
+      { reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)', refs: ['refs/heads/blocked'] },
+    );
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(node);
     await node.waitForLog((line) => line.msg.startsWith('http endpoints listening'));
@@ -121,7 +147,15 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
     const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'refrelay-chromium-')), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage();
@@ -146,7 +180,12 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
       await browser.close();
     }
     const [folder] = readdirSync(join(storePath, 'ref-updates', 'failed', 'dropped'));
-    expect(JSON.parse(readFileSync(join(storePath, 'ref-updates', 'failed', 'dropped', folder!, 'dropped.json'), 'utf8'))).toMatchObject({ version: 1, by: 'http client 127.0.0.1', via: 'http', nodeId: 'node-1' });
+    expect(JSON.parse(readFileSync(join(storePath, 'ref-updates', 'failed', 'dropped', folder!, 'dropped.json'), 'utf8'))).toMatchObject({
+      version: 1,
+      by: 'http client 127.0.0.1',
+      via: 'http',
+      nodeId: 'node-1',
+    });
     expect(node.logs().find((line) => line.msg === 'failed tasks dropped (http)')).toMatchObject({ tasks: 1, from: '127.0.0.1' });
   }, 90_000);
 });

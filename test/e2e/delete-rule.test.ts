@@ -26,10 +26,19 @@ describe('when a branch deleted on the master is deleted at a destination', () =
     const { store, base, source } = appSource(root);
     const dest = (remote: string): string => join(root, remote, 'app.git');
     const remote = (name: string, push: string, mirror: boolean): string[] => [
-      `[remote "${name}"]`, `  url = file://${root}/${name}/\${name}.git`, `  push = ${push}`, `  mirror = ${mirror}`, '  replicationDelay = 0',
+      `[remote "${name}"]`,
+      `  url = file://${root}/${name}/\${name}.git`,
+      `  push = ${push}`,
+      `  mirror = ${mirror}`,
+      '  replicationDelay = 0',
     ];
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms', '  httpListen = off',
+      '[replication]',
+      `  storePath = ${store}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '  httpListen = off',
       ...remote('forced', '+refs/heads/*:refs/heads/*', false),
       ...remote('plain', 'refs/heads/*:refs/heads/*', false),
       ...remote('mirror', 'refs/heads/*:refs/heads/*', true),
@@ -37,9 +46,12 @@ describe('when a branch deleted on the master is deleted at a destination', () =
     const check = runCli(['config', 'check', '--config', config]);
     expect(check.status).toBe(0);
     expect(check.stdout.split('\n').filter((line) => /^remote |^ {2}deletes: /.test(line))).toEqual([
-      'remote "forced"', '  deletes: pushed (forced refspec +refs/heads/*:refs/heads/*)',
-      'remote "plain"', '  deletes: not pushed (no forced refspec, mirror off)',
-      'remote "mirror"', '  deletes: pushed (mirror); a full sync also deletes destination refs that no local ref maps to',
+      'remote "forced"',
+      '  deletes: pushed (forced refspec +refs/heads/*:refs/heads/*)',
+      'remote "plain"',
+      '  deletes: not pushed (no forced refspec, mirror off)',
+      'remote "mirror"',
+      '  deletes: pushed (mirror); a full sync also deletes destination refs that no local ref maps to',
     ]);
 
     expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main', '--ref', 'refs/heads/feature']).status).toBe(0);

@@ -6,7 +6,12 @@ import { repoRoot } from '../support/paths.js';
 
 describe('npm run demo', () => {
   it('shows the configuration its nodes run with, and ends with every destination in sync', () => {
-    const demo = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'demo.mjs')], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' }, encoding: 'utf8', timeout: 120_000 });
+    const demo = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'demo.mjs')], {
+      cwd: repoRoot,
+      env: { ...process.env, NO_COLOR: '1' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(demo.stderr).toBe('');
     expect(demo.status).toBe(0);
     const dump = demo.stdout.slice(demo.stdout.indexOf("== master-1's configuration"), demo.stdout.indexOf('== two refrelay nodes start'));

@@ -40,11 +40,22 @@ function sandbox(options: { initStore?: boolean; remotes?: (root: string) => str
   const work = makeWorkTree(join(root, 'work'), 1);
   git(work, ['push', '-q', repo, 'main']);
   const store = join(root, 'store');
-  const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms', '  httpListen = off',
-    '[remote "dr"]', `  url = ${root}/dr/\${name}.git`, '  replicationDelay = 0',
-    ...(options.remotes?.(root) ?? []),
-  ], { initStore: options.initStore ?? true });
+  const config = writeConfig(
+    join(root, 'replication.config'),
+    [
+      '[replication]',
+      `  storePath = ${store}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '  httpListen = off',
+      '[remote "dr"]',
+      `  url = ${root}/dr/\${name}.git`,
+      '  replicationDelay = 0',
+      ...(options.remotes?.(root) ?? []),
+    ],
+    { initStore: options.initStore ?? true },
+  );
   const bin = join(root, 'bin');
   mkdirSync(bin);
   symlinkSync(cliBin, join(bin, 'refrelay'));
@@ -103,7 +114,9 @@ async function drain(s: Sandbox): Promise<void> {
 
 function waitingRefs(s: Sandbox): string[] {
   const waiting = join(s.store, 'ref-updates', 'waiting');
-  return taskFilesIn(waiting).flatMap((name) => (JSON.parse(readFileSync(join(waiting, name), 'utf8')) as { refs: string[] }).refs).sort();
+  return taskFilesIn(waiting)
+    .flatMap((name) => (JSON.parse(readFileSync(join(waiting, name), 'utf8')) as { refs: string[] }).refs)
+    .sort();
 }
 
 /** Pushes a new branch to the master repository, whose post-receive hook is `hook`. */
@@ -135,8 +148,10 @@ async function parked(s: Sandbox): Promise<string> {
 }
 
 function runningNote(s: Sandbox): string {
-  return `note: 1 task file in ${s.root}/gerrit/data/replication/ref-updates/running not imported: Gerrit was pushing it when it stopped `
-    + 'and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n';
+  return (
+    `note: 1 task file in ${s.root}/gerrit/data/replication/ref-updates/running not imported: Gerrit was pushing it when it stopped ` +
+    'and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n'
+  );
 }
 
 const DAEMON_STOPPED = '"msg":"refrelay node stopped"';
@@ -255,7 +270,15 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
     const key = await parked(s);
     const [header, row, ...rest] = (await ok(s, line)).split('\n');
     expect(header?.split(/\s{2,}/)).toEqual(['TASK', 'REMOTE', 'URI', 'PROJECT', 'REFS', 'SINCE', 'REASON']);
-    expect(row?.split(/\s{2,}/)).toEqual([key, 'dr', `${s.root}/dr/team/app.git`, 'team/app', 'refs/heads/blocked', expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), 'rejected refs/heads/blocked: pre-receive hook declined']);
+    expect(row?.split(/\s{2,}/)).toEqual([
+      key,
+      'dr',
+      `${s.root}/dr/team/app.git`,
+      'team/app',
+      'refs/heads/blocked',
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      'rejected refs/heads/blocked: pre-receive hook declined',
+    ]);
     expect(rest).toEqual(['']);
   },
   'refrelay failed drop --remote dr --dry-run': async (line) => {
@@ -278,7 +301,14 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
     const lines = (await ok(s, line)).split('\n');
     expect(lines.slice(0, 2)).toEqual([`store ${s.store}`, 'waiting 0  running 0  failed 1  corrupt 0']);
     const failedRow = lines[lines.findIndex((text) => text.startsWith('FAILED URI')) + 1];
-    expect(failedRow?.split(/\s{2,}/)).toEqual([`${s.root}/dr/team/app.git`, 'dr', 'team/app', 'refs/heads/blocked', expect.stringMatching(/ago$/), 'rejected refs/heads/blocked: pre-receive hook declined']);
+    expect(failedRow?.split(/\s{2,}/)).toEqual([
+      `${s.root}/dr/team/app.git`,
+      'dr',
+      'team/app',
+      'refs/heads/blocked',
+      expect.stringMatching(/ago$/),
+      'rejected refs/heads/blocked: pre-receive hook declined',
+    ]);
   },
   'refrelay retry --remote dr': async (line) => {
     const s = sandbox();
@@ -288,7 +318,9 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
     expect(namesIn(join(s.store, 'uri-state'))).toEqual([]);
   },
   'refrelay retry --uri github.com/example/app': async (line) => {
-    const s = sandbox({ remotes: (root) => ['[remote "github.public"]', `  url = ${root}/github.com/example/\${name}.git`, '  remoteNameStyle = basenameOnly'] });
+    const s = sandbox({
+      remotes: (root) => ['[remote "github.public"]', `  url = ${root}/github.com/example/\${name}.git`, '  remoteNameStyle = basenameOnly'],
+    });
     const uri = `${s.root}/github.com/example/app.git`;
     backOff(s, uri);
     backOff(s, `${s.root}/dr/team/app.git`);
@@ -323,7 +355,8 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
 
 /** Documented lines this file does not run, and why. */
 const NOT_RUN: Record<string, string> = {
-  'refrelay verify --fix && refrelay daemon --drain': 'it needs drifted destinations; test/integration/operations/verify-cli.test.ts runs it as written through sh',
+  'refrelay verify --fix && refrelay daemon --drain':
+    'it needs drifted destinations; test/integration/operations/verify-cli.test.ts runs it as written through sh',
 };
 
 describe('the command lines of --help, README.md and replication.config.example', () => {
@@ -333,7 +366,11 @@ describe('the command lines of --help, README.md and replication.config.example'
     expect(documented).toEqual([...Object.keys(RUNS), ...Object.keys(NOT_RUN)].sort());
   });
 
-  it.each(Object.keys(RUNS))('%s', async (line) => {
-    await RUNS[line]!(line);
-  }, 60_000);
+  it.each(Object.keys(RUNS))(
+    '%s',
+    async (line) => {
+      await RUNS[line]!(line);
+    },
+    60_000,
+  );
 });

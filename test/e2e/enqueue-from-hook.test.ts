@@ -86,7 +86,11 @@ describe('enqueue from a real post-receive hook', () => {
     };
     expect(json.version).toBe(1);
     expect(json.totals).toEqual({ waiting: 3, running: 0, failed: 0, corrupt: 0 });
-    expect(json.remotes.map((remote) => [remote.name, remote.waiting])).toEqual([['heads', 1], ['eu.mirror', 2], ['others', 0]]);
+    expect(json.remotes.map((remote) => [remote.name, remote.waiting])).toEqual([
+      ['heads', 1],
+      ['eu.mirror', 2],
+      ['others', 0],
+    ]);
     const heads = json.remotes[0]!.uris[0]!;
     expect(heads.uri).toBe(`file://${ws.dest}/heads/team/app.git`);
     expect(heads.oldestWaitingAgeMs).toBeGreaterThanOrEqual(0);
@@ -140,7 +144,9 @@ describe('enqueue from a real post-receive hook', () => {
     expect(fromArgs.status).toBe(2);
     expect(fromArgs.stderr).toBe(expected);
     const oid = 'a'.repeat(40);
-    const fromStdin = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--stdin'], { input: `${'0'.repeat(40)} ${oid} refs/heads/main\n${'0'.repeat(40)} ${oid} ${long}\n` });
+    const fromStdin = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--stdin'], {
+      input: `${'0'.repeat(40)} ${oid} refs/heads/main\n${'0'.repeat(40)} ${oid} ${long}\n`,
+    });
     expect(fromStdin.status).toBe(2);
     expect(fromStdin.stderr).toBe(expected);
     // Refused as a whole: not even the valid ref of the same hook call is queued.

@@ -54,7 +54,13 @@ describe('enqueue with the store not mounted', () => {
     expect(readdirSync(store)).toEqual([]);
     const spooled = readdirSync(spool).filter((name) => name.endsWith('.json'));
     expect(spooled).toHaveLength(1);
-    expect(JSON.parse(readFileSync(join(spool, spooled[0]!), 'utf8'))).toEqual({ version: 1, project: 'app', refs: ['refs/heads/main'], uri: join(root, 'dest', 'app.git'), remote: 'mirror' });
+    expect(JSON.parse(readFileSync(join(spool, spooled[0]!), 'utf8'))).toEqual({
+      version: 1,
+      project: 'app',
+      refs: ['refs/heads/main'],
+      uri: join(root, 'dest', 'app.git'),
+      remote: 'mirror',
+    });
     expect(readFileSync(join(spool, 'store.txt'), 'utf8')).toBe(`${store}\n`);
 
     expect(runCli(['init', '--config', config]).status).toBe(0);

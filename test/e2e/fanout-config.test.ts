@@ -40,20 +40,14 @@ function gerritSite() {
     '[remote "old"]',
     `    url = file://${dest}/old/\${name}.git`,
   ]);
-  writeFileSync(join(etc, 'replication', 'mirror.config'), [
-    '[remote]',
-    `    url = file://${dest}/mirror/\${name}.git`,
-    '    push = +refs/heads/*:refs/heads/*',
-    '    replicationDelay = 0',
-    '',
-  ].join('\n'));
-  writeFileSync(join(etc, 'replication', 'tags.config'), [
-    '[remote]',
-    `    url = ${dest}/tags/\${name}.git`,
-    '    push = refs/tags/*:refs/tags/*',
-    '    replicationDelay = 0',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(etc, 'replication', 'mirror.config'),
+    ['[remote]', `    url = file://${dest}/mirror/\${name}.git`, '    push = +refs/heads/*:refs/heads/*', '    replicationDelay = 0', ''].join('\n'),
+  );
+  writeFileSync(
+    join(etc, 'replication', 'tags.config'),
+    ['[remote]', `    url = ${dest}/tags/\${name}.git`, '    push = refs/tags/*:refs/tags/*', '    replicationDelay = 0', ''].join('\n'),
+  );
   const source = initBare(join(base, 'team', 'app.git'));
   writeHook(source, 'post-receive', `#!/bin/sh\nexec "${process.execPath}" "${cliBin}" enqueue --stdin --config "${config}"\n`);
   return { root, etc, config, store, source, dest };
@@ -61,10 +55,12 @@ function gerritSite() {
 
 function waitingTasks(store: string): string[] {
   const dir = join(store, 'ref-updates', 'waiting');
-  return readdirSync(dir).map((name) => {
-    const task = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { project: string; remote: string; uri: string; refs: string[] };
-    return `${task.remote} ${task.uri} ${task.project} ${task.refs.join(',')}`;
-  }).sort();
+  return readdirSync(dir)
+    .map((name) => {
+      const task = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { project: string; remote: string; uri: string; refs: string[] };
+      return `${task.remote} ${task.uri} ${task.project} ${task.refs.join(',')}`;
+    })
+    .sort();
 }
 
 describe('a Gerrit fan-out config (replication.config + replication/*.config)', () => {

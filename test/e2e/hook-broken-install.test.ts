@@ -33,8 +33,12 @@ function site(): Site {
   const root = realpathSync(tempDir('refrelay-broken-install'));
   const repo = initBare(join(root, 'base', 'app.git'));
   const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, `  spoolPath = ${join(root, 'spool')}`,
-    '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`,
+    '[replication]',
+    `  storePath = ${join(root, 'store')}`,
+    `  basePath = ${join(root, 'base')}`,
+    `  spoolPath = ${join(root, 'spool')}`,
+    '[remote "mirror"]',
+    `  url = ${join(root, 'dest')}/\${name}.git`,
   ]);
   const install = join(root, 'prefix', 'lib', 'node_modules', 'refrelay');
   mkdirSync(install, { recursive: true });
@@ -53,7 +57,10 @@ function push(s: Site): { status: number | null; hookLines: string[] } {
   git(s.work, ['commit', '-q', '--allow-empty', '-m', `commit ${Date.now()}`]);
   const result = spawnSync('git', ['push', s.repo, 'main'], { cwd: s.work, env: gitEnv, encoding: 'utf8' });
   expect(git(s.repo, ['rev-parse', 'main']).trim()).toBe(git(s.work, ['rev-parse', 'HEAD']).trim());
-  const hookLines = result.stderr.split('\n').filter((line) => line.startsWith('remote: ')).map((line) => line.slice('remote: '.length).trimEnd());
+  const hookLines = result.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('remote: '))
+    .map((line) => line.slice('remote: '.length).trimEnd());
   return { status: result.status, hookLines };
 }
 
@@ -64,7 +71,9 @@ describe('a hook whose refrelay cannot start', () => {
     const installed = spawnSync(s.globalBin, ['hook', 'install', '--repo', s.repo, '--config', s.config], { encoding: 'utf8' });
     expect(installed.stderr).toBe('');
     expect(installed.status).toBe(0);
-    expect(installed.stdout).toBe(`hooks run the refrelay at ${script} (node ${process.execPath})\ninstall: ${join(s.repo, 'hooks', 'post-receive')}\n1 hook changed, 0 unchanged\n`);
+    expect(installed.stdout).toBe(
+      `hooks run the refrelay at ${script} (node ${process.execPath})\ninstall: ${join(s.repo, 'hooks', 'post-receive')}\n1 hook changed, 0 unchanged\n`,
+    );
     expect(readFileSync(join(s.repo, 'hooks', 'post-receive'), 'utf8')).toContain(`\n  refrelay='${script}'\n`);
     expect(push(s).hookLines).toEqual(['refrelay: queued 1 task for app']);
   });
@@ -80,7 +89,9 @@ describe('a hook whose refrelay cannot start', () => {
         `install: ${hook}\n1 hook changed, 0 unchanged\n`,
     );
     const fromPackage = spawnSync(s.globalBin, ['hook', 'install', '--repo', s.repo, '--config', s.config], { encoding: 'utf8' });
-    expect(fromPackage.stdout).toBe(`hooks run the refrelay at ${join(s.install, 'bin', 'refrelay.js')} (node ${process.execPath})\nupdate (it ran another refrelay, node or config): ${hook}\n1 hook changed, 0 unchanged\n`);
+    expect(fromPackage.stdout).toBe(
+      `hooks run the refrelay at ${join(s.install, 'bin', 'refrelay.js')} (node ${process.execPath})\nupdate (it ran another refrelay, node or config): ${hook}\n1 hook changed, 0 unchanged\n`,
+    );
     const again = spawnSync(s.globalBin, ['hook', 'install', '--repo', s.repo, '--config', s.config], { encoding: 'utf8' });
     expect(again.stdout).toContain(`already installed: ${hook}\n0 hooks changed, 1 unchanged\n`);
   });
@@ -109,7 +120,9 @@ describe('a hook whose refrelay cannot start', () => {
     rmSync(join(s.install, 'bin', 'refrelay.js'));
     const scriptMissing = push(s);
     expect(scriptMissing.status).toBe(0);
-    expect(scriptMissing.hookLines).toEqual([`refrelay: could not queue replication (refrelay at ${script} failed to start: the file is missing); ${RECOVERY}`]);
+    expect(scriptMissing.hookLines).toEqual([
+      `refrelay: could not queue replication (refrelay at ${script} failed to start: the file is missing); ${RECOVERY}`,
+    ]);
   });
 
   it('still exits with the status of the hook it chains, and names a node that is gone', () => {
@@ -119,10 +132,19 @@ describe('a hook whose refrelay cannot start', () => {
     // As after a node upgrade under a version manager: the node the hook was installed with is gone.
     const gone = join(s.root, 'node-18', 'bin', 'node');
     writeFileSync(hook, hookScript('post-receive', { node: gone, script: join(s.install, 'bin', 'refrelay.js'), config: s.config }), { mode: 0o755 });
-    const ran = spawnSync(hook, [], { cwd: s.repo, env: { ...gitEnv, GIT_DIR: '.' }, input: `${'0'.repeat(40)} ${'a'.repeat(40)} refs/heads/main\n`, encoding: 'utf8' });
-    expect(ran.stderr).toBe(`refrelay: could not queue replication (refrelay at ${join(s.install, 'bin', 'refrelay.js')} failed to start: node is missing at ${gone}); ${RECOVERY}\n`);
+    const ran = spawnSync(hook, [], {
+      cwd: s.repo,
+      env: { ...gitEnv, GIT_DIR: '.' },
+      input: `${'0'.repeat(40)} ${'a'.repeat(40)} refs/heads/main\n`,
+      encoding: 'utf8',
+    });
+    expect(ran.stderr).toBe(
+      `refrelay: could not queue replication (refrelay at ${join(s.install, 'bin', 'refrelay.js')} failed to start: node is missing at ${gone}); ${RECOVERY}\n`,
+    );
     expect(ran.status).toBe(7);
-    expect(push(s).hookLines).toEqual([`refrelay: could not queue replication (refrelay at ${join(s.install, 'bin', 'refrelay.js')} failed to start: node is missing at ${gone}); ${RECOVERY}`]);
+    expect(push(s).hookLines).toEqual([
+      `refrelay: could not queue replication (refrelay at ${join(s.install, 'bin', 'refrelay.js')} failed to start: node is missing at ${gone}); ${RECOVERY}`,
+    ]);
   });
 
   it('hook install --help says that hooks installed from a source checkout depend on it', () => {

@@ -89,8 +89,15 @@ describe('the npm package', () => {
     const { store, base, source } = appSource(site);
     const dest = join(site, 'dest');
     const config = writeConfig(join(site, 'replication.config'), [
-      '[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  httpListen = off', '  distributionInterval = 200ms', '  randomDelay = 0',
-      '[remote "mirror"]', `  url = ${dest}/\${name}.git`, '  replicationDelay = 0',
+      '[replication]',
+      `  storePath = ${store}`,
+      `  basePath = ${base}`,
+      '  httpListen = off',
+      '  distributionInterval = 200ms',
+      '  randomDelay = 0',
+      '[remote "mirror"]',
+      `  url = ${dest}/\${name}.git`,
+      '  replicationDelay = 0',
     ]);
     // Run from outside the checkout, so nothing resolves against the repository's node_modules.
     const shell = cleanEnv();

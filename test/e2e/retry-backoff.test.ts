@@ -33,7 +33,10 @@ function writeState(store: string, uri: string, fields: Record<string, unknown> 
   const key = uriKey(uri);
   mkdirSync(join(store, 'uri-state'), { recursive: true });
   const now = Date.now();
-  writeFileSync(join(store, 'uri-state', `${key}.json`), `${JSON.stringify({ uri, attempts: 3, lastError: 'connection refused', notBefore: now + threeThousandYearsMs, updatedAt: now, nodeId: 'node-1', ...fields })}\n`);
+  writeFileSync(
+    join(store, 'uri-state', `${key}.json`),
+    `${JSON.stringify({ uri, attempts: 3, lastError: 'connection refused', notBefore: now + threeThousandYearsMs, updatedAt: now, nodeId: 'node-1', ...fields })}\n`,
+  );
   return key;
 }
 
@@ -52,7 +55,7 @@ describe('refrelay retry clears backoffs', () => {
     expect(readUriStateFile(s.store, other)).toBeDefined();
   });
 
-  it("--remote clears the backoffs of the URIs its URL expands to, --all every one left, a file without a uri included", () => {
+  it('--remote clears the backoffs of the URIs its URL expands to, --all every one left, a file without a uri included', () => {
     const s = setup();
     writeState(s.store, 'https://bot:s3cret@dr.example.com/a.git');
     writeState(s.store, 'https://bot:s3cret@dr.example.com/team/b.git');
@@ -69,14 +72,21 @@ describe('refrelay retry clears backoffs', () => {
 
     const all = runCli(['retry', '--config', s.config, '--all']);
     expect(all.status).toBe(0);
-    expect(all.stdout.split('\n')).toEqual(['cleared the backoff of 2 URIs:', ...['  ssh://git@gh.example.com/mirror/a.git', `  uri-state/${bare}.json`].sort(), '']);
+    expect(all.stdout.split('\n')).toEqual([
+      'cleared the backoff of 2 URIs:',
+      ...['  ssh://git@gh.example.com/mirror/a.git', `  uri-state/${bare}.json`].sort(),
+      '',
+    ]);
     expect(namesIn(join(s.store, 'uri-state'))).toEqual([]);
   });
 
   it('says both what it moved back and what backoffs it cleared when it did both', async () => {
     const s = setup();
     const failedUri = 'ssh://git@gh.example.com/mirror/a.git';
-    await new TaskStore({ root: s.store, nodeId: 'node-1' }).parkFailed({ project: 'a', refs: ['refs/heads/main'], uri: failedUri, remote: 'gh' }, { reason: 'rejected by the destination: non-fast-forward', refs: ['refs/heads/main'] });
+    await new TaskStore({ root: s.store, nodeId: 'node-1' }).parkFailed(
+      { project: 'a', refs: ['refs/heads/main'], uri: failedUri, remote: 'gh' },
+      { reason: 'rejected by the destination: non-fast-forward', refs: ['refs/heads/main'] },
+    );
     const backingOff = writeState(s.store, 'ssh://git@gh.example.com/mirror/b.git');
 
     expect(runCli(['retry', '--config', s.config, '--remote', 'gh'])).toEqual({

@@ -59,9 +59,9 @@ function expectSaneNumbers(config: ReplicationConfig): void {
 
 /** Flips the case of some letters: git key names are case-insensitive. */
 const anyCase = (key: string): fc.Arbitrary<string> =>
-  fc.array(fc.boolean(), { minLength: key.length, maxLength: key.length }).map((flips) =>
-    [...key].map((c, i) => (flips[i] ? (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) : c)).join(''),
-  );
+  fc
+    .array(fc.boolean(), { minLength: key.length, maxLength: key.length })
+    .map((flips) => [...key].map((c, i) => (flips[i] ? (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) : c)).join(''));
 
 const gitKeyName = fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,14}$/);
 
@@ -76,18 +76,90 @@ const keyFor = (section: 'replication' | 'remote' | 'gerrit'): fc.Arbitrary<stri
   );
 
 const plausibleValue = fc.constantFrom(
-  '15s', '2m', '500ms', '2 min', '0', '10', '1', '4', '100', '1000', 'true', 'false', 'yes', 'off', '/tmp/refrelay-store', 'store',
-  '../x', '/srv/${name}.git', 'ssh://git@host:29418/${name}.git', 'git@host:${name}.git', 'https://host/${name}.git',
-  '+refs/heads/*:refs/heads/*', 'refs/tags/*', 'team/*', '^lib-.*', 'exact-project', '*', 'dash', 'basenameOnly', 'slash',
-  '127.0.0.1:0', 'off', '[::1]:9464', '027', '0002', 'accept-new', 'yes', 'node-1', 'ssh -o BatchMode=yes', '^refs/meta/.*',
+  '15s',
+  '2m',
+  '500ms',
+  '2 min',
+  '0',
+  '10',
+  '1',
+  '4',
+  '100',
+  '1000',
+  'true',
+  'false',
+  'yes',
+  'off',
+  '/tmp/refrelay-store',
+  'store',
+  '../x',
+  '/srv/${name}.git',
+  'ssh://git@host:29418/${name}.git',
+  'git@host:${name}.git',
+  'https://host/${name}.git',
+  '+refs/heads/*:refs/heads/*',
+  'refs/tags/*',
+  'team/*',
+  '^lib-.*',
+  'exact-project',
+  '*',
+  'dash',
+  'basenameOnly',
+  'slash',
+  '127.0.0.1:0',
+  'off',
+  '[::1]:9464',
+  '027',
+  '0002',
+  'accept-new',
+  'yes',
+  'node-1',
+  'ssh -o BatchMode=yes',
+  '^refs/meta/.*',
 );
 
 const garbageValue = fc.oneof(
   fc.constantFrom(
-    '', ' ', '-5s', '-1', '9'.repeat(40), `${'9'.repeat(20)}s`, '99999999999999999 days', '1e3', '0x10', '1.5', 'NaN', 'Infinity',
-    '5 fortnights', 'tru', '^(', '[', '(?<a>x)(?<a>y)', '\\', '^*', 'a{2,1}', '${name', '../../..', 'refs/heads/*:refs/heads/main',
-    ':refs/heads/x', '^refs/heads/x', 'refs/a:refs/b:refs/c', 'ssh://', ':', 'localhost:99999', '-oProxyCommand=x', 'é😀',
-    '0999', '8', 'maybe', '"', '#', ';', '=', '\t', '\u00a0',
+    '',
+    ' ',
+    '-5s',
+    '-1',
+    '9'.repeat(40),
+    `${'9'.repeat(20)}s`,
+    '99999999999999999 days',
+    '1e3',
+    '0x10',
+    '1.5',
+    'NaN',
+    'Infinity',
+    '5 fortnights',
+    'tru',
+    '^(',
+    '[',
+    '(?<a>x)(?<a>y)',
+    '\\',
+    '^*',
+    'a{2,1}',
+    '${name',
+    '../../..',
+    'refs/heads/*:refs/heads/main',
+    ':refs/heads/x',
+    '^refs/heads/x',
+    'refs/a:refs/b:refs/c',
+    'ssh://',
+    ':',
+    'localhost:99999',
+    '-oProxyCommand=x',
+    'é😀',
+    '0999',
+    '8',
+    'maybe',
+    '"',
+    '#',
+    ';',
+    '=',
+    '\t',
+    '\u00a0',
   ),
   fc.string({ unit: 'binary', maxLength: 12 }),
   fc.integer().map(String),
@@ -97,8 +169,19 @@ const garbageValue = fc.oneof(
 /** Values aimed at one kind of key, so every parser meets its own edge cases. */
 const TYPED_VALUES: readonly (readonly [readonly string[], readonly string[]])[] = [
   [
-    ['distributionInterval', 'randomDelay', 'lockStale', 'shutdownGrace', 'verifyInterval', 'caughtUpThreshold', 'usageHalfLife',
-      'replicationDelay', 'rescheduleDelay', 'replicationRetry', 'timeout'],
+    [
+      'distributionInterval',
+      'randomDelay',
+      'lockStale',
+      'shutdownGrace',
+      'verifyInterval',
+      'caughtUpThreshold',
+      'usageHalfLife',
+      'replicationDelay',
+      'rescheduleDelay',
+      'replicationRetry',
+      'timeout',
+    ],
     ['0', '1', '15s', ' 3 s ', '2 MIN', '500ms', '1d', '-5s', '-1', '1.5s', `${'9'.repeat(20)}s`, '9007199254740991', '1 fortnight', 's', ''],
   ],
   [
@@ -106,8 +189,16 @@ const TYPED_VALUES: readonly (readonly [readonly string[], readonly string[]])[]
     ['0', '1', '7', ' 12 ', '1000', '1001', '-1', '1e3', '0x10', '1.0', '9'.repeat(30), ''],
   ],
   [
-    ['watchRepositories', 'autoReload', 'replicateOnStartup', 'sshConnectionReuse', 'allowInsecureSecrets', 'mirror',
-      'createMissingRepositories', 'defaultForceUpdate'],
+    [
+      'watchRepositories',
+      'autoReload',
+      'replicateOnStartup',
+      'sshConnectionReuse',
+      'allowInsecureSecrets',
+      'mirror',
+      'createMissingRepositories',
+      'defaultForceUpdate',
+    ],
     ['true', 'FALSE', 'yes', 'off', '1', '0', '', 'maybe', '2'],
   ],
   [
@@ -163,8 +254,23 @@ const secretEntry = (section: 'replication' | 'remote'): fc.Arbitrary<string> =>
 
 const remoteName = fc.oneof(
   fc.constantFrom(
-    'backup', 'eu.mirror', 'a/b', 'a b', '__proto__', 'constructor', 'toString', 'hasOwnProperty', '', 'x"y', 'x\\y', 'é😀', '..',
-    '-x', '${name}', 'a]b', 'UPPER',
+    'backup',
+    'eu.mirror',
+    'a/b',
+    'a b',
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+    '',
+    'x"y',
+    'x\\y',
+    'é😀',
+    '..',
+    '-x',
+    '${name}',
+    'a]b',
+    'UPPER',
   ),
   fc.string({ unit: 'binary', maxLength: 6 }),
 );

@@ -14,13 +14,15 @@ const SUFFIXES: readonly (readonly [string, number])[] = [
 ];
 
 const durationLike = fc.oneof(
-  fc.tuple(
-    fc.constantFrom('', ' ', '\t', '-', '+', '0', '00', '1e', '\u00a0'),
-    fc.oneof(fc.nat().map(String), fc.constantFrom('9'.repeat(16), '9'.repeat(30), '9007199254740991', '9007199254740992', '1.5', '')),
-    fc.constantFrom('', ' ', '  '),
-    fc.oneof(fc.constantFrom(...SUFFIXES.map(([s]) => s)), fc.constantFrom('MS', 'Sec', 'fortnight', 'µs', 'ſ', 'K', 'w', 'y', '')),
-    fc.constantFrom('', ' ', '\n', 'x', 's'),
-  ).map((parts) => parts.join('')),
+  fc
+    .tuple(
+      fc.constantFrom('', ' ', '\t', '-', '+', '0', '00', '1e', '\u00a0'),
+      fc.oneof(fc.nat().map(String), fc.constantFrom('9'.repeat(16), '9'.repeat(30), '9007199254740991', '9007199254740992', '1.5', '')),
+      fc.constantFrom('', ' ', '  '),
+      fc.oneof(fc.constantFrom(...SUFFIXES.map(([s]) => s)), fc.constantFrom('MS', 'Sec', 'fortnight', 'µs', 'ſ', 'K', 'w', 'y', '')),
+      fc.constantFrom('', ' ', '\n', 'x', 's'),
+    )
+    .map((parts) => parts.join('')),
   fc.string({ unit: 'binary', maxLength: 12 }),
 );
 
@@ -54,7 +56,7 @@ describe('parseDuration', () => {
     );
   });
 
-  it('reads a bare whole number in the key\'s own unit', () => {
+  it("reads a bare whole number in the key's own unit", () => {
     fc.assert(
       fc.property(fc.nat({ max: 1_000_000_000 }), bareUnit, (n, unit) => {
         expect(parseDuration(String(n), unit)).toBe(n * BARE_MS[unit]);

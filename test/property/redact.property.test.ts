@@ -20,8 +20,40 @@ function encodeUserinfoPart(raw: string, colonAllowed: boolean): string {
 
 /** Characters that stress a redactor: URL delimiters, quotes, "%", unicode spaces, emoji, lone surrogates. */
 const awkward = fc.constantFrom(
-  ':', '@', '/', '?', '#', '[', ']', '%', '%40', ' ', '\t', '\u00a0', '\u2028', '\u3000', '"', "'", '\\', '*', '***', '$&', '$1',
-  'é', 'ß', '日本', '😀', '\ud800', '\0', '\n', '=', '&', '+', ';', '!', '~',
+  ':',
+  '@',
+  '/',
+  '?',
+  '#',
+  '[',
+  ']',
+  '%',
+  '%40',
+  ' ',
+  '\t',
+  '\u00a0',
+  '\u2028',
+  '\u3000',
+  '"',
+  "'",
+  '\\',
+  '*',
+  '***',
+  '$&',
+  '$1',
+  'é',
+  'ß',
+  '日本',
+  '😀',
+  '\ud800',
+  '\0',
+  '\n',
+  '=',
+  '&',
+  '+',
+  ';',
+  '!',
+  '~',
 );
 
 const secretText = (minLength: number): fc.Arbitrary<string> =>
@@ -55,13 +87,7 @@ const credentialUrl: fc.Arbitrary<Credential> = fc
   .map(({ scheme: s, user, password, host: h, port: p, path: rest }) => {
     const encodedUser = encodeUserinfoPart(user, false);
     const embedded = encodeUserinfoPart(password, true);
-    return {
-      user,
-      password,
-      url: `${s}://${encodedUser}:${embedded}@${h}${p}${rest}`,
-      redacted: `${s}://${encodedUser}:***@${h}${p}${rest}`,
-      embedded,
-    };
+    return { user, password, url: `${s}://${encodedUser}:${embedded}@${h}${p}${rest}`, redacted: `${s}://${encodedUser}:***@${h}${p}${rest}`, embedded };
   });
 
 /** Free text with no URL in it: "://" never appears, so nothing in it looks like a credential. */
@@ -85,11 +111,7 @@ const lineAround = fc.constantFrom(
 
 /** A text holding one to three credential URLs between noise, built twice: as written and as redaction must leave it. */
 const textWithCredentials = fc
-  .tuple(
-    fc.array(fc.tuple(noise, separator, lineAround, credentialUrl, separator), { minLength: 1, maxLength: 3 }),
-    noise,
-    fc.boolean(),
-  )
+  .tuple(fc.array(fc.tuple(noise, separator, lineAround, credentialUrl, separator), { minLength: 1, maxLength: 3 }), noise, fc.boolean())
   .map(([parts, tail, asJsonString]) => {
     let text = '';
     let expected = '';
@@ -160,18 +182,20 @@ describe('redactText', () => {
 /** URLs without a password: none, or a user name only, and scp-like addresses. */
 const urlWithoutPassword = fc
   .record({ scheme, user: fc.option(secretText(1), { nil: undefined }), host, port, path })
-  .map(({ scheme: s, user, host: h, port: p, path: rest }) =>
-    `${s}://${user === undefined ? '' : `${encodeUserinfoPart(user, false)}@`}${h}${p}${rest}`,
-  );
+  .map(({ scheme: s, user, host: h, port: p, path: rest }) => `${s}://${user === undefined ? '' : `${encodeUserinfoPart(user, false)}@`}${h}${p}${rest}`);
 const scpLike = fc.constantFrom('git@example.com:team/app.git', 'example.com:x.git', 'user@[::1]:x', 'a:b@c');
 
 describe('texts without credentials', () => {
   it('come out of redactText unchanged', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(noise, separator, lineAround, fc.oneof(urlWithoutPassword, scpLike), separator), { maxLength: 3 }), noise, (parts, tail) => {
-        const text = parts.map(([before, open, line, url, close]) => `${before}${open}${line(url)}${close}`).join('') + tail;
-        expect(redactText(text)).toBe(text);
-      }),
+      fc.property(
+        fc.array(fc.tuple(noise, separator, lineAround, fc.oneof(urlWithoutPassword, scpLike), separator), { maxLength: 3 }),
+        noise,
+        (parts, tail) => {
+          const text = parts.map(([before, open, line, url, close]) => `${before}${open}${line(url)}${close}`).join('') + tail;
+          expect(redactText(text)).toBe(text);
+        },
+      ),
       { seed: 5005, numRuns: 2000 },
     );
   });
@@ -187,12 +211,10 @@ describe('texts without credentials', () => {
 });
 
 describe('an empty user name (RFC 3986 allows `https://:token@host`)', () => {
-  const tokenUrl = fc
-    .record({ scheme, password: secretText(4), host, port, path })
-    .map(({ scheme: s, password, host: h, port: p, path: rest }) => {
-      const embedded = encodeUserinfoPart(password, true);
-      return { password, embedded, url: `${s}://:${embedded}@${h}${p}${rest}`, redacted: `${s}://:***@${h}${p}${rest}` };
-    });
+  const tokenUrl = fc.record({ scheme, password: secretText(4), host, port, path }).map(({ scheme: s, password, host: h, port: p, path: rest }) => {
+    const embedded = encodeUserinfoPart(password, true);
+    return { password, embedded, url: `${s}://:${embedded}@${h}${p}${rest}`, redacted: `${s}://:***@${h}${p}${rest}` };
+  });
 
   it('redacts the password in text exactly as redactUrl does', () => {
     fc.assert(

@@ -9,9 +9,7 @@ const edgyPiece = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('refs/', 'heads/', 'tags/', 'main', 'a', 'b', 'x', 'release-', 'v', '1') },
   {
     weight: 4,
-    arbitrary: fc.constantFrom(
-      '*', '/', '.', '..', '.lock', 'lock', '@', '@{', '{', '}', '+', ':', '^', '~', '?', '[', '\\', ' ', '\t', '\0', '-', 'é', '😀',
-    ),
+    arbitrary: fc.constantFrom('*', '/', '.', '..', '.lock', 'lock', '@', '@{', '{', '}', '+', ':', '^', '~', '?', '[', '\\', ' ', '\t', '\0', '-', 'é', '😀'),
   },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 3 }) },
 );
@@ -20,9 +18,9 @@ const edgyText = fc.array(edgyPiece, { minLength: 0, maxLength: 8 }).map((parts)
 
 /** Refspec-shaped text: `[+]src[:dst]` with edge-case pieces on both sides, plus plain noise. */
 const refspecText = fc.oneof(
-  fc.tuple(fc.constantFrom('', '+', ' ', ' +', '^', '++'), edgyText, fc.constantFrom('', ':', '::'), edgyText).map(
-    ([lead, src, colon, dst]) => `${lead}${src}${colon}${colon === '' ? '' : dst}`,
-  ),
+  fc
+    .tuple(fc.constantFrom('', '+', ' ', ' +', '^', '++'), edgyText, fc.constantFrom('', ':', '::'), edgyText)
+    .map(([lead, src, colon, dst]) => `${lead}${src}${colon}${colon === '' ? '' : dst}`),
   fc.string({ unit: 'binary' }),
 );
 
@@ -37,25 +35,20 @@ const patternSide = (withStar: boolean): fc.Arbitrary<string> =>
 
 const validRefspec: fc.Arbitrary<Refspec> = fc
   .tuple(fc.boolean(), fc.boolean(), fc.boolean())
-  .chain(([force, withStar, sameName]) =>
-    fc.tuple(fc.constant(force), patternSide(withStar), sameName ? fc.constant(undefined) : patternSide(withStar)),
-  )
+  .chain(([force, withStar, sameName]) => fc.tuple(fc.constant(force), patternSide(withStar), sameName ? fc.constant(undefined) : patternSide(withStar)))
   .map(([force, src, dst]) => parseRefspec(`${force ? '+' : ''}${src}${dst === undefined ? '' : `:${dst}`}`))
   .filter((parsed): parsed is Refspec => typeof parsed !== 'string');
 
 /** What a "*" may stand for: anything, with a bias toward what makes the other side invalid. */
 const matchedPart = fc.oneof(
-  fc.array(fc.constantFrom('a', 'b', '.', '..', '/', '//', '.lock', 'lock', '@', '{', '}', '-', 'x.', '.x', 'é', '*', ' '), {
-    minLength: 1,
-    maxLength: 4,
-  }).map((parts) => parts.join('')),
+  fc
+    .array(fc.constantFrom('a', 'b', '.', '..', '/', '//', '.lock', 'lock', '@', '{', '}', '-', 'x.', '.x', 'é', '*', ' '), { minLength: 1, maxLength: 4 })
+    .map((parts) => parts.join('')),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }),
 );
 
 /** A refspec and a ref that its source pattern matches (or, for an exact refspec, its source). */
-const specAndMatchingRef = fc
-  .tuple(validRefspec, matchedPart)
-  .map(([spec, part]) => ({ spec, ref: spec.src.replace('*', () => part) }));
+const specAndMatchingRef = fc.tuple(validRefspec, matchedPart).map(([spec, part]) => ({ spec, ref: spec.src.replace('*', () => part) }));
 
 const anyRef = fc.oneof(
   fc.array(edgyPiece, { minLength: 1, maxLength: 8 }).map((parts) => `refs/${parts.join('')}`),
@@ -99,7 +92,10 @@ describe('mapRefThroughRefspecs', () => {
     fc.assert(
       fc.property(
         fc.array(validRefspec, { minLength: 1, maxLength: 3 }),
-        fc.oneof(anyRef, specAndMatchingRef.map(({ ref }) => ref)),
+        fc.oneof(
+          anyRef,
+          specAndMatchingRef.map(({ ref }) => ref),
+        ),
         (specs, ref) => {
           const mapped = mapRefThroughRefspecs(specs, ref);
           if (mapped === undefined) return;
@@ -110,7 +106,7 @@ describe('mapRefThroughRefspecs', () => {
     );
   });
 
-  it('maps a valid ref its refspec matches to a valid destination, with that refspec\'s force flag', () => {
+  it("maps a valid ref its refspec matches to a valid destination, with that refspec's force flag", () => {
     let mappedCount = 0;
     fc.assert(
       fc.property(specAndMatchingRef, ({ spec, ref }) => {
@@ -128,22 +124,29 @@ describe('mapRefThroughRefspecs', () => {
 
   it('maps the source of an exact refspec to its destination, and only that ref', () => {
     fc.assert(
-      fc.property(validRefspec.filter((spec) => !spec.src.includes('*')), anyRef, (spec, ref) => {
-        expect(mapRef(spec, spec.src)).toBe(spec.dst);
-        if (ref !== spec.src) expect(mapRef(spec, ref)).toBeUndefined();
-      }),
+      fc.property(
+        validRefspec.filter((spec) => !spec.src.includes('*')),
+        anyRef,
+        (spec, ref) => {
+          expect(mapRef(spec, spec.src)).toBe(spec.dst);
+          if (ref !== spec.src) expect(mapRef(spec, ref)).toBeUndefined();
+        },
+      ),
       { seed: 3005, numRuns: 500 },
     );
   });
 
   it('reads a wildcard mapping backwards to the ref it came from (mirror deletes rely on it)', () => {
     fc.assert(
-      fc.property(specAndMatchingRef.filter(({ spec }) => spec.src.includes('*')), ({ spec, ref }) => {
-        fc.pre(refNameProblem(ref) === undefined);
-        const dst = mapRef(spec, ref);
-        if (dst === undefined) return;
-        expect(mapRef({ ...spec, src: spec.dst, dst: spec.src }, dst)).toBe(ref);
-      }),
+      fc.property(
+        specAndMatchingRef.filter(({ spec }) => spec.src.includes('*')),
+        ({ spec, ref }) => {
+          fc.pre(refNameProblem(ref) === undefined);
+          const dst = mapRef(spec, ref);
+          if (dst === undefined) return;
+          expect(mapRef({ ...spec, src: spec.dst, dst: spec.src }, dst)).toBe(ref);
+        },
+      ),
       { seed: 3006, numRuns: 1000 },
     );
   });

@@ -46,8 +46,31 @@ const namePiece = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.constantFrom(
-      '.', '..', '/', '%', '%2F', '%2f', '%2e', '%2E%2E', '%25', '%5C', '..%2F', '%2F..', '%00', ' ', '#', '?', ':', '@', '~', '$',
-      '${name}', 'é', '😀', '-', '\\',
+      '.',
+      '..',
+      '/',
+      '%',
+      '%2F',
+      '%2f',
+      '%2e',
+      '%2E%2E',
+      '%25',
+      '%5C',
+      '..%2F',
+      '%2F..',
+      '%00',
+      ' ',
+      '#',
+      '?',
+      ':',
+      '@',
+      '~',
+      '$',
+      '${name}',
+      'é',
+      '😀',
+      '-',
+      '\\',
     ),
   },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 5 }) },
@@ -120,23 +143,18 @@ describe('expandUrl', () => {
 
   it('percent-encodes every http(s) path segment, so the URL path decodes back to the styled name', () => {
     fc.assert(
-      fc.property(
-        acceptedProject,
-        fc.constantFrom('https://host/git/${name}.git', 'http://user@host:8080/${name}'),
-        style,
-        (project, template, nameStyle) => {
-          const url = expandUrl(template, project, nameStyle);
-          expect(urlKind(url)).toBe('http');
-          const parsed = new URL(url);
-          expect(parsed.hash).toBe('');
-          expect(parsed.search).toBe('');
-          const prefix = new URL(template.replace('${name}', 'X')).pathname.split('X')[0] ?? '';
-          // A lone surrogate has no UTF-8 form; it is sent as U+FFFD, as Node writes it to argv and files.
-          expect(decodeURIComponent(parsed.pathname)).toBe(
-            wellFormed(`${prefix}${styleProjectName(project, nameStyle)}${template.endsWith('.git') ? '.git' : ''}`),
-          );
-        },
-      ),
+      fc.property(acceptedProject, fc.constantFrom('https://host/git/${name}.git', 'http://user@host:8080/${name}'), style, (project, template, nameStyle) => {
+        const url = expandUrl(template, project, nameStyle);
+        expect(urlKind(url)).toBe('http');
+        const parsed = new URL(url);
+        expect(parsed.hash).toBe('');
+        expect(parsed.search).toBe('');
+        const prefix = new URL(template.replace('${name}', 'X')).pathname.split('X')[0] ?? '';
+        // A lone surrogate has no UTF-8 form; it is sent as U+FFFD, as Node writes it to argv and files.
+        expect(decodeURIComponent(parsed.pathname)).toBe(
+          wellFormed(`${prefix}${styleProjectName(project, nameStyle)}${template.endsWith('.git') ? '.git' : ''}`),
+        );
+      }),
       { seed: 4004, numRuns: 500 },
     );
   });

@@ -15,8 +15,34 @@ function pathOrRefusal(make: () => string): string | undefined {
 }
 
 const hostilePiece = fc.constantFrom(
-  '.', '..', '...', '/', '//', '\\', '\0', '~', '-', ' ', '\n', '%2F', '..%2F', 'a', 'b', 'lease-1', '.json', 'owner.json', '.reason.json',
-  '0123456789abcdef0123456789abcdef01234567', 'é', '😀', '\ud800', '*', '?', ':', '$HOME', '${x}',
+  '.',
+  '..',
+  '...',
+  '/',
+  '//',
+  '\\',
+  '\0',
+  '~',
+  '-',
+  ' ',
+  '\n',
+  '%2F',
+  '..%2F',
+  'a',
+  'b',
+  'lease-1',
+  '.json',
+  'owner.json',
+  '.reason.json',
+  '0123456789abcdef0123456789abcdef01234567',
+  'é',
+  '😀',
+  '\ud800',
+  '*',
+  '?',
+  ':',
+  '$HOME',
+  '${x}',
 );
 
 const name = fc.oneof(

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TaskFormatError } from '../../src/errors.js';
-import { FULL_SYNC_REF, TASK_FORMAT_VERSION, canonicalTask, decodeTask, encodeTask, taskKey, type Task } from '../../src/task/task.js';
+import { FULL_SYNC_REF, canonicalTask, decodeTask, encodeTask, taskKey, type Task } from '../../src/task/task.js';
 
 /** Decodes, or returns the TaskFormatError; any other exception fails the property. */
 function decodeOrError(text: string): Task | TaskFormatError {
@@ -23,17 +23,9 @@ function expectValidTask(task: Task): void {
 }
 
 const text = fc.string({ unit: 'binary', minLength: 1, maxLength: 30 });
-const ref = fc.oneof(
-  fc.constantFrom('refs/heads/main', 'refs/tags/v1', 'refs/heads/ä', 'refs/heads/B', FULL_SYNC_REF, 'refs/changes/01/1/1'),
-  text,
-);
+const ref = fc.oneof(fc.constantFrom('refs/heads/main', 'refs/tags/v1', 'refs/heads/ä', 'refs/heads/B', FULL_SYNC_REF, 'refs/changes/01/1/1'), text);
 
-const task: fc.Arbitrary<Task> = fc.record({
-  project: text,
-  refs: fc.array(ref, { minLength: 1, maxLength: 6 }),
-  uri: text,
-  remote: text,
-});
+const task: fc.Arbitrary<Task> = fc.record({ project: text, refs: fc.array(ref, { minLength: 1, maxLength: 6 }), uri: text, remote: text });
 
 const fieldNames = ['version', 'project', 'refs', 'ref', 'uri', 'remote', 'extra', '__proto__'] as const;
 
@@ -42,7 +34,7 @@ const mutation = fc.record({
   field: fc.constantFrom(...fieldNames),
   value: fc.oneof(
     fc.constant(undefined),
-    fc.constantFrom('', null, [], {}, 0, 1, 2, -1, 1.5, 1e400, '1', [''], [1], FULL_SYNC_REF),
+    fc.constantFrom('', null, [], {}, 0, 1, 2, -1, 1.5, Infinity, '1', [''], [1], FULL_SYNC_REF),
     ref,
     fc.array(ref, { maxLength: 3 }),
     fc.jsonValue({ maxDepth: 2 }),
@@ -54,49 +46,54 @@ const mutation = fc.record({
  * single `ref`), with up to three fields removed or changed, and any JSON value.
  */
 const taskLikeJson: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 4, arbitrary: fc
-    .tuple(task, fc.constantFrom('v1', 'unversioned', 'legacy-ref'), fc.array(mutation, { maxLength: 3 }))
-    .map(([t, form, changes]) => {
+  {
+    weight: 4,
+    arbitrary: fc.tuple(task, fc.constantFrom('v1', 'unversioned', 'legacy-ref'), fc.array(mutation, { maxLength: 3 })).map(([t, form, changes]) => {
       const file: Record<string, unknown> =
-        form === 'v1' ? { version: 1, ...t, refs: [...t.refs] }
-        : form === 'unversioned' ? { ...t, refs: [...t.refs] }
-        : { project: t.project, ref: t.refs[0], uri: t.uri, remote: t.remote };
+        form === 'v1'
+          ? { version: 1, ...t, refs: [...t.refs] }
+          : form === 'unversioned'
+            ? { ...t, refs: [...t.refs] }
+            : { project: t.project, ref: t.refs[0], uri: t.uri, remote: t.remote };
       for (const { field, value } of changes) {
         if (value === undefined) delete file[field];
         else Object.defineProperty(file, field, { value, enumerable: true, configurable: true, writable: true });
       }
       return file;
-    }) },
+    }),
+  },
   { weight: 1, arbitrary: fc.jsonValue() },
 );
 
 describe('decodeTask', () => {
   it('turns any string into a valid, frozen, canonical Task or a TaskFormatError', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.json(), taskLikeJson.map((v) => JSON.stringify(v) ?? '')), (input) => {
-        const result = decodeOrError(input);
-        if (result instanceof TaskFormatError) expect(result.code).toBe('TASK_FORMAT');
-        else expectValidTask(result);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary' }),
+          fc.json(),
+          taskLikeJson.map((v) => JSON.stringify(v) ?? ''),
+        ),
+        (input) => {
+          const result = decodeOrError(input);
+          if (result instanceof TaskFormatError) expect(result.code).toBe('TASK_FORMAT');
+          else expectValidTask(result);
+        },
+      ),
       { seed: 2001, numRuns: 3000 },
     );
   });
 
   it('decodes task-shaped JSON, damaged or truncated or with extra whitespace, to a Task or a TaskFormatError', () => {
     fc.assert(
-      fc.property(
-        taskLikeJson,
-        fc.nat(),
-        fc.constantFrom('', ' ', '\n', '\r\n', '\ufeff', '\u00a0'),
-        (value, cut, padding) => {
-          const full = JSON.stringify(value) ?? 'undefined';
-          for (const input of [full, `${padding}${full}${padding}`, full.slice(0, cut % (full.length + 1))]) {
-            const result = decodeOrError(input);
-            if (result instanceof TaskFormatError) expect(result.message).not.toBe('');
-            else expectValidTask(result);
-          }
-        },
-      ),
+      fc.property(taskLikeJson, fc.nat(), fc.constantFrom('', ' ', '\n', '\r\n', '\ufeff', '\u00a0'), (value, cut, padding) => {
+        const full = JSON.stringify(value) ?? 'undefined';
+        for (const input of [full, `${padding}${full}${padding}`, full.slice(0, cut % (full.length + 1))]) {
+          const result = decodeOrError(input);
+          if (result instanceof TaskFormatError) expect(result.message).not.toBe('');
+          else expectValidTask(result);
+        }
+      }),
       { seed: 2002, numRuns: 2000 },
     );
   });
@@ -143,8 +140,7 @@ describe('encodeTask', () => {
   it('refuses to write a task no reader would accept (an empty field or ref), with a TaskFormatError', () => {
     fc.assert(
       fc.property(task, fc.constantFrom('project', 'uri', 'remote', 'refs', 'ref-item'), (t, broken) => {
-        const bad =
-          broken === 'refs' ? { ...t, refs: [] } : broken === 'ref-item' ? { ...t, refs: [...t.refs, ''] } : { ...t, [broken]: '' };
+        const bad = broken === 'refs' ? { ...t, refs: [] } : broken === 'ref-item' ? { ...t, refs: [...t.refs, ''] } : { ...t, [broken]: '' };
         if (broken === 'ref-item' && t.refs.includes(FULL_SYNC_REF)) {
           // A full sync absorbs every other ref, the empty one too: what is written is readable.
           expect(decodeTask(encodeTask(bad)).refs).toEqual([FULL_SYNC_REF]);

@@ -9,7 +9,13 @@ import { repoRoot } from './paths.js';
  */
 export function helpExamples(): string[] {
   const cli = join(repoRoot, 'src', 'cli');
-  const files = ['commands.ts', ...readdirSync(join(cli, 'commands')).filter((name) => name.endsWith('.ts')).sort().map((name) => join('commands', name))];
+  const files = [
+    'commands.ts',
+    ...readdirSync(join(cli, 'commands'))
+      .filter((name) => name.endsWith('.ts'))
+      .sort()
+      .map((name) => join('commands', name)),
+  ];
   const lines = files.flatMap((file) => {
     const source = readFileSync(join(cli, file), 'utf8');
     const calls = source.split('.example(').length - 1;

@@ -20,7 +20,10 @@ export class FakeClock implements Clock {
 export class SeededRandom implements Random {
   private state: number;
   private tokens = 0;
-  constructor(seed = 1, private readonly fixed?: number) {
+  constructor(
+    seed = 1,
+    private readonly fixed?: number,
+  ) {
     this.state = seed >>> 0;
   }
   next(): number {
@@ -37,10 +40,7 @@ export class SeededRandom implements Random {
 }
 
 /** Timers that never fire on their own; heartbeats are not what these tests are about. */
-export const inertTimers: Timers = {
-  every: () => () => undefined,
-  after: () => () => undefined,
-};
+export const inertTimers: Timers = { every: () => () => undefined, after: () => () => undefined };
 
 /** Timers that fire as a FakeClock is advanced through them (`advance`), in due order. */
 export class FakeTimers implements Timers {

@@ -24,7 +24,9 @@ export function gerritJson(task: GerritTask): string {
 
 /** The file name the plugin gives a task: sha1 of project, the ref set as Java prints it, uri and remote (ReplicateRefUpdate.sha1). */
 export function gerritTaskName(task: GerritTask): string {
-  return createHash('sha1').update(`${task.project}\n[${task.refs.join(', ')}]\n${task.uri}\n${task.remote}`, 'utf8').digest('hex');
+  return createHash('sha1')
+    .update(`${task.project}\n[${task.refs.join(', ')}]\n${task.uri}\n${task.remote}`, 'utf8')
+    .digest('hex');
 }
 
 /** The plugin's folders under its events directory, as it creates them. */

@@ -24,17 +24,23 @@ export async function startGitDaemon(basePath: string, options: { port?: number 
     const port = options.port ?? (await freePort());
     const child = spawn(
       'git',
-      ['daemon', '--reuseaddr', '--enable=receive-pack', '--export-all', '--informative-errors', `--base-path=${basePath}`, '--listen=127.0.0.1', `--port=${port}`, basePath],
+      [
+        'daemon',
+        '--reuseaddr',
+        '--enable=receive-pack',
+        '--export-all',
+        '--informative-errors',
+        `--base-path=${basePath}`,
+        '--listen=127.0.0.1',
+        `--port=${port}`,
+        basePath,
+      ],
       { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: gitEnv },
     );
     const stderr = drain(child);
     try {
       await waitForPort(port, { alive: () => child.exitCode === null && child.signalCode === null });
-      return {
-        port,
-        url: (name) => `git://127.0.0.1:${port}/${name.replace(/^\/+/, '')}`,
-        stop: () => stopGroup(child),
-      };
+      return { port, url: (name) => `git://127.0.0.1:${port}/${name.replace(/^\/+/, '')}`, stop: () => stopGroup(child) };
     } catch (error) {
       await stopGroup(child);
       lastError = new Error(`git daemon did not start: ${stderr()}`, { cause: error });
@@ -55,9 +61,7 @@ function drain(child: ChildProcess): () => string {
 export async function stopGroup(child: ChildProcess): Promise<void> {
   if (child.pid === undefined) return;
   const pid = child.pid;
-  const exited = child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
   signalGroup(pid, 'SIGTERM');
   const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), 3000);
   await exited;

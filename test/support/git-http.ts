@@ -31,12 +31,7 @@ export async function startGitHttpServer(root: string, credentials: { username: 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    url: (path) => `http://127.0.0.1:${port}/${path}`,
-    logins,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return { port, url: (path) => `http://127.0.0.1:${port}/${path}`, logins, stop: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 function cgi(root: string, user: string, request: IncomingMessage, response: ServerResponse): void {

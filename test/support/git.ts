@@ -18,7 +18,7 @@ export const gitEnv: NodeJS.ProcessEnv = {
 };
 
 export function git(cwd: string, args: string[], options: ExecFileSyncOptions = {}): string {
-  return execFileSync('git', args, { cwd, env: { ...gitEnv, ...options.env }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...options, }) as string;
+  return execFileSync('git', args, { cwd, env: { ...gitEnv, ...options.env }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...options }) as string;
 }
 
 export function initBare(path: string): string {
@@ -45,7 +45,12 @@ export function commitFile(workTree: string, name: string, content: string): str
 /** `git for-each-ref` as a map ref → object id. */
 export function refsOf(repo: string, pattern = 'refs/'): Map<string, string> {
   const out = git(repo, ['for-each-ref', '--format=%(refname) %(objectname)', pattern]);
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ') as [string, string]),
+  );
 }
 
 export function writeHook(repo: string, name: string, body: string): void {

@@ -18,7 +18,10 @@ export class RefrelayNode {
   private stderrText = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  private constructor(readonly child: ChildProcess, readonly nodeId: string) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly nodeId: string,
+  ) {
     child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (this.stderrText += chunk.toString()));
     this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -63,7 +66,8 @@ export class RefrelayNode {
     for (;;) {
       const found = this.logs().find(predicate);
       if (found !== undefined) return found;
-      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`node ${this.nodeId} exited before the expected log line; stderr: ${this.stderrText}`);
+      if (this.child.exitCode !== null || this.child.signalCode !== null)
+        throw new Error(`node ${this.nodeId} exited before the expected log line; stderr: ${this.stderrText}`);
       if (Date.now() > deadline) throw new Error(`timed out waiting for a log line of node ${this.nodeId}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -80,7 +84,9 @@ export class RefrelayNode {
 
   /** Logged errors and crashes: any of these fails a test that expects a clean run. */
   problems(): string[] {
-    const bad = this.logs().filter((line) => line.level >= 50).map((line) => `${this.nodeId}: ${line.msg}`);
+    const bad = this.logs()
+      .filter((line) => line.level >= 50)
+      .map((line) => `${this.nodeId}: ${line.msg}`);
     if (/unhandled|TypeError|ReferenceError|at .*\.js:\d+/.test(this.stderrText)) bad.push(`${this.nodeId} stderr: ${this.stderrText.slice(0, 2000)}`);
     return bad;
   }

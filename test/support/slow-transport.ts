@@ -50,13 +50,16 @@ export function slowSsh(dir: string, bytesPerSecond: number): string {
   writeFileSync(throttle, THROTTLE);
   const ssh = join(dir, 'ssh');
   const perTick = Math.max(1, Math.round((bytesPerSecond * TICK_MS) / 1000));
-  writeFileSync(ssh, [
-    '#!/bin/sh',
-    '# The remote command is the last argument.',
-    'for command; do :; done',
-    `'${process.execPath}' '${throttle}' ${perTick} | sh -c "$command"`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    ssh,
+    [
+      '#!/bin/sh',
+      '# The remote command is the last argument.',
+      'for command; do :; done',
+      `'${process.execPath}' '${throttle}' ${perTick} | sh -c "$command"`,
+      '',
+    ].join('\n'),
+  );
   chmodSync(ssh, 0o755);
   return ssh;
 }

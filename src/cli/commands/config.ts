@@ -13,8 +13,11 @@ export function configCommand(cli: Argv): Argv {
       .command(
         'check',
         "load replication.config and report every problem at once (exit 3 when invalid, or when storePath is Gerrit's replication events directory)",
-        (y) => y.fail(seeHelp('config check')).options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable output' } })
-          .example('refrelay config check --config /etc/refrelay/replication.config', ''),
+        (y) =>
+          y
+            .fail(seeHelp('config check'))
+            .options({ ...configOption, json: { type: 'boolean', default: false, describe: 'machine-readable output' } })
+            .example('refrelay config check --config /etc/refrelay/replication.config', ''),
         async (args) => {
           const config = loadCliConfig({ config: args.config });
           for (const warning of config.warnings) process.stderr.write(`warning: ${warning.file}: ${warning.key}: ${warning.message}\n`);

@@ -17,17 +17,21 @@ export function hookCommand(cli: Argv, setExit: (code: number) => void): Argv {
       kind: { choices: ['post-receive', 'reference-transaction'] as const, default: 'post-receive' as const, describe: 'which git hook' },
       'dry-run': { type: 'boolean', default: false, describe: 'show what would change' },
     } as const;
-    const run = (mode: 'install' | 'uninstall') => async (args: Record<string, unknown>): Promise<void> => {
-      const { runHook } = await import('../hook-command.js');
-      setExit(await runHook(mode, {
-        config: args.config as string | undefined,
-        repos: ((args.repo as unknown[] | undefined) ?? []).map(String),
-        all: args.all === true,
-        hooksPath: args['hooks-path'] as string | undefined,
-        kind: args.kind as 'post-receive' | 'reference-transaction',
-        dryRun: args['dry-run'] === true,
-      }));
-    };
+    const run =
+      (mode: 'install' | 'uninstall') =>
+      async (args: Record<string, unknown>): Promise<void> => {
+        const { runHook } = await import('../hook-command.js');
+        setExit(
+          await runHook(mode, {
+            config: args.config as string | undefined,
+            repos: ((args.repo as unknown[] | undefined) ?? []).map(String),
+            all: args.all === true,
+            hooksPath: args['hooks-path'] as string | undefined,
+            kind: args.kind as 'post-receive' | 'reference-transaction',
+            dryRun: args['dry-run'] === true,
+          }),
+        );
+      };
     return hook
       .fail(seeHelp('hook'))
       .command(

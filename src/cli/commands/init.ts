@@ -8,8 +8,11 @@ export function initCommand(cli: Argv): Argv {
   return cli.command(
     'init',
     'create the shared store at replication.storePath (once per cluster), or adopt one an earlier refrelay made',
-    (y) => y.fail(seeHelp('init')).options({ ...configOption })
-      .example('refrelay init --config /etc/refrelay/replication.config', ''),
+    (y) =>
+      y
+        .fail(seeHelp('init'))
+        .options({ ...configOption })
+        .example('refrelay init --config /etc/refrelay/replication.config', ''),
     async (args) => {
       const config = loadCliConfig({ config: args.config });
       const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId });

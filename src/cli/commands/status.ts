@@ -17,19 +17,22 @@ export function statusCommand(cli: Argv): Argv {
   return cli.command(
     'status',
     "show the whole cluster's queue, read from the shared store",
-    (y) => y.fail(seeHelp('status')).options({
-      ...configOption,
-      json: { type: 'boolean', default: false, describe: 'stable JSON (see README), with each URI\'s recent history' },
-      watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
-      all: {
-        type: 'boolean',
-        default: false,
-        describe: `list every failed task (default: the newest ${FAILED_SHOWN} in the table, ${FAILED_LISTED} in --json)`,
-      },
-    })
-      .example('refrelay status --config /etc/refrelay/replication.config', '')
-      .example('refrelay status --json', '')
-      .example('refrelay status --all   # every failed task with its reason', ''),
+    (y) =>
+      y
+        .fail(seeHelp('status'))
+        .options({
+          ...configOption,
+          json: { type: 'boolean', default: false, describe: "stable JSON (see README), with each URI's recent history" },
+          watch: { type: 'boolean', default: false, describe: 'refresh the table every 2 s until Ctrl-C' },
+          all: {
+            type: 'boolean',
+            default: false,
+            describe: `list every failed task (default: the newest ${FAILED_SHOWN} in the table, ${FAILED_LISTED} in --json)`,
+          },
+        })
+        .example('refrelay status --config /etc/refrelay/replication.config', '')
+        .example('refrelay status --json', '')
+        .example('refrelay status --all   # every failed task with its reason', ''),
     async (args) => {
       if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
       const config = loadCliConfig({ config: args.config });

@@ -25,15 +25,26 @@ export function failingHandleFs(base: StoreFs, step: keyof StoreFileHandle, code
       const handle = await base.open(path, flags);
       if (flags !== 'wx') return handle;
       return {
-        writeFile: step === 'writeFile' ? async () => { throw fsError(code, 'write', path); } : (data) => handle.writeFile(data),
-        sync: step === 'sync' ? async () => { throw fsError(code, 'fsync', path); } : () => handle.sync(),
+        writeFile:
+          step === 'writeFile'
+            ? async () => {
+                throw fsError(code, 'write', path);
+              }
+            : (data) => handle.writeFile(data),
+        sync:
+          step === 'sync'
+            ? async () => {
+                throw fsError(code, 'fsync', path);
+              }
+            : () => handle.sync(),
         utimes: (atime, mtime) => handle.utimes(atime, mtime),
-        close: step === 'close'
-          ? async () => {
-              await handle.close();
-              throw fsError(code, 'close', path);
-            }
-          : () => handle.close(),
+        close:
+          step === 'close'
+            ? async () => {
+                await handle.close();
+                throw fsError(code, 'close', path);
+              }
+            : () => handle.close(),
       };
     },
   });

@@ -237,7 +237,10 @@ export class MemoryStoreFs implements StoreFs {
 }
 
 function parts(path: string): string[] {
-  return posix.normalize(path).split('/').filter((part) => part !== '');
+  return posix
+    .normalize(path)
+    .split('/')
+    .filter((part) => part !== '');
 }
 
 const MESSAGES: Record<string, string> = {

@@ -48,11 +48,19 @@ describe('nodes whose clocks disagree by ±10 minutes', () => {
       await sleep(200);
     }
     await c.waitDelivered(30_000);
-    console.info(`clock skew: ${sent} updates over ${Date.now() - started} ms; pushes per node ${nodes.map((node) => `${node.nodeId}=${node.logs().filter((line) => line.msg === 'pushed').length}`).join(' ')}`);
+    console.info(
+      `clock skew: ${sent} updates over ${Date.now() - started} ms; pushes per node ${nodes.map((node) => `${node.nodeId}=${node.logs().filter((line) => line.msg === 'pushed').length}`).join(' ')}`,
+    );
 
     for (const node of nodes) {
-      expect(node.logs().filter((line) => line.msg === 'took over a stale URI lock'), node.nodeId).toEqual([]);
-      expect(node.logs().filter((line) => line.msg === 'lost the URI lock while holding it; aborting the push'), node.nodeId).toEqual([]);
+      expect(
+        node.logs().filter((line) => line.msg === 'took over a stale URI lock'),
+        node.nodeId,
+      ).toEqual([]);
+      expect(
+        node.logs().filter((line) => line.msg === 'lost the URI lock while holding it; aborting the push'),
+        node.nodeId,
+      ).toEqual([]);
       // The node 10 minutes behind would never find anything due if it ignored its offset.
       expect(node.logs().filter((line) => line.msg === 'pushed').length, node.nodeId).toBeGreaterThan(0);
       expect(node.problems()).toEqual([]);

@@ -54,7 +54,10 @@ export class Cluster {
   private readonly works = new Map<string, string>();
   private commits = 0;
 
-  constructor(readonly root: string, options: ClusterOptions) {
+  constructor(
+    readonly root: string,
+    options: ClusterOptions,
+  ) {
     this.store = options.storePath ?? join(root, 'store');
     this.spoolRoot = join(root, 'spool');
     this.base = join(root, 'base');

@@ -62,7 +62,10 @@ describe('one node id, one running daemon', () => {
 
     const second = c.start('node-1');
     expect(await second.exited).toEqual({ code: 1, signal: null });
-    const match = /^refrelay: node id "node-1" is already in use by a running daemon \(pid (\d+) on host (\S+)\): give every node its own replication\.nodeId or --node-id\n$/.exec(second.stderr);
+    const match =
+      /^refrelay: node id "node-1" is already in use by a running daemon \(pid (\d+) on host (\S+)\): give every node its own replication\.nodeId or --node-id\n$/.exec(
+        second.stderr,
+      );
     expect(match, second.stderr).not.toBeNull();
     expect(Number(match![1])).toBe(first.pid);
     expect(match![2]).toBe(hostname());
@@ -123,7 +126,11 @@ describe('one node id, one running daemon', () => {
     console.info(`same id after kill -9: claim recovered ${tookMs} ms after start`);
     expect(tookMs).toBeLessThan(600);
     expect(recovered).toMatchObject({ lock: c.lockName(), formerNode: 'node-1', formerPid: first.pid, tasks: 1 });
-    expect(Object.values(claim.entries).flat().filter((name) => name !== 'owner.json')).toHaveLength(1);
+    expect(
+      Object.values(claim.entries)
+        .flat()
+        .filter((name) => name !== 'owner.json'),
+    ).toHaveLength(1);
     expect(isAlive(orphanHook)).toBe(false);
 
     await c.waitDelivered();

@@ -63,14 +63,21 @@ async function storeFailuresInARow(port: number): Promise<number> {
 }
 
 async function waitForAsync(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await check()); ) {
+  for (const deadline = Date.now() + timeoutMs; !(await check());) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(50);
   }
 }
 
 function errorsOf(node: { logs(): Array<{ level: number; msg: string }> }): string[] {
-  return [...new Set(node.logs().filter((line) => line.level >= 50).map((line) => line.msg))].sort();
+  return [
+    ...new Set(
+      node
+        .logs()
+        .filter((line) => line.level >= 50)
+        .map((line) => line.msg),
+    ),
+  ].sort();
 }
 
 describe('a store that fails under a running node', () => {
@@ -159,7 +166,10 @@ describe('a store that fails under a running node', () => {
     const filler = join(mount.mountPoint, 'filler');
     fill(filler);
     const filledAt = Date.now();
-    const abort = await node1.waitForLog((line) => /^lock heartbeat writes failed for \d+ms; aborting the push before the lock can be judged stale$/.test(line.msg), 5000);
+    const abort = await node1.waitForLog(
+      (line) => /^lock heartbeat writes failed for \d+ms; aborting the push before the lock can be judged stale$/.test(line.msg),
+      5000,
+    );
     expect(Number(abort.sinceMs)).toBeLessThan(2000);
     expect(logTime(abort) - filledAt).toBeLessThan(2000);
 
@@ -184,7 +194,10 @@ describe('a store that fails under a running node', () => {
       console.info(`full store under a push: ${node.nodeId} error lines ${JSON.stringify(counts)}`);
       for (const count of Object.values(counts)) expect(count, node.nodeId).toBe(1);
       // Its heartbeat failed on every beat (every 200 ms for 4 s): one warning says so.
-      expect(node.logs().filter((line) => line.msg === 'node heartbeat write failed'), node.nodeId).toHaveLength(1);
+      expect(
+        node.logs().filter((line) => line.msg === 'node heartbeat write failed'),
+        node.nodeId,
+      ).toHaveLength(1);
       expect(node.child.exitCode).toBeNull();
     }
     expect(node1.logs().some((line) => line.msg === 'the store works again')).toBe(true);
@@ -218,7 +231,16 @@ describe('a store that fails under a running node', () => {
     expect(node.child.exitCode).toBeNull();
     expect(existsSync(away)).toBe(false);
     for (const project of c.projects) expect(overlapsSeen(c.dest(project)), project).toBe(0);
-    console.info(`vanishing waiting/: node messages ${JSON.stringify([...new Set(node.logs().filter((line) => line.level >= 40).map((line) => line.msg))])}`);
+    console.info(
+      `vanishing waiting/: node messages ${JSON.stringify([
+        ...new Set(
+          node
+            .logs()
+            .filter((line) => line.level >= 40)
+            .map((line) => line.msg),
+        ),
+      ])}`,
+    );
     node.signal('SIGTERM');
     expect(await node.exited).toEqual({ code: 0, signal: null });
     expect(node.stderr).toBe('');

@@ -19,9 +19,11 @@ const RANDOM_DELAY_MS = 100;
 
 /** Waits until one of `nodes` logged a claim; returns it (the holder) and the other ones. */
 async function holderOf(nodes: RefrelayNode[], after = 0): Promise<{ holder: RefrelayNode; others: RefrelayNode[] }> {
-  const holder = await waitUntil('a node to claim the tasks', () =>
-    nodes.find((node) => node.logs().some((line) => line.msg === 'claimed' && logTime(line) >= after)),
-  10_000);
+  const holder = await waitUntil(
+    'a node to claim the tasks',
+    () => nodes.find((node) => node.logs().some((line) => line.msg === 'claimed' && logTime(line) >= after)),
+    10_000,
+  );
   return { holder, others: nodes.filter((node) => node !== holder) };
 }
 
@@ -56,7 +58,7 @@ describe('stale URI lock takeover between running nodes', () => {
     await c.update('app', 'feature');
     const { holder, others } = await holderOf([one, two]);
     const peer = others[0]!;
-    await waitUntil('the holder\'s push inside the slow hook', () => hookPids(c.dest()).length === 1);
+    await waitUntil("the holder's push inside the slow hook", () => hookPids(c.dest()).length === 1);
     // The holder publishes its git push's process group in the owner record right after spawning it.
     const owner = await waitUntil('pushPid in the owner record', () => {
       const found = lockSnapshot(c.store, c.lockName()).owner;
@@ -82,7 +84,10 @@ describe('stale URI lock takeover between running nodes', () => {
     await peer.waitForLog((line) => line.msg === 'pushed', 5000);
     // Push time is what the peer's git pushes took (the 3 s hook plus git's own time, which a busy
     // machine stretches); 1 s is left for process scheduling.
-    const pushMs = peer.logs().filter((line) => line.msg === 'pushed').reduce((sum, line) => sum + Number(line.durationMs), 0);
+    const pushMs = peer
+      .logs()
+      .filter((line) => line.msg === 'pushed')
+      .reduce((sum, line) => sum + Number(line.durationMs), 0);
     const bound = LOCK_STALE_MS + INTERVAL_MS + RANDOM_DELAY_MS + pushMs + 1000;
     const takeover = peer.logs().find((line) => line.msg === 'took over a stale URI lock')!;
     const claimedAgain = peer.logs().find((line) => line.msg === 'claimed')!;
@@ -113,7 +118,7 @@ describe('stale URI lock takeover between running nodes', () => {
     expect(peer.problems()).toEqual([]);
   });
 
-  it('a node paused (SIGSTOP) past lockStale mid-push loses its lock; after SIGCONT it touches nothing of the peer\'s claim, and every update lands with no overlapping push', async () => {
+  it("a node paused (SIGSTOP) past lockStale mid-push loses its lock; after SIGCONT it touches nothing of the peer's claim, and every update lands with no overlapping push", async () => {
     // The paused node's git child is not stopped by SIGSTOP: its short push (0.5 s) lands while its
     // node is frozen. The node then wakes up with a "successful" push to finish, holding a lease the
     // peer has broken meanwhile, while the peer is in the middle of its own (3 s) push of the same URI.
@@ -125,18 +130,18 @@ describe('stale URI lock takeover between running nodes', () => {
     await c.update('app', 'main');
     const { holder, others } = await holderOf([one, two]);
     const peer = others[0]!;
-    await waitUntil('the holder\'s push inside the hook', () => hookPids(c.dest()).length === 1);
+    await waitUntil("the holder's push inside the hook", () => hookPids(c.dest()).length === 1);
     holder.signal('SIGSTOP');
     const heldLease = lockSnapshot(c.store, c.lockName()).owner?.leaseId;
     expect(heldLease).toMatch(new RegExp(`^${holder.nodeId}\\.`));
-    await waitUntil('the frozen node\'s git push to land', () => pushesReceived(c.dest()) === 1);
+    await waitUntil("the frozen node's git push to land", () => pushesReceived(c.dest()) === 1);
 
     // More work for the same URI arrives while the holder is frozen, and the next push is slow.
     c.setPushSleep(3);
     await c.update('app', 'second');
     const takeover = await peer.waitForLog((line) => line.msg === 'took over a stale URI lock', 10_000);
     expect(takeover).toMatchObject({ lock: c.lockName(), formerNode: holder.nodeId, formerPid: holder.pid, tasks: 1 });
-    await waitUntil('the peer\'s push inside the hook', () => hookPids(c.dest()).length === 2);
+    await waitUntil("the peer's push inside the hook", () => hookPids(c.dest()).length === 2);
     const peerHook = hookPids(c.dest())[1]!;
     const peerClaim = lockSnapshot(c.store, c.lockName());
     expect(peerClaim.owner?.nodeId).toBe(peer.nodeId);
@@ -167,7 +172,7 @@ describe('stale URI lock takeover between running nodes', () => {
     expect(holder.problems()).toEqual([]);
   });
 
-  it('a node paused with its git push paused too: the peer kills the frozen push group, takes over, and the resumed node neither pushes again nor touches the peer\'s claim', async () => {
+  it("a node paused with its git push paused too: the peer kills the frozen push group, takes over, and the resumed node neither pushes again nor touches the peer's claim", async () => {
     // Here the holder's whole git process group is stopped as well, so its push is truly frozen in
     // flight (as on a host that stalls). The peer runs on the same host and SIGKILLs that group.
     const c = cluster({ label: 'refrelay-takeover-stop-git' });
@@ -182,7 +187,7 @@ describe('stale URI lock takeover between running nodes', () => {
       const found = lockSnapshot(c.store, c.lockName()).owner?.pushPid;
       return typeof found === 'number' ? found : undefined;
     });
-    await waitUntil('the holder\'s push inside the hook', () => hookPids(c.dest()).length === 1);
+    await waitUntil("the holder's push inside the hook", () => hookPids(c.dest()).length === 1);
     holder.signal('SIGSTOP');
     process.kill(-pushPid, 'SIGSTOP');
     const frozenHook = hookPids(c.dest())[0]!;
@@ -192,7 +197,7 @@ describe('stale URI lock takeover between running nodes', () => {
     const takeover = await peer.waitForLog((line) => line.msg === 'took over a stale URI lock', 10_000);
     expect(takeover).toMatchObject({ formerNode: holder.nodeId, tasks: 1 });
     await waitUntil('the frozen push group to be killed', () => !isAlive(pushPid) && !isAlive(frozenHook), 2000);
-    await waitUntil('the peer\'s push inside the hook', () => hookPids(c.dest()).length === 2);
+    await waitUntil("the peer's push inside the hook", () => hookPids(c.dest()).length === 2);
     const peerClaim = lockSnapshot(c.store, c.lockName());
     expect(peerClaim.owner?.nodeId).toBe(peer.nodeId);
 
@@ -212,7 +217,7 @@ describe('stale URI lock takeover between running nodes', () => {
     expect(holder.problems()).toEqual([]);
   });
 
-  it("a node restarting after kill -9 recovers only its own claim, never the claim of a peer that is pushing", async () => {
+  it('a node restarting after kill -9 recovers only its own claim, never the claim of a peer that is pushing', async () => {
     const c = cluster({ label: 'refrelay-takeover-restart', projects: ['app', 'lib'] });
     c.setPushSleep(4, 'app');
     c.setPushSleep(4, 'lib');
@@ -305,7 +310,10 @@ describe('breaking a stale lock', () => {
         const lockDir = join(runningDir, lockName);
         const leaseId = `node-dead.${trial}`;
         mkdirSync(join(lockDir, leaseId), { recursive: true });
-        writeFileSync(join(lockDir, leaseId, 'owner.json'), JSON.stringify({ version: 1, nodeId: 'node-dead', pid: 1, host: 'gone', leaseId, counter: 7, uri: '/x', acquiredAt: 0, heartbeatAt: 0 }));
+        writeFileSync(
+          join(lockDir, leaseId, 'owner.json'),
+          JSON.stringify({ version: 1, nodeId: 'node-dead', pid: 1, host: 'gone', leaseId, counter: 7, uri: '/x', acquiredAt: 0, heartbeatAt: 0 }),
+        );
         writeFileSync(join(lockDir, leaseId, `${'b'.repeat(40)}.json`), '{}');
         const startAt = Date.now() + 15;
         for (const breaker of breakers) breaker.child.send({ type: 'go', trial, startAt, lockName, signature: `${leaseId}:7` });

@@ -48,10 +48,7 @@ describe('reading the files of the fan-out folder', () => {
   });
 
   it('names the file git cannot parse, and still reads the others', () => {
-    const { dir } = site({
-      'a.config': '[remote]\n  url = /srv/a/${name}.git\n',
-      'b.config': '[remote]\n  url = "/srv/b/${name}.git\n',
-    });
+    const { dir } = site({ 'a.config': '[remote]\n  url = /srv/a/${name}.git\n', 'b.config': '[remote]\n  url = "/srv/b/${name}.git\n' });
     const read = readFanoutFiles([join(dir, 'a.config'), join(dir, 'b.config')]);
     expect(read.map((r) => [r.entries.length, r.problems.map(formatConfigProblem)])).toEqual([
       [1, []],

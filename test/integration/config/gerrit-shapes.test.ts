@@ -39,33 +39,37 @@ function gerritSite(): Site {
   initStoreSync(store);
   const work = makeWorkTree(join(root, 'work'), 2);
   for (const project of ['plugins/foo.bar', 'team/app']) git(work, ['push', '-q', initBare(join(base, `${project}.git`)), 'main']);
-  const config = writeConfig(join(site, 'etc', 'replication.config'), [
-    '[replication]',
-    '  eventsDirectory = data/shared',
-    '  distributionInterval = 1',
-    `  basePath = ${base}`,
-    '  randomDelay = 0',
-    '  httpListen = off',
-    '',
-    '[remote "github"]',
-    `  url = file://${dest}/github/\${name}.git`,
-    '  push = +refs/heads/*:refs/heads/*',
-    '  projects = plugins/foo.bar',
-    '  remoteNameStyle = basenameOnly',
-    '  replicationDelay = 0',
-    '',
-    '[remote "nested"]',
-    `  url = file://${dest}/nested/\${name}/\${name}.git`,
-    '  projects = team/app',
-    '  replicationDelay = 0',
-    '',
-    '[remote "origin"]',
-    `  url = file://${dest}/origin/\${name}.git`,
-    '  fetch = +refs/heads/*:refs/remotes/origin/*',
-    '',
-    '[remote "later"]',
-    '  projects = team/*',
-  ], { initStore: false });
+  const config = writeConfig(
+    join(site, 'etc', 'replication.config'),
+    [
+      '[replication]',
+      '  eventsDirectory = data/shared',
+      '  distributionInterval = 1',
+      `  basePath = ${base}`,
+      '  randomDelay = 0',
+      '  httpListen = off',
+      '',
+      '[remote "github"]',
+      `  url = file://${dest}/github/\${name}.git`,
+      '  push = +refs/heads/*:refs/heads/*',
+      '  projects = plugins/foo.bar',
+      '  remoteNameStyle = basenameOnly',
+      '  replicationDelay = 0',
+      '',
+      '[remote "nested"]',
+      `  url = file://${dest}/nested/\${name}/\${name}.git`,
+      '  projects = team/app',
+      '  replicationDelay = 0',
+      '',
+      '[remote "origin"]',
+      `  url = file://${dest}/origin/\${name}.git`,
+      '  fetch = +refs/heads/*:refs/remotes/origin/*',
+      '',
+      '[remote "later"]',
+      '  projects = team/*',
+    ],
+    { initStore: false },
+  );
   // The local spool stays in the test's folder should a command not find the store.
   const env = { XDG_STATE_HOME: join(root, 'state') };
   return { root, site, config, store, base, dest, env };
@@ -84,7 +88,7 @@ function waitingTasks(store: string): string[] {
     .sort();
 }
 
-describe('a Gerrit site\'s replication.config', () => {
+describe("a Gerrit site's replication.config", () => {
   it('config check shows the store under the site, the skipped remotes and the basenameOnly names', () => {
     const s = gerritSite();
     const result = cli(s, ['config', 'check']);
@@ -102,13 +106,15 @@ describe('a Gerrit site\'s replication.config', () => {
     ]);
   });
 
-  it('enqueue queues tasks in the site\'s store for the remotes Gerrit pushes to, with Gerrit\'s URLs, and the pushes land there', async () => {
+  it("enqueue queues tasks in the site's store for the remotes Gerrit pushes to, with Gerrit's URLs, and the pushes land there", async () => {
     const s = gerritSite();
     expect(cli(s, ['enqueue', '--project', 'plugins/foo.bar', '--ref', 'refs/heads/main'])).toMatchObject({
-      status: 0, stdout: 'refrelay: queued 1 task for plugins/foo.bar\n',
+      status: 0,
+      stdout: 'refrelay: queued 1 task for plugins/foo.bar\n',
     });
     expect(cli(s, ['enqueue', '--project', 'team/app', '--ref', 'refs/heads/main'])).toMatchObject({
-      status: 0, stdout: 'refrelay: queued 1 task for team/app\n',
+      status: 0,
+      stdout: 'refrelay: queued 1 task for team/app\n',
     });
     const basenameRepo = join(s.dest, 'github', 'foo.git');
     const nestedRepo = join(s.dest, 'nested', 'team', 'app', '${name}.git');

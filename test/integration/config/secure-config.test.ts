@@ -45,7 +45,9 @@ describe('secure.config', () => {
 
   it('a missing or malformed file is a config error that shows no value', () => {
     const dir = tempDir('refrelay-secure');
-    expect(problemsOf(() => loadCredentials({ secureConfig: join(dir, 'absent.config'), allowInsecureSecrets: false }))).toEqual(['replication.secureConfig: does not exist']);
+    expect(problemsOf(() => loadCredentials({ secureConfig: join(dir, 'absent.config'), allowInsecureSecrets: false }))).toEqual([
+      'replication.secureConfig: does not exist',
+    ]);
     const bad = secureFile(0o600, '[remote "dr"]\n  password = s3cr3t-pw\n[broken\n');
     const problems = problemsOf(() => loadCredentials({ secureConfig: bad, allowInsecureSecrets: false }));
     expect(problems).toHaveLength(1);

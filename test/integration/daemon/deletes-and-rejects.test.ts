@@ -31,7 +31,14 @@ function setup(label: string, remotes: Record<string, string[]>, replication: st
   const root = tempDir(label);
   const { store, base, source, work } = appSource(root);
   const dest = (remote: string): string => join(root, `dest-${remote}`, 'app.git');
-  const lines = ['[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms', ...replication.map((line) => `  ${line}`)];
+  const lines = [
+    '[replication]',
+    `  storePath = ${store}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 100ms',
+    ...replication.map((line) => `  ${line}`),
+  ];
   for (const [name, settings] of Object.entries(remotes)) {
     initBare(dest(name));
     git(source, ['push', '-q', dest(name), 'refs/heads/*:refs/heads/*']);
@@ -118,7 +125,12 @@ describe('deleted, forced and rejected refs', () => {
     expect(node.problems()).toEqual([]);
     expect(refsOf(s.dest('forced')).get('refs/heads/main')).toBe(rewritten);
     expect(refsOf(s.dest('forced'))).toEqual(refsOf(s.source));
-    expect(node.logs().filter((line) => line.msg === 'pushed').map((line) => line.outcomes)).toEqual([{ forced: 1 }]);
+    expect(
+      node
+        .logs()
+        .filter((line) => line.msg === 'pushed')
+        .map((line) => line.outcomes),
+    ).toEqual([{ forced: 1 }]);
     expectStoreEmpty(s);
   });
 
@@ -145,7 +157,12 @@ describe('deleted, forced and rejected refs', () => {
     const dest = refsOf(s.dest('plain'));
     expect(dest.get('refs/heads/main')).toBe(destMainBefore);
     for (const ref of ['refs/heads/feature', 'refs/heads/next', 'refs/tags/v1']) expect(dest.get(ref), ref).toBe(source.get(ref));
-    expect(node.logs().filter((line) => line.msg === 'pushed').map((line) => line.outcomes)).toEqual([{ updated: 1, new: 2, rejected: 1 }]);
+    expect(
+      node
+        .logs()
+        .filter((line) => line.msg === 'pushed')
+        .map((line) => line.outcomes),
+    ).toEqual([{ updated: 1, new: 2, rejected: 1 }]);
 
     const uri = `${join(s.root, 'dest-plain')}/app.git`;
     const key = uriKey(uri);
@@ -172,17 +189,26 @@ describe('deleted, forced and rejected refs', () => {
     const s = setup('refrelay-split', { plain: ['push = refs/heads/*:refs/heads/*'] });
     const dest = s.dest('plain');
     // Counts every push that reaches the hook, declined or not.
-    writeHook(dest, 'pre-receive', [
-      '#!/bin/sh',
-      'input=$(cat)',
-      'echo push >> "$GIT_DIR/pushes.log"',
-      'if printf "%s\\n" "$input" | grep -q " refs/heads/bad$"; then echo "policy: refs/heads/bad is not allowed" >&2; exit 1; fi',
-      'exit 0',
-      '',
-    ].join('\n'));
+    writeHook(
+      dest,
+      'pre-receive',
+      [
+        '#!/bin/sh',
+        'input=$(cat)',
+        'echo push >> "$GIT_DIR/pushes.log"',
+        'if printf "%s\\n" "$input" | grep -q " refs/heads/bad$"; then echo "policy: refs/heads/bad is not allowed" >&2; exit 1; fi',
+        'exit 0',
+        '',
+      ].join('\n'),
+    );
     const names = ['bad', ...Array.from({ length: 9 }, (_, i) => `topic-${i + 1}`)];
     for (const name of names) git(s.source, ['update-ref', `refs/heads/${name}`, 'refs/heads/main']);
-    expect(enqueue(s, names.map((name) => `refs/heads/${name}`))).toBe('refrelay: queued 1 task for app\n');
+    expect(
+      enqueue(
+        s,
+        names.map((name) => `refs/heads/${name}`),
+      ),
+    ).toBe('refrelay: queued 1 task for app\n');
 
     const { node, code } = await drain(s);
     expect(code).toBe(1);
@@ -193,7 +219,12 @@ describe('deleted, forced and rejected refs', () => {
     const pushes = readFileSync(join(dest, 'pushes.log'), 'utf8').split('\n').filter(Boolean).length;
     expect(pushes).toBeGreaterThan(1);
     expect(pushes).toBeLessThanOrEqual(1 + Math.ceil(Math.log2(10)) + 1);
-    expect(node.logs().filter((line) => line.msg === 'pushed').map((line) => line.outcomes)).toEqual([{ new: 9, rejected: 1 }]);
+    expect(
+      node
+        .logs()
+        .filter((line) => line.msg === 'pushed')
+        .map((line) => line.outcomes),
+    ).toEqual([{ new: 9, rejected: 1 }]);
 
     const key = uriKey(`${join(s.root, 'dest-plain')}/app.git`);
     const parked = namesIn(storeDir(s.store, 'failed', key));
@@ -209,7 +240,9 @@ describe('deleted, forced and rejected refs', () => {
 
   it('a ref the destination cannot write on any attempt, while main lands, is parked after replication.refRejectionLimit attempts, and a later update of main goes out without backoff', async () => {
     // A backoff would hold the URI for 10 minutes: far past these tests' timeouts.
-    const s = setup('refrelay-refused', { plain: ['push = refs/heads/*:refs/heads/*', 'replicationRetry = 10m', 'rescheduleDelay = 3s'] }, ['refRejectionLimit = 3']);
+    const s = setup('refrelay-refused', { plain: ['push = refs/heads/*:refs/heads/*', 'replicationRetry = 10m', 'rescheduleDelay = 3s'] }, [
+      'refRejectionLimit = 3',
+    ]);
     const dest = s.dest('plain');
     // A stale lock file: git reports `[remote rejected] (failed to update ref)`, which looks passing.
     writeFileSync(join(dest, 'refs', 'heads', 'stuck.lock'), '');
@@ -223,7 +256,11 @@ describe('deleted, forced and rejected refs', () => {
     expect(refsOf(dest).get('refs/heads/main')).toBe(refsOf(s.source).get('refs/heads/main'));
     expect(refsOf(dest).has('refs/heads/stuck')).toBe(false);
     const pushed = first.node.logs().filter((line) => line.msg === 'pushed');
-    expect(pushed.map((line) => line.outcomes)).toEqual([{ updated: 1, rejected: 1 }, { 'up-to-date': 1, rejected: 1 }, { 'up-to-date': 1, rejected: 1 }]);
+    expect(pushed.map((line) => line.outcomes)).toEqual([
+      { updated: 1, rejected: 1 },
+      { 'up-to-date': 1, rejected: 1 },
+      { 'up-to-date': 1, rejected: 1 },
+    ]);
     expect(first.node.logs().filter((line) => line.msg === 'retry scheduled')).toEqual([]);
 
     const key = uriKey(`${join(s.root, 'dest-plain')}/app.git`);
@@ -243,6 +280,11 @@ describe('deleted, forced and rejected refs', () => {
     expect(second.code).toBe(0);
     expect(second.node.problems()).toEqual([]);
     expect(refsOf(dest).get('refs/heads/main')).toBe(refsOf(s.source).get('refs/heads/main'));
-    expect(second.node.logs().filter((line) => line.msg === 'pushed').map((line) => line.outcomes)).toEqual([{ updated: 1 }]);
+    expect(
+      second.node
+        .logs()
+        .filter((line) => line.msg === 'pushed')
+        .map((line) => line.outcomes),
+    ).toEqual([{ updated: 1 }]);
   });
 });

@@ -17,7 +17,14 @@ afterEach(async () => {
 
 function lsRemote(url: string, env: NodeJS.ProcessEnv = {}): Map<string, string> {
   const out = execFileSync('git', ['ls-remote', url], { env: { ...gitEnv, ...env }, encoding: 'utf8' });
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split('\t')).filter(([, ref]) => ref!.startsWith('refs/')).map(([oid, ref]) => [ref!, oid!]));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t'))
+      .filter(([, ref]) => ref!.startsWith('refs/'))
+      .map(([oid, ref]) => [ref!, oid!]),
+  );
 }
 
 describe.skipIf(!sshdAvailable)('refrelay daemon --drain delivers to real destinations', () => {
@@ -64,8 +71,24 @@ describe.skipIf(!sshdAvailable)('refrelay daemon --drain delivers to real destin
       '  replicationDelay = 0',
     ]);
     for (const project of projects) {
-      const out = execFileSync(process.execPath, [join(process.cwd(), 'bin/refrelay.js'), 'enqueue', '--config', config, '--project', project,
-        '--ref', 'refs/heads/main', '--ref', 'refs/heads/feature', '--ref', 'refs/tags/v1'], { encoding: 'utf8' });
+      const out = execFileSync(
+        process.execPath,
+        [
+          join(process.cwd(), 'bin/refrelay.js'),
+          'enqueue',
+          '--config',
+          config,
+          '--project',
+          project,
+          '--ref',
+          'refs/heads/main',
+          '--ref',
+          'refs/heads/feature',
+          '--ref',
+          'refs/tags/v1',
+        ],
+        { encoding: 'utf8' },
+      );
       expect(out).toBe(`refrelay: queued 3 tasks for ${project}\n`);
     }
 

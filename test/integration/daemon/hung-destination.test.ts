@@ -49,10 +49,14 @@ describe.skipIf(!sshdAvailable)('a destination that accepts the connection and t
     stops.push(() => node.stop());
     const claimed = await node.waitForLog((line) => line.msg === 'claimed', 10_000);
     // While the push hangs, its ssh client is ours and alive.
-    const clients = await waitUntil('the ssh client', () => {
-      const found = processesWith(sshd.clientKey);
-      return found.length > 0 ? found : undefined;
-    }, 5000);
+    const clients = await waitUntil(
+      'the ssh client',
+      () => {
+        const found = processesWith(sshd.clientKey);
+        return found.length > 0 ? found : undefined;
+      },
+      5000,
+    );
     expect(clients[0]!.args).toContain(`ssh -F /dev/null -i ${sshd.clientKey}`);
     const failed = await node.waitForLog((line) => line.msg === 'push failed', 10_000);
     expect(failed.failure).toBe('no progress for 2 s (remote.hung.timeout); git and the processes it started (ssh) were stopped');
@@ -72,7 +76,12 @@ describe.skipIf(!sshdAvailable)('a destination that accepts the connection and t
     expect(namesIn(storeDir(store, 'running'))).toEqual([]);
     expect(namesIn(storeDir(store, 'failed'))).toEqual([]);
     const state = readUriStateFile(store, uriKey(uri));
-    expect(state).toMatchObject({ uri, attempts: 1, lastError: 'no progress for 2 s (remote.hung.timeout); git and the processes it started (ssh) were stopped', nodeId: 'node-1' });
+    expect(state).toMatchObject({
+      uri,
+      attempts: 1,
+      lastError: 'no progress for 2 s (remote.hung.timeout); git and the processes it started (ssh) were stopped',
+      nodeId: 'node-1',
+    });
     expect(state!.notBefore as number).toBeGreaterThan(Date.now());
     expect(refsOf(join(destDir, 'app.git'))).toEqual(new Map());
     expect(processesWith(sshd.clientKey)).toEqual([]);

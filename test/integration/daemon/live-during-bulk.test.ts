@@ -45,9 +45,17 @@ describe('live updates during a replicate-all', () => {
       cpSync(empty, join(mirror, `${project}.git`), { recursive: true });
     }
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`,
-      `  distributionInterval = ${DISTRIBUTION_INTERVAL_MS}ms`, `  randomDelay = ${RANDOM_DELAY_MS}ms`, '  maxPushes = 4', '  httpListen = off',
-      '[remote "mirror"]', `  url = file://${mirror}/\${name}.git`, `  replicationDelay = ${REPLICATION_DELAY_MS}ms`, '  threads = 4',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      `  distributionInterval = ${DISTRIBUTION_INTERVAL_MS}ms`,
+      `  randomDelay = ${RANDOM_DELAY_MS}ms`,
+      '  maxPushes = 4',
+      '  httpListen = off',
+      '[remote "mirror"]',
+      `  url = file://${mirror}/\${name}.git`,
+      `  replicationDelay = ${REPLICATION_DELAY_MS}ms`,
+      '  threads = 4',
     ]);
     const node = RefrelayNode.start({ config, nodeId: 'n1' });
     try {
@@ -77,7 +85,9 @@ describe('live updates during a replicate-all', () => {
       const windowEnd = Date.now();
       for (const [update, lag] of lags.entries()) expect(lag, `live update ${update}: ${lags.join(', ')} ms`).toBeLessThanOrEqual(budgetMs);
 
-      const pushes = node.logs().filter((line) => line.msg === 'pushed' && Date.parse(String(line.time)) >= windowStart && Date.parse(String(line.time)) <= windowEnd);
+      const pushes = node
+        .logs()
+        .filter((line) => line.msg === 'pushed' && Date.parse(String(line.time)) >= windowStart && Date.parse(String(line.time)) <= windowEnd);
       const bulk = pushes.filter((line) => !DEVS.includes(String(line.project)));
       expect(pushes.length).toBeGreaterThan(20);
       expect(bulk.length / pushes.length).toBeGreaterThanOrEqual(0.2);

@@ -59,7 +59,11 @@ describe('a destination created by the daemon', () => {
       new Map([...local].filter(([ref]) => /^refs\/(heads|tags)\//.test(ref) && !ref.startsWith('refs/heads/wip/'))),
     );
     expect([...refsOf(join(viaPath, 'team', 'app.git')).keys()]).toEqual([
-      'refs/heads/feature', 'refs/heads/main', 'refs/heads/release', 'refs/tags/v1', 'refs/tags/v2',
+      'refs/heads/feature',
+      'refs/heads/main',
+      'refs/heads/release',
+      'refs/tags/v1',
+      'refs/tags/v2',
     ]);
     // Mapped through the refspec: the new repository gets every branch under its destination names.
     expect(refsOf(join(viaFile, 'team', 'app.git'))).toEqual(

@@ -7,7 +7,7 @@ import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { freePort } from '../../support/free-port.js';
 import { startGitDaemon } from '../../support/git-daemon.js';
-import { appSource, git, gitEnv, initBare, refsOf } from '../../support/git.js';
+import { appSource, gitEnv, initBare, refsOf } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig, type LogLine } from '../../support/refrelay-node.js';
 import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
@@ -20,7 +20,14 @@ afterEach(async () => {
 
 function lsRemote(url: string): Map<string, string> {
   const out = execFileSync('git', ['ls-remote', url], { env: gitEnv, encoding: 'utf8' });
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split('\t')).filter(([, ref]) => ref!.startsWith('refs/')).map(([oid, ref]) => [ref!, oid!]));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t'))
+      .filter(([, ref]) => ref!.startsWith('refs/'))
+      .map(([oid, ref]) => [ref!, oid!]),
+  );
 }
 
 interface Setup {
@@ -35,7 +42,7 @@ interface Setup {
 /** Source `app` (main, feature); a git:// destination on a port where nothing listens yet. */
 async function setup(label: string, remoteSettings: string[]): Promise<Setup> {
   const root = tempDir(label);
-  const { store, base, source, work } = appSource(root);
+  const { store, base, source } = appSource(root);
   const destBase = join(root, 'dest');
   initBare(join(destBase, 'app.git'));
   const port = await freePort();
@@ -175,7 +182,10 @@ describe('retries against a destination that is down', () => {
     const writtenAt = Date.now();
     const farAhead = writtenAt + 3000 * 365.25 * 24 * 3600 * 1000;
     mkdirSync(join(s.store, 'uri-state'), { recursive: true });
-    writeFileSync(join(s.store, 'uri-state', `${key}.json`), `${JSON.stringify({ uri: s.uri, attempts: 2, lastError: 'connection refused', notBefore: farAhead, updatedAt: writtenAt, nodeId: 'node-0' })}\n`);
+    writeFileSync(
+      join(s.store, 'uri-state', `${key}.json`),
+      `${JSON.stringify({ uri: s.uri, attempts: 2, lastError: 'connection refused', notBefore: farAhead, updatedAt: writtenAt, nodeId: 'node-0' })}\n`,
+    );
     enqueue(s, 'refs/heads/main');
     const node = startNode(s, 'node-1');
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
-import { appSource, git, initBare, refsOf, writeHook } from '../../support/git.js';
+import { appSource, initBare, refsOf, writeHook } from '../../support/git.js';
 import { isAlive, killGroupsWith } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
 import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
@@ -33,7 +33,7 @@ interface Setup {
  */
 function setup(label: string, shutdownGrace: string): Setup {
   const root = tempDir(label);
-  const { store, base, source, work } = appSource(root);
+  const { store, base, source } = appSource(root);
   const dest = initBare(join(root, 'dest', 'app.git'));
   destinations.push(dest);
   writeHook(
@@ -91,7 +91,9 @@ async function pushInProgress(s: Setup): Promise<{ node: RefrelayNode; hookPid: 
   const node = start(s, 'node-1');
   await node.waitForLog((line) => line.msg === 'claimed', 10_000);
   const hookStarted = join(s.dest, 'hook-started');
-  const hookPid = await waitUntil('the pre-receive hook', () => (existsSync(hookStarted) ? Number(readFileSync(hookStarted, 'utf8').trim()) || undefined : undefined));
+  const hookPid = await waitUntil('the pre-receive hook', () =>
+    existsSync(hookStarted) ? Number(readFileSync(hookStarted, 'utf8').trim()) || undefined : undefined,
+  );
   return { node, hookPid, queued };
 }
 
@@ -127,7 +129,12 @@ describe('stopping and crashing during a push', () => {
     expect(tookMs).toBeGreaterThanOrEqual(500);
     expect(tookMs).toBeLessThan(3000);
     const messages = node.logs().map((line) => line.msg);
-    for (const msg of ['stopping: finishing running pushes', 'waiting for running pushes', 'shutdown grace over: aborting running pushes', 'refrelay node stopped']) {
+    for (const msg of [
+      'stopping: finishing running pushes',
+      'waiting for running pushes',
+      'shutdown grace over: aborting running pushes',
+      'refrelay node stopped',
+    ]) {
       expect(messages).toContain(msg);
     }
     expect(node.logs().find((line) => line.msg === 'push failed')?.failure).toMatch(/^push aborted/);

@@ -81,7 +81,10 @@ describe('forwarding the spool into the store', () => {
     const warnings: string[] = [];
     const log: Log = { ...silentLog, warn: (_fields, message) => void warnings.push(message ?? '') };
     // As root no folder mode refuses an unlink, so the refusal is injected.
-    const files: SpoolFiles = { ...realSpoolFiles, unlink: () => Promise.reject(Object.assign(new Error('EPERM: operation not permitted'), { code: 'EPERM' })) };
+    const files: SpoolFiles = {
+      ...realSpoolFiles,
+      unlink: () => Promise.reject(Object.assign(new Error('EPERM: operation not permitted'), { code: 'EPERM' })),
+    };
     const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log, storeClockOffsetMs: () => 0, files });
     const [task] = tasks(1);
     await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
@@ -96,7 +99,9 @@ describe('forwarding the spool into the store', () => {
     expect(forwarder.waiting).toBe(0);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/could not remove its spool file.*write permission on the spool folder/);
-    expect(forwarder.problem()).toMatch(/^1 spool file\(s\) in .* were forwarded but could not be removed \(EPERM\): give this daemon's user write permission on that folder$/);
+    expect(forwarder.problem()).toMatch(
+      /^1 spool file\(s\) in .* were forwarded but could not be removed \(EPERM\): give this daemon's user write permission on that folder$/,
+    );
 
     // The same update enqueued again while the store was away is a new update: forwarded again.
     await spoolTasks(spool, store, [task!], new Date());

@@ -59,11 +59,26 @@ function gerritSite(label: string): Site {
   // As in the plugin's documentation: a backup with defaults, a public mirror without access
   // rights, a replica without review metadata.
   const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 0',
-    '[gerrit]', '  defaultForceUpdate = true',
-    '[remote "backup"]', `  url = file://${root}/backup/\${name}.git`, '  replicationDelay = 0',
-    '[remote "public"]', `  url = file://${root}/public/\${name}.git`, '  replicationDelay = 0', '  replicatePermissions = false', '  mirror = true',
-    '[remote "replica"]', `  url = file://${root}/replica/\${name}.git`, '  replicationDelay = 0', '  replicateNoteDbMetaRefs = false', '  mirror = true',
+    '[replication]',
+    `  storePath = ${join(root, 'store')}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 0',
+    '[gerrit]',
+    '  defaultForceUpdate = true',
+    '[remote "backup"]',
+    `  url = file://${root}/backup/\${name}.git`,
+    '  replicationDelay = 0',
+    '[remote "public"]',
+    `  url = file://${root}/public/\${name}.git`,
+    '  replicationDelay = 0',
+    '  replicatePermissions = false',
+    '  mirror = true',
+    '[remote "replica"]',
+    `  url = file://${root}/replica/\${name}.git`,
+    '  replicationDelay = 0',
+    '  replicateNoteDbMetaRefs = false',
+    '  mirror = true',
   ]);
   return { root, base, source, config, dest: (remote) => join(root, remote, 'app.git') };
 }
@@ -95,13 +110,15 @@ describe('replicatePermissions, replicateNoteDbMetaRefs and the automerge cache,
 
     const enqueued = runCli(['enqueue', '--config', site.config, '--project', 'app', ...all.flatMap((ref) => ['--ref', ref])]);
     expect(enqueued).toMatchObject({ status: 0, stdout: 'refrelay: queued 3 tasks for app\n' });
-    expect(waitingTasks(site.root)).toEqual(REMOTES.map((remote) => ({
-      version: 1,
-      project: 'app',
-      refs: all.filter(GERRIT_PUSHES[remote]!).sort(),
-      uri: `file://${site.root}/${remote}/app.git`,
-      remote,
-    })));
+    expect(waitingTasks(site.root)).toEqual(
+      REMOTES.map((remote) => ({
+        version: 1,
+        project: 'app',
+        refs: all.filter(GERRIT_PUSHES[remote]!).sort(),
+        uri: `file://${site.root}/${remote}/app.git`,
+        remote,
+      })),
+    );
 
     await drain(site.config);
     for (const remote of REMOTES) expect(refsOf(site.dest(remote))).toEqual(gerritWouldPush(site, remote));
@@ -121,7 +138,15 @@ describe('replicatePermissions, replicateNoteDbMetaRefs and the automerge cache,
     const other = makeWorkTree(join(site.root, 'other'), 1);
     const own = git(other, ['rev-parse', 'HEAD']).trim();
     for (const remote of ['public', 'replica']) {
-      git(other, ['push', '-q', initBare(site.dest(remote)), 'HEAD:refs/heads/stale', 'HEAD:refs/meta/config', 'HEAD:refs/changes/02/2/meta', `HEAD:${AUTOMERGE}`]);
+      git(other, [
+        'push',
+        '-q',
+        initBare(site.dest(remote)),
+        'HEAD:refs/heads/stale',
+        'HEAD:refs/meta/config',
+        'HEAD:refs/changes/02/2/meta',
+        `HEAD:${AUTOMERGE}`,
+      ]);
     }
 
     const queued = runCli(['replicate', '--all', '--now', '--config', site.config]);
@@ -151,7 +176,17 @@ describe('replicatePermissions, replicateNoteDbMetaRefs and the automerge cache,
     git(allUsers, ['symbolic-ref', 'HEAD', 'refs/meta/config']);
     const usersDest = (remote: string): string => join(site.root, remote, 'All-Users.git');
 
-    const enqueued = runCli(['enqueue', '--config', site.config, '--project', 'All-Users', '--ref', 'refs/users/01/1000001', '--ref', 'refs/meta/external-ids']);
+    const enqueued = runCli([
+      'enqueue',
+      '--config',
+      site.config,
+      '--project',
+      'All-Users',
+      '--ref',
+      'refs/users/01/1000001',
+      '--ref',
+      'refs/meta/external-ids',
+    ]);
     expect(enqueued.status).toBe(0);
     await drain(site.config);
     expect(existsSync(usersDest('public'))).toBe(false);

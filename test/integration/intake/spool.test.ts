@@ -81,7 +81,12 @@ describe('the local spool', () => {
   it('quarantines a file it may not read (EACCES, EPERM, EISDIR), skips one it can neither read nor move or that fails with EIO, and reads the rest', async () => {
     const dir = tempDir('refrelay-spool');
     const refs = ['refs/heads/a', 'refs/heads/b', 'refs/heads/c', 'refs/heads/d', 'refs/heads/e', 'refs/heads/f'];
-    await spoolTasks(dir, '/store', refs.map((ref) => task(ref)), new Date());
+    await spoolTasks(
+      dir,
+      '/store',
+      refs.map((ref) => task(ref)),
+      new Date(),
+    );
     const nameOf = (ref: string): string => `${taskKey(task(ref))}.json`;
     const fault = (code: string): Error => Object.assign(new Error(code), { code });
     // As root no file mode refuses a read, so the errors are injected.

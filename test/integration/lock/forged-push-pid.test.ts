@@ -35,7 +35,12 @@ const TOOK_OVER = 'took over a stale URI lock';
 /** Start time (field 22 of /proc/<pid>/stat, counted after the command name's last ")") and the boot id, read here independently of the code under test. */
 function startTimeOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[19]);
+  return Number(
+    stat
+      .slice(stat.lastIndexOf(')') + 1)
+      .trim()
+      .split(/\s+/)[19],
+  );
 }
 const bootId = (): string => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 
@@ -124,7 +129,11 @@ function linesFor(node: RefrelayNode, msg: string, lockName: string): LogLine[] 
 }
 
 async function queueDrained(s: Setup): Promise<void> {
-  await waitUntil('the queue to drain', () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && readdirSync(storeDir(s.store, 'running')).length === 0, 15_000);
+  await waitUntil(
+    'the queue to drain',
+    () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && readdirSync(storeDir(s.store, 'running')).length === 0,
+    15_000,
+  );
 }
 
 describe('a forged or outdated owner record naming a live process on this host', () => {
@@ -148,7 +157,10 @@ describe('a forged or outdated owner record naming a live process on this host',
     expect(linesFor(node, TOOK_OVER, forged)[0]).toMatchObject({ formerNode: 'ghost', tasks: 1 });
     expect(linesFor(node, TOOK_OVER, legacy)[0]).toMatchObject({ formerNode: 'ghost', tasks: 1 });
     // Said once per lock, with the lock and the pid and nothing else the record holds.
-    for (const [lockName, reason] of [[forged, 'not-git'], [legacy, 'unrecorded']] as const) {
+    for (const [lockName, reason] of [
+      [forged, 'not-git'],
+      [legacy, 'unrecorded'],
+    ] as const) {
       const warnings = linesFor(node, NOT_PROVED, lockName);
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatchObject({ level: 40, pushPid: pid, reason });
@@ -159,7 +171,7 @@ describe('a forged or outdated owner record naming a live process on this host',
     expect(node.problems()).toEqual([]);
   });
 
-  it('pushPid 0 (the node\'s own process group) and 1 (every process): the node survives, takes both locks over and keeps delivering', async () => {
+  it("pushPid 0 (the node's own process group) and 1 (every process): the node survives, takes both locks over and keeps delivering", async () => {
     const s = await setUp(['zero', 'one']);
     const zero = await forgeHeldLock(s, 'zero', { pushPid: 0, pushStartTime: startTimeOf(process.pid), bootId: bootId() });
     const one = await forgeHeldLock(s, 'one', { pushPid: 1, pushStartTime: startTimeOf(1), bootId: bootId() });

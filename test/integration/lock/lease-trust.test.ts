@@ -40,7 +40,7 @@ function setup(): { runningDir: string; clock: FakeClock; fs: LockFs; reads: () 
   return { runningDir, clock, fs, reads, locks };
 }
 
-describe('fencing with a trust window after the holder\'s own owner-record write', () => {
+describe("fencing with a trust window after the holder's own owner-record write", () => {
   it('within the window stillMine answers without reading the record; after it, it reads and sees a takeover', async () => {
     const { runningDir, clock, reads, locks } = setup();
     const held = await locks.acquire(LOCK, URI);
@@ -92,7 +92,15 @@ describe('fencing with a trust window after the holder\'s own owner-record write
   it('with the node adapter (records written on its worker thread) the beat after a takeover writes nothing and leaves no temp', async () => {
     const runningDir = join(tempDir('refrelay-trust'), 'running');
     mkdirSync(runningDir);
-    const locks = new UriLocks({ runningDir, nodeId: 'node-a', host: 'h', pid: 1, clock: new FakeClock(), random: new SeededRandom(3), trustMs: () => TRUST_MS });
+    const locks = new UriLocks({
+      runningDir,
+      nodeId: 'node-a',
+      host: 'h',
+      pid: 1,
+      clock: new FakeClock(),
+      random: new SeededRandom(3),
+      trustMs: () => TRUST_MS,
+    });
     const held = await locks.acquire(LOCK, URI);
     expect(await held!.heartbeat({ pushPid: 41 })).toBe(true);
     expect((await locks.readOwner(LOCK))?.pushPid).toBe(41);
@@ -156,7 +164,16 @@ describe('a lock taken over before its owner record is written', () => {
         return made;
       }) as LockFs['mkdir'],
     } as LockFs;
-    const locks = new UriLocks({ runningDir, nodeId: 'node-a', host: 'h', pid: 1, clock: new FakeClock(), random: new SeededRandom(3), fs, trustMs: () => TRUST_MS });
+    const locks = new UriLocks({
+      runningDir,
+      nodeId: 'node-a',
+      host: 'h',
+      pid: 1,
+      clock: new FakeClock(),
+      random: new SeededRandom(3),
+      fs,
+      trustMs: () => TRUST_MS,
+    });
     expect(await locks.acquire(LOCK, URI)).toBeUndefined();
     expect(readdirSync(join(runningDir, LOCK))).toEqual(['node-b.peer']);
     const tomb = join(runningDir, `${LOCK}.tomb.thief.1`);
@@ -166,8 +183,8 @@ describe('a lock taken over before its owner record is written', () => {
   });
 });
 
-describe('the lock observer and this node\'s own locks', () => {
-  it('does not read the locks this process holds, and still judges a peer\'s lock stale', async () => {
+describe("the lock observer and this node's own locks", () => {
+  it("does not read the locks this process holds, and still judges a peer's lock stale", async () => {
     const { runningDir, clock, reads } = setup();
     const { fs: peerFs } = countingFs();
     const peer = new UriLocks({ runningDir, nodeId: 'node-b', host: 'h', pid: 2, clock, random: new SeededRandom(4), fs: peerFs });

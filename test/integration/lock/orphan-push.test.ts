@@ -76,7 +76,11 @@ describe('a node killed in the middle of a push over the network, restarted at o
     const again = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(again);
     await again.waitForLog((line) => line.msg === 'recovered own earlier claim', 10_000);
-    await waitUntil('the queue to drain', () => taskFilesIn(storeDir(store, 'waiting')).length === 0 && readdirSync(storeDir(store, 'running')).length === 0, 15_000);
+    await waitUntil(
+      'the queue to drain',
+      () => taskFilesIn(storeDir(store, 'waiting')).length === 0 && readdirSync(storeDir(store, 'running')).length === 0,
+      15_000,
+    );
 
     expect(refsOf(dest)).toEqual(refsOf(source));
     expect(overlapsSeen(dest)).toBe(0);

@@ -22,7 +22,9 @@ describe('replaceRecord', () => {
     expect(existsSync(join(root, '.owner.3.tmp'))).toBe(false);
 
     // The folder is gone (a lock taken over): ENOENT, nothing written.
-    await expect(replaceRecord(nodeLockFs, join(root, 'gone', '.owner.4.tmp'), join(root, 'gone', 'owner.json'), 'x\n')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(replaceRecord(nodeLockFs, join(root, 'gone', '.owner.4.tmp'), join(root, 'gone', 'owner.json'), 'x\n')).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
     expect(readFileSync(target, 'utf8')).toBe('new\n');
   });
 });

@@ -12,7 +12,10 @@ const URI = 'git://example.com/app.git';
 const TASK = `${'e'.repeat(40)}.json`;
 const OTHER_TASK = `${'f'.repeat(40)}.json`;
 /** What the push job passes: the owner record, dot files and the tasks it pushed. */
-const onlyPushed = (pushed: string[]) => (entries: readonly string[]): boolean => entries.every((name) => name === 'owner.json' || name.startsWith('.') || pushed.includes(name));
+const onlyPushed =
+  (pushed: string[]) =>
+  (entries: readonly string[]): boolean =>
+    entries.every((name) => name === 'owner.json' || name.startsWith('.') || pushed.includes(name));
 
 function setup(): { runningDir: string; doneDir: string; locks: UriLocks } {
   const root = tempDir('refrelay-retire');

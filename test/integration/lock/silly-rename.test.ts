@@ -102,7 +102,10 @@ describe('lock folders on a client where a reader holds the owner record open (N
     const reader = new TaskStore({
       root,
       nodeId: 'reader',
-      fs: { ...nodeStoreFs, readBounded: async (path, max) => (path.includes('/waiting/') ? Promise.reject(realEstale('open', path)) : nodeStoreFs.readBounded(path, max)) },
+      fs: {
+        ...nodeStoreFs,
+        readBounded: async (path, max) => (path.includes('/waiting/') ? Promise.reject(realEstale('open', path)) : nodeStoreFs.readBounded(path, max)),
+      },
     });
     await expect(reader.listWaiting(), 'the file was replaced under the listing: skipped, the pass goes on').resolves.toEqual([]);
     expect(readdirSync(join(root, 'ref-updates', 'corrupt'))).toEqual([]);

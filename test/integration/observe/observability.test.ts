@@ -19,9 +19,18 @@ afterEach(async () => {
 
 const PASSWORD = 's3cr3tPW-9f2';
 const REQUIRED_METRICS = [
-  'refrelay_tasks', 'refrelay_oldest_waiting_seconds', 'refrelay_pushes_total', 'refrelay_push_duration_seconds',
-  'refrelay_replication_delay_seconds', 'refrelay_replication_lag_seconds', 'refrelay_refs_total', 'refrelay_retries_total',
-  'refrelay_lock_takeovers_total', 'refrelay_quarantined_total', 'refrelay_nodes', 'refrelay_clock_offset_seconds',
+  'refrelay_tasks',
+  'refrelay_oldest_waiting_seconds',
+  'refrelay_pushes_total',
+  'refrelay_push_duration_seconds',
+  'refrelay_replication_delay_seconds',
+  'refrelay_replication_lag_seconds',
+  'refrelay_refs_total',
+  'refrelay_retries_total',
+  'refrelay_lock_takeovers_total',
+  'refrelay_quarantined_total',
+  'refrelay_nodes',
+  'refrelay_clock_offset_seconds',
 ];
 
 async function get(address: string, path: string): Promise<{ status: number; text: string; type: string }> {
@@ -45,10 +54,13 @@ function parseExposition(text: string): Array<{ name: string; labels: Record<str
   for (const line of text.split('\n')) {
     if (line === '') continue;
     if (line.startsWith('#')) {
-      if (!/^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped))$/.test(line)) throw new Error(`bad comment line: ${line}`);
+      if (!/^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped))$/.test(line))
+        throw new Error(`bad comment line: ${line}`);
       continue;
     }
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*)\})? (-?(?:[0-9.]+(?:e[+-]?[0-9]+)?|\+Inf|-Inf|NaN))$/.exec(line);
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*)\})? (-?(?:[0-9.]+(?:e[+-]?[0-9]+)?|\+Inf|-Inf|NaN))$/.exec(
+      line,
+    );
     if (match === null) throw new Error(`bad sample line: ${line}`);
     const labels: Record<string, string> = {};
     for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
@@ -126,7 +138,8 @@ describe('metrics, status, page and logs of a running cluster', () => {
     // meanwhile (a retry claims and resets it) can be missed by one reading, never by every one.
     await until('the private tasks counted waiting or running', async () => {
       const view = parseExposition((await get(addresses[1]!, '/metrics')).text);
-      const counted = sum(view, 'refrelay_tasks', { state: 'waiting', remote: 'private' }) + sum(view, 'refrelay_tasks', { state: 'running', remote: 'private' });
+      const counted =
+        sum(view, 'refrelay_tasks', { state: 'waiting', remote: 'private' }) + sum(view, 'refrelay_tasks', { state: 'running', remote: 'private' });
       return counted === projects.length ? true : undefined;
     });
     expect(sum(samples, 'refrelay_nodes', { state: 'alive' })).toBe(2);
@@ -137,13 +150,25 @@ describe('metrics, status, page and logs of a running cluster', () => {
     for (const sample of samples) for (const value of Object.values(sample.labels)) expect(value).not.toMatch(/\/|refs|\.json/);
 
     const statusText = (await get(addresses[0]!, '/status')).text;
-    const status = JSON.parse(statusText) as { totals: { waiting: number }; node: { nodeId: string; uris: unknown[] }; nodes: Array<{ nodeId: string; state: string }>; history: Record<string, { uri: string; events: Array<{ event: string; node: string }> }> };
+    const status = JSON.parse(statusText) as {
+      totals: { waiting: number };
+      node: { nodeId: string; uris: unknown[] };
+      nodes: Array<{ nodeId: string; state: string }>;
+      history: Record<string, { uri: string; events: Array<{ event: string; node: string }> }>;
+    };
     expect(status.node.nodeId).toBe('node-1');
-    expect(status.nodes.map((n) => [n.nodeId, n.state])).toEqual([['node-1', 'alive'], ['node-2', 'alive']]);
+    expect(status.nodes.map((n) => [n.nodeId, n.state])).toEqual([
+      ['node-1', 'alive'],
+      ['node-2', 'alive'],
+    ]);
     await until('history written by the nodes', async () => {
       const history = (JSON.parse((await get(addresses[0]!, '/status')).text) as typeof status).history;
-      const mirrorEvents = Object.values(history).filter((entry) => entry.uri.startsWith('file://')).flatMap((entry) => entry.events.map((e) => e.event));
-      return mirrorEvents.filter((e) => e === 'pushed').length === projects.length && mirrorEvents.includes('claimed') && mirrorEvents.includes('queued') ? true : undefined;
+      const mirrorEvents = Object.values(history)
+        .filter((entry) => entry.uri.startsWith('file://'))
+        .flatMap((entry) => entry.events.map((e) => e.event));
+      return mirrorEvents.filter((e) => e === 'pushed').length === projects.length && mirrorEvents.includes('claimed') && mirrorEvents.includes('queued')
+        ? true
+        : undefined;
     });
 
     const page = await get(addresses[1]!, '/');
@@ -160,7 +185,15 @@ describe('metrics, status, page and logs of a running cluster', () => {
     for (const node of nodes) await node.exited;
     const historyFiles = readdirSync(join(storePath, 'history')).map((name) => readFileSync(join(storePath, 'history', name), 'utf8'));
     expect(historyFiles).toHaveLength(2);
-    const everything = [metricsText, statusText, page.text, cliStatus.stdout, cliStatus.stderr, ...historyFiles, ...nodes.map((n) => JSON.stringify(n.logs()) + n.stderr)];
+    const everything = [
+      metricsText,
+      statusText,
+      page.text,
+      cliStatus.stdout,
+      cliStatus.stderr,
+      ...historyFiles,
+      ...nodes.map((n) => JSON.stringify(n.logs()) + n.stderr),
+    ];
     expect(everything.join('\n').includes('alice:***@')).toBe(true); // the URI is shown, redacted
     for (const output of everything) expect(output).not.toContain(PASSWORD);
   }, 90_000);
@@ -191,7 +224,12 @@ describe('metrics, status, page and logs of a running cluster', () => {
     const address = `127.0.0.1:${httpPort}`;
     expect((await get(address, '/readyz')).status).toBe(200);
 
-    await new TaskStore({ root: storePath, nodeId: 'hook' }).create({ project: 'app', refs: ['refs/heads/main'], uri: `git://127.0.0.1:${gitPort}/app.git`, remote: 'dr' });
+    await new TaskStore({ root: storePath, nodeId: 'hook' }).create({
+      project: 'app',
+      refs: ['refs/heads/main'],
+      uri: `git://127.0.0.1:${gitPort}/app.git`,
+      remote: 'dr',
+    });
     const lagging = await until('readyz 503', async () => {
       const answer = await get(address, '/readyz');
       return answer.status === 503 ? answer : undefined;
@@ -200,10 +238,14 @@ describe('metrics, status, page and logs of a running cluster', () => {
     expect((await get(address, '/healthz')).status).toBe(200); // lagging is not unhealthy
 
     daemons.push(await startGitDaemon(join(root, 'dest'), { port: gitPort }));
-    const ready = await until('readyz 200 again', async () => {
-      const answer = await get(address, '/readyz');
-      return answer.status === 200 ? answer : undefined;
-    }, 20_000);
+    const ready = await until(
+      'readyz 200 again',
+      async () => {
+        const answer = await get(address, '/readyz');
+        return answer.status === 200 ? answer : undefined;
+      },
+      20_000,
+    );
     expect(JSON.parse(ready.text)).toMatchObject({ status: 'caught up', oldestWaitingAgeMs: null });
     // Caught up means nothing waits too long; the claimed task may still be on its way.
     await until('delivered', () => (refsOf(join(root, 'dest', 'app.git')).has('refs/heads/main') ? true : undefined), 10_000);

@@ -13,8 +13,18 @@ const tempDir = useTempDirs();
 describe('refrelay status --watch', () => {
   it('prints the table again every 2 s until interrupted, and refuses --json with --watch', async () => {
     const root = tempDir('refrelay-status-watch');
-    const config = writeConfig(join(root, 'replication.config'), ['[replication]', `  storePath = ${join(root, 'store')}`, '[remote "dr"]', '  url = /srv/dr/${name}.git']);
-    await new TaskStore({ root: join(root, 'store'), nodeId: 'hook' }).create({ project: 'app', refs: ['refs/heads/main'], uri: '/srv/dr/app.git', remote: 'dr' });
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      '[remote "dr"]',
+      '  url = /srv/dr/${name}.git',
+    ]);
+    await new TaskStore({ root: join(root, 'store'), nodeId: 'hook' }).create({
+      project: 'app',
+      refs: ['refs/heads/main'],
+      uri: '/srv/dr/app.git',
+      remote: 'dr',
+    });
 
     const child = spawn(process.execPath, [cliBin, 'status', '--watch', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -38,7 +48,9 @@ function fractionalTimes(value: unknown, path = ''): string[] {
   if (Array.isArray(value)) return value.flatMap((item, index) => fractionalTimes(item, `${path}[${index}]`));
   if (value === null || typeof value !== 'object') return [];
   return Object.entries(value).flatMap(([key, item]) =>
-    typeof item === 'number' && (key === 'at' || key.endsWith('Ms') || key.endsWith('At')) && !Number.isInteger(item) ? [`${path}.${key}=${item}`] : fractionalTimes(item, `${path}.${key}`),
+    typeof item === 'number' && (key === 'at' || key.endsWith('Ms') || key.endsWith('At')) && !Number.isInteger(item)
+      ? [`${path}.${key}=${item}`]
+      : fractionalTimes(item, `${path}.${key}`),
   );
 }
 
@@ -53,7 +65,20 @@ describe('refrelay status times', () => {
     const queuedAt = (Date.now() - 20_464.0693359375) / 1000;
     for (const name of readdirSync(waiting)) utimesSync(join(waiting, name), queuedAt, queuedAt);
     const beatAt = Date.now() - 0.0693359375;
-    writeFileSync(join(store, 'nodes', 'master-1.json'), JSON.stringify({ version: 1, nodeId: 'master-1', pid: 4242, host: 'm1', startedAt: beatAt - 1000.5, beatAt, counter: 3, clockOffsetMs: -3.4, running: [] }));
+    writeFileSync(
+      join(store, 'nodes', 'master-1.json'),
+      JSON.stringify({
+        version: 1,
+        nodeId: 'master-1',
+        pid: 4242,
+        host: 'm1',
+        startedAt: beatAt - 1000.5,
+        beatAt,
+        counter: 3,
+        clockOffsetMs: -3.4,
+        running: [],
+      }),
+    );
     utimesSync(join(store, 'nodes', 'master-1.json'), beatAt / 1000, beatAt / 1000);
 
     const table = runCli(['status', '--config', config]);
@@ -63,7 +88,10 @@ describe('refrelay status times', () => {
 
     const json = runCli(['status', '--json', '--config', config]);
     expect(json.status).toBe(0);
-    const parsed = JSON.parse(json.stdout) as { remotes: Array<{ oldestWaitingAgeMs: number }>; nodes: Array<{ clockOffsetMs: number; record: { beatAt: number } }> };
+    const parsed = JSON.parse(json.stdout) as {
+      remotes: Array<{ oldestWaitingAgeMs: number }>;
+      nodes: Array<{ clockOffsetMs: number; record: { beatAt: number } }>;
+    };
     expect(fractionalTimes(parsed)).toEqual([]);
     expect(parsed.remotes[0]!.oldestWaitingAgeMs).toBeGreaterThanOrEqual(20_464);
     expect(parsed.nodes[0]!.clockOffsetMs).toBe(-3);

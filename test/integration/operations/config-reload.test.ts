@@ -16,10 +16,18 @@ function nodeCounter(root: string, nodeId: string): number {
 
 function lines(root: string, options: { autoReload: boolean; fresh?: boolean; freshThreads?: string }): string[] {
   return [
-    '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`,
-    '  distributionInterval = 200ms', '  randomDelay = 100ms', `  autoReload = ${options.autoReload}`,
-    '[remote "slow"]', `  url = ${join(root, 'slow')}/\${name}.git`, '  replicationDelay = 0',
-    ...(options.fresh ? ['[remote "fresh"]', `  url = ${join(root, 'fresh')}/\${name}.git`, '  replicationDelay = 0', `  threads = ${options.freshThreads ?? '1'}`] : []),
+    '[replication]',
+    `  storePath = ${join(root, 'store')}`,
+    `  basePath = ${join(root, 'base')}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 100ms',
+    `  autoReload = ${options.autoReload}`,
+    '[remote "slow"]',
+    `  url = ${join(root, 'slow')}/\${name}.git`,
+    '  replicationDelay = 0',
+    ...(options.fresh
+      ? ['[remote "fresh"]', `  url = ${join(root, 'fresh')}/\${name}.git`, '  replicationDelay = 0', `  threads = ${options.freshThreads ?? '1'}`]
+      : []),
   ];
 }
 
@@ -43,7 +51,9 @@ describe('live config reload', () => {
       expect(slowPush.result).toBe('ok');
       expect(pushesReceived(join(root, 'slow', 'app.git'))).toBe(1);
 
-      expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main', '--remote', 'fresh']).stdout).toBe('refrelay: queued 1 task for app\n');
+      expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main', '--remote', 'fresh']).stdout).toBe(
+        'refrelay: queued 1 task for app\n',
+      );
       await node.waitForLog((line) => line.msg === 'pushed' && line.remote === 'fresh', 10_000);
       expect(refsOf(join(root, 'fresh', 'app.git'))).toEqual(refsOf(source));
 
@@ -55,7 +65,10 @@ describe('live config reload', () => {
       git(work, ['push', '-q', source, 'main']);
       writeConfig(join(root, 'enqueue.config'), lines(root, { autoReload: false, fresh: true }));
       runCli(['enqueue', '--config', join(root, 'enqueue.config'), '--project', 'app', '--ref', 'refs/heads/main', '--remote', 'fresh']);
-      await node.waitForLog((line) => line.msg === 'pushed' && line.remote === 'fresh' && node.logs().filter((l) => l.msg === 'pushed' && l.remote === 'fresh').length >= 2, 10_000);
+      await node.waitForLog(
+        (line) => line.msg === 'pushed' && line.remote === 'fresh' && node.logs().filter((l) => l.msg === 'pushed' && l.remote === 'fresh').length >= 2,
+        10_000,
+      );
       expect(refsOf(join(root, 'fresh', 'app.git'))).toEqual(refsOf(source));
     } finally {
       node.signal('SIGTERM');
@@ -86,7 +99,9 @@ describe('live config reload', () => {
       await waitUntil('three more passes of the node', () => nodeCounter(root, 'n1') >= beats + 3, 10_000);
       expect(node.logs().filter((line) => line.msg === 'claimed' && String(line.uri).startsWith(join(root, 'fresh')))).toEqual([]);
       expect(node.logs().filter((line) => line.msg === 'pushed' && line.remote === 'fresh')).toEqual([]);
-      const status = JSON.parse(runCli(['status', '--json', '--config', join(root, 'peer.config')]).stdout) as { remotes: Array<{ name: string; waiting: number }> };
+      const status = JSON.parse(runCli(['status', '--json', '--config', join(root, 'peer.config')]).stdout) as {
+        remotes: Array<{ name: string; waiting: number }>;
+      };
       expect(status.remotes.find((remote) => remote.name === 'fresh')?.waiting).toBe(1);
     } finally {
       node.signal('SIGTERM');

@@ -81,9 +81,12 @@ describe('what an operator sees of a ref the destination refuses', () => {
 
     const { node, code } = await drain(s);
     expect(code).toBe(1);
-    expect(node.logs().filter((line) => line.msg === 'ref parked in failed/').map(({ level, project, ref, remote, uri, reason }) => ({ level, project, ref, remote, uri, reason }))).toEqual([
-      { level: 40, project: 'app', ref: 'refs/heads/blocked', remote: 'dr', uri: s.dest, reason: DECLINED },
-    ]);
+    expect(
+      node
+        .logs()
+        .filter((line) => line.msg === 'ref parked in failed/')
+        .map(({ level, project, ref, remote, uri, reason }) => ({ level, project, ref, remote, uri, reason })),
+    ).toEqual([{ level: 40, project: 'app', ref: 'refs/heads/blocked', remote: 'dr', uri: s.dest, reason: DECLINED }]);
     expect(node.stderr).toBe(
       'refrelay: 1 task moved to failed/ during this run:\n' +
         `  ${s.dest} refs/heads/blocked: ${DECLINED}\n` +
@@ -101,7 +104,9 @@ describe('what an operator sees of a ref the destination refuses', () => {
     expect(rows[header + 2]).toBe('');
     const json = JSON.parse(runCli(['status', '--json', '--config', s.config]).stdout) as { failed: unknown[] };
     const { key, reason } = parkedBlocked(s);
-    expect(json.failed).toEqual([expect.objectContaining({ taskKey: key, uri: s.dest, remote: 'dr', project: 'app', refs: ['refs/heads/blocked'], reason: DECLINED, failedAt: reason.at })]);
+    expect(json.failed).toEqual([
+      expect.objectContaining({ taskKey: key, uri: s.dest, remote: 'dr', project: 'app', refs: ['refs/heads/blocked'], reason: DECLINED, failedAt: reason.at }),
+    ]);
   });
 });
 
@@ -121,13 +126,41 @@ describe('refrelay failed list and failed drop', () => {
 
     expect(runCli(['failed', 'list', '--config', s.config])).toEqual({ status: 0, stdout: listText(s, key, reason.at), stderr: '' });
     const json = JSON.parse(runCli(['failed', 'list', '--json', '--config', s.config]).stdout) as { version: number; failed: unknown[] };
-    expect(json).toEqual({ version: 1, failed: [{ uriKey: uriKey(s.dest), name: `${key}.json`, taskKey: key, uri: s.dest, remote: 'dr', project: 'app', refs: ['refs/heads/blocked'], reason: DECLINED, failedAt: reason.at, failedAgeMs: expect.any(Number) }] });
+    expect(json).toEqual({
+      version: 1,
+      failed: [
+        {
+          uriKey: uriKey(s.dest),
+          name: `${key}.json`,
+          taskKey: key,
+          uri: s.dest,
+          remote: 'dr',
+          project: 'app',
+          refs: ['refs/heads/blocked'],
+          reason: DECLINED,
+          failedAt: reason.at,
+          failedAgeMs: expect.any(Number),
+        },
+      ],
+    });
 
     // Usage problems: exit 2, nothing moved.
     const usage = (args: string[]) => runCli(['failed', 'drop', '--config', s.config, ...args]);
-    expect(usage([])).toEqual({ status: 2, stdout: '', stderr: 'refrelay: failed drop: give --all, --remote NAME, --uri SUBSTRING, --project PATTERN or TASKKEY… (see refrelay failed list)\n' });
-    expect(usage(['--all', '--remote', 'dr'])).toEqual({ status: 2, stdout: '', stderr: 'refrelay: failed drop: --all drops every failed task; give it alone, or narrow with --remote, --uri, --project or TASKKEY… instead\n' });
-    expect(usage(['3f78'])).toEqual({ status: 2, stdout: '', stderr: 'refrelay: failed drop: "3f78" is not a task key (40 hex digits, as refrelay failed list shows them)\n' });
+    expect(usage([])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'refrelay: failed drop: give --all, --remote NAME, --uri SUBSTRING, --project PATTERN or TASKKEY… (see refrelay failed list)\n',
+    });
+    expect(usage(['--all', '--remote', 'dr'])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'refrelay: failed drop: --all drops every failed task; give it alone, or narrow with --remote, --uri, --project or TASKKEY… instead\n',
+    });
+    expect(usage(['3f78'])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'refrelay: failed drop: "3f78" is not a task key (40 hex digits, as refrelay failed list shows them)\n',
+    });
     // Nothing matched: as retry, exit 0 and say so.
     expect(usage(['--remote', 'nosuch'])).toEqual({ status: 0, stdout: 'Nothing to drop\n', stderr: '' });
     expect(usage(['--project', 'app', '--dry-run'])).toEqual({ status: 0, stdout: `would drop 1 failed task:\n${listText(s, key, reason.at)}`, stderr: '' });
@@ -135,11 +168,17 @@ describe('refrelay failed list and failed drop', () => {
 
     const dropped = runCli(['failed', 'drop', key, '--config', s.config]);
     const [folder] = namesIn(storeDir(s.store, 'failed', 'dropped'));
-    expect(dropped).toEqual({ status: 0, stdout: `dropped 1 failed task into failed/dropped/${folder} (deleted after 7d, replication.retention):\n${listText(s, key, reason.at)}`, stderr: '' });
+    expect(dropped).toEqual({
+      status: 0,
+      stdout: `dropped 1 failed task into failed/dropped/${folder} (deleted after 7d, replication.retention):\n${listText(s, key, reason.at)}`,
+      stderr: '',
+    });
     expect(namesIn(storeDir(s.store, 'failed'))).toEqual(['dropped']);
     const record = JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, 'dropped.json'), 'utf8')) as Record<string, unknown>;
     expect(record).toEqual({ version: 1, droppedAt: expect.any(Number), by: `${userInfo().username}@${hostname()}`, via: 'cli', nodeId: hostname() });
-    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, `${uriKey(s.dest)}.${key}.json.reason.json`), 'utf8'))).toMatchObject({ reason: DECLINED });
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, `${uriKey(s.dest)}.${key}.json.reason.json`), 'utf8'))).toMatchObject({
+      reason: DECLINED,
+    });
 
     expect(runCli(['failed', 'list', '--config', s.config])).toEqual({ status: 0, stdout: 'No failed tasks\n', stderr: '' });
     expect(runCli(['retry', '--all', '--config', s.config])).toEqual({ status: 0, stdout: 'Nothing to retry\n', stderr: '' });
@@ -164,7 +203,11 @@ describe('refrelay failed list and failed drop', () => {
 
     const { node, code } = await drain(s);
     expect(code).toBe(0);
-    expect(node.logs().find((line) => line.msg === 'deleted dropped failed tasks older than replication.retention')).toMatchObject({ level: 30, folders: 1, retentionMs: 24 * 3_600_000 });
+    expect(node.logs().find((line) => line.msg === 'deleted dropped failed tasks older than replication.retention')).toMatchObject({
+      level: 30,
+      folders: 1,
+      retentionMs: 24 * 3_600_000,
+    });
     expect(namesIn(dropsDir)).toEqual([young]);
   });
 });
@@ -199,7 +242,10 @@ describe('verify and failed tasks', () => {
     });
     expect(runCli(['failed', 'list', '--config', s.config]).stdout).toBe('No failed tasks\n');
     const [folder] = namesIn(storeDir(s.store, 'failed', 'dropped'));
-    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, 'dropped.json'), 'utf8'))).toMatchObject({ by: `${userInfo().username}@${hostname()}`, via: 'verify' });
+    expect(JSON.parse(readFileSync(storeDir(s.store, 'failed', 'dropped', folder!, 'dropped.json'), 'utf8'))).toMatchObject({
+      by: `${userInfo().username}@${hostname()}`,
+      via: 'verify',
+    });
     expect(runCli(['verify', '--config', s.config]).stdout).toBe(`in sync      dr ${s.dest} (3 refs)\n1 destination: 1 in sync, 0 drifted, 0 unreachable\n`);
   });
 });

@@ -38,9 +38,14 @@ describe('autoReload with a fan-out folder', () => {
     const dir = join(root, 'replication');
     mkdirSync(dir);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[gerrit]', '  autoReload = true',
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`,
-      '  distributionInterval = 200ms', '  randomDelay = 0', '  httpListen = off',
+      '[gerrit]',
+      '  autoReload = true',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 0',
+      '  httpListen = off',
     ]);
     const first = putRemoteFile(dir, 'first', ['[remote]', `  url = file://${root}/first/\${name}.git`, '  replicationDelay = 0']);
     const node = RefrelayNode.start({ config, nodeId: 'n1' });
@@ -54,12 +59,24 @@ describe('autoReload with a fan-out folder', () => {
     const added = await node.waitForLog((line) => line.msg === 'config reloaded' && (line.added as string[]).includes('second'));
     expect(added).toMatchObject({ reason: 'config file changed', files: [second], added: ['second'], removed: [] });
     expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main', '--remote', 'second']).status).toBe(0);
-    await waitUntil('the push to the new remote', () => destinationRefs(join(root, 'second', 'app.git')).get('refs/heads/main') === refsOf(source).get('refs/heads/main'));
+    await waitUntil(
+      'the push to the new remote',
+      () => destinationRefs(join(root, 'second', 'app.git')).get('refs/heads/main') === refsOf(source).get('refs/heads/main'),
+    );
 
     rmSync(first);
-    expect(await node.waitForLog((line) => line.msg === 'config reloaded' && (line.removed as string[]).length > 0)).toMatchObject({ files: [first], added: [], removed: ['first'] });
+    expect(await node.waitForLog((line) => line.msg === 'config reloaded' && (line.removed as string[]).length > 0)).toMatchObject({
+      files: [first],
+      added: [],
+      removed: ['first'],
+    });
 
-    putRemoteFile(dir, 'second', ['[remote]', `  url = file://${root}/second/\${name}.git`, '  push = +refs/heads/*:refs/heads/mirror/*', '  replicationDelay = 0']);
+    putRemoteFile(dir, 'second', [
+      '[remote]',
+      `  url = file://${root}/second/\${name}.git`,
+      '  push = +refs/heads/*:refs/heads/mirror/*',
+      '  replicationDelay = 0',
+    ]);
     await node.waitForLog((line) => line.msg === 'config reloaded' && (line.files as string[]).includes(second) && (line.added as string[]).length === 0);
     expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main']).stdout).toBe('refrelay: queued 1 task for app\n');
     await waitUntil('the push with the edited refspec', () => destinationRefs(join(root, 'second', 'app.git')).has('refs/heads/mirror/main'));

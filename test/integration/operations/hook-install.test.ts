@@ -14,13 +14,22 @@ function setup(): { root: string; base: string; config: string; repos: string[] 
   const base = join(root, 'base');
   const repos = ['one', 'team/two'].map((project) => initBare(join(base, `${project}.git`)));
   const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms',
-    '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`, '  replicationDelay = 0',
+    '[replication]',
+    `  storePath = ${join(root, 'store')}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 100ms',
+    '[remote "mirror"]',
+    `  url = ${join(root, 'dest')}/\${name}.git`,
+    '  replicationDelay = 0',
   ]);
   return { root, base, config, repos };
 }
 
-const hookFiles = (repo: string): string[] => readdirSync(join(repo, 'hooks')).filter((name) => !name.endsWith('.sample')).sort();
+const hookFiles = (repo: string): string[] =>
+  readdirSync(join(repo, 'hooks'))
+    .filter((name) => !name.endsWith('.sample'))
+    .sort();
 
 describe('refrelay hook install / uninstall', () => {
   it('installs on every repository, a real push queues the update, and drain delivers it', async () => {
@@ -68,10 +77,18 @@ describe('refrelay hook install / uninstall', () => {
     // Neither the store nor the local spool can be written: a file stands where each folder should be.
     const notAFolder = join(s.root, 'not-a-folder');
     writeFileSync(notAFolder, 'the store is not a folder');
-    const broken = writeConfig(join(s.root, 'broken.config'), [
-      '[replication]', `  storePath = ${notAFolder}`, `  spoolPath = ${join(notAFolder, 'spool')}`, `  basePath = ${s.base}`,
-      '[remote "mirror"]', `  url = ${join(s.root, 'dest')}/\${name}.git`,
-    ], { initStore: false });
+    const broken = writeConfig(
+      join(s.root, 'broken.config'),
+      [
+        '[replication]',
+        `  storePath = ${notAFolder}`,
+        `  spoolPath = ${join(notAFolder, 'spool')}`,
+        `  basePath = ${s.base}`,
+        '[remote "mirror"]',
+        `  url = ${join(s.root, 'dest')}/\${name}.git`,
+      ],
+      { initStore: false },
+    );
     runCli(['hook', 'install', '--repo', repo, '--config', broken]);
     const work = makeWorkTree(join(s.root, 'work'), 1);
     const push = spawnSync('git', ['push', repo, 'main'], { cwd: work, env: gitEnv, encoding: 'utf8' });
@@ -84,7 +101,13 @@ describe('refrelay hook install / uninstall', () => {
     const s = setup();
     const repo = s.repos[0]!;
     runCli(['hook', 'install', '--repo', repo, '--kind', 'reference-transaction', '--config', s.config]);
-    git(repo, ['update-ref', 'refs/heads/direct', git(repo, ['hash-object', '-t', 'commit', '--stdin', '-w'], { input: 'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n' }).trim()]);
+    git(repo, [
+      'update-ref',
+      'refs/heads/direct',
+      git(repo, ['hash-object', '-t', 'commit', '--stdin', '-w'], {
+        input: 'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n',
+      }).trim(),
+    ]);
     const waiting = join(s.root, 'store', 'ref-updates', 'waiting');
     expect(existsSync(waiting) ? readdirSync(waiting) : []).toHaveLength(1);
   });

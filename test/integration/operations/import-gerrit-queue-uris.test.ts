@@ -25,10 +25,14 @@ describe('import-gerrit-queue reads the uri as Gerrit wrote it (JGit toASCIIStri
     const root = tempDir('refrelay-gerrit-uris');
     const store = join(root, 'store');
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${store}`,
-      '[remote "github"]', '  url = https://replicator:s3cret@github.example.com/org/${name}.git',
-      '[remote "backup"]', '  url = ssh://git@backup.example.com:29418/${name}.git',
-      '[remote "scp"]', '  url = git@scp.example.com:${name}.git',
+      '[replication]',
+      `  storePath = ${store}`,
+      '[remote "github"]',
+      '  url = https://replicator:s3cret@github.example.com/org/${name}.git',
+      '[remote "backup"]',
+      '  url = ssh://git@backup.example.com:29418/${name}.git',
+      '[remote "scp"]',
+      '  url = git@scp.example.com:${name}.git',
     ]);
     const gerrit = gerritEventsDir(join(root, 'gerrit', 'data', 'replication'));
     // As the plugin stored them: JGit's lower-case escapes, `+` raw, the password dropped.
@@ -42,7 +46,12 @@ describe('import-gerrit-queue reads the uri as Gerrit wrote it (JGit toASCIIStri
     for (const task of files) writeGerritTask(gerrit.waiting, task);
     // The plugin walks subfolders too: a sharded waiting/ (plugin versions of early 2020) still counts.
     mkdirSync(join(gerrit.waiting, '5d'));
-    writeGerritTask(join(gerrit.waiting, '5d'), { project: 'team/my project', refs: ['refs/heads/main'], uri: 'git@scp.example.com:team/my project.git', remote: 'scp' });
+    writeGerritTask(join(gerrit.waiting, '5d'), {
+      project: 'team/my project',
+      refs: ['refs/heads/main'],
+      uri: 'git@scp.example.com:team/my project.git',
+      remote: 'scp',
+    });
 
     const result = runCli(['import-gerrit-queue', gerrit.refUpdates, '--config', config]);
     expect(result.stderr).toBe('');
@@ -50,11 +59,23 @@ describe('import-gerrit-queue reads the uri as Gerrit wrote it (JGit toASCIIStri
     expect(result.status).toBe(0);
     // Each is queued under refrelay's own expansion of the URL, as `enqueue` would queue it.
     expect(queued(store)).toEqual([
-      { version: 1, project: 'c++', refs: ['refs/heads/main', 'refs/tags/v1'], uri: 'https://replicator:s3cret@github.example.com/org/c%2B%2B.git', remote: 'github' },
+      {
+        version: 1,
+        project: 'c++',
+        refs: ['refs/heads/main', 'refs/tags/v1'],
+        uri: 'https://replicator:s3cret@github.example.com/org/c%2B%2B.git',
+        remote: 'github',
+      },
       { version: 1, project: 'café', refs: ['refs/heads/main'], uri: 'ssh://git@backup.example.com:29418/café.git', remote: 'backup' },
       { version: 1, project: 'café', refs: ['refs/heads/main'], uri: 'https://replicator:s3cret@github.example.com/org/caf%C3%A9.git', remote: 'github' },
       { version: 1, project: 'team/my project', refs: ['..all..'], uri: 'ssh://git@backup.example.com:29418/team/my project.git', remote: 'backup' },
-      { version: 1, project: 'team/my project', refs: ['refs/heads/main'], uri: 'https://replicator:s3cret@github.example.com/org/team/my%20project.git', remote: 'github' },
+      {
+        version: 1,
+        project: 'team/my project',
+        refs: ['refs/heads/main'],
+        uri: 'https://replicator:s3cret@github.example.com/org/team/my%20project.git',
+        remote: 'github',
+      },
       { version: 1, project: 'team/my project', refs: ['refs/heads/main'], uri: 'git@scp.example.com:team/my project.git', remote: 'scp' },
     ]);
     for (const name of taskFilesIn(waitingOf(store))) expect(statSync(join(waitingOf(store), name)).mtimeMs).toBe(GERRIT_MTIME.getTime());
@@ -80,9 +101,15 @@ function deliverySite(): Site {
   const store = join(root, 'store');
   const dest = join(root, 'dest');
   const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms',
+    '[replication]',
+    `  storePath = ${store}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 100ms',
     // Was "mirror" in Gerrit's config; the same URL now belongs to "dr".
-    '[remote "dr"]', `  url = file://${dest}/\${name}.git`, '  replicationDelay = 0',
+    '[remote "dr"]',
+    `  url = file://${dest}/\${name}.git`,
+    '  replicationDelay = 0',
   ]);
   return { root, config, store, base, dest, gerrit: gerritEventsDir(join(root, 'gerrit', 'data', 'replication')) };
 }
@@ -100,10 +127,17 @@ describe('import-gerrit-queue delivers what the plugin queued', () => {
       writeGerritTask(s.gerrit.waiting, { project: 'app', refs: ['refs/heads/main'], uri: fileUri(s, 'app'), remote: 'mirror' }),
     ];
     // Gerrit was pushing this one when it stopped.
-    const runningFile = writeGerritTask(s.gerrit.running, { project: 'team/my project', refs: ['refs/heads/feature'], uri: fileUri(s, 'team/my%20project'), remote: 'dr' });
+    const runningFile = writeGerritTask(s.gerrit.running, {
+      project: 'team/my project',
+      refs: ['refs/heads/feature'],
+      uri: fileUri(s, 'team/my%20project'),
+      remote: 'dr',
+    });
 
     const first = runCli(['import-gerrit-queue', s.gerrit.refUpdates, '--config', s.config]);
-    expect(first.stderr).toBe(`note: 1 task file in ${s.gerrit.running} not imported: Gerrit was pushing it when it stopped and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n`);
+    expect(first.stderr).toBe(
+      `note: 1 task file in ${s.gerrit.running} not imported: Gerrit was pushing it when it stopped and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running\n`,
+    );
     expect(first.stdout).toBe('imported 4 tasks (0 already queued, 1 under a renamed remote), skipped 0, left 1 in running/\n');
     expect(first.status).toBe(0);
     const expected: Task[] = [

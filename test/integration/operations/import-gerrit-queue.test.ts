@@ -29,9 +29,17 @@ function site(): Site {
   const { store, base } = appSource(root);
   const dest = join(root, 'dest');
   const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  storePath = ${store}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms',
-    '[remote "mirror"]', `  url = ${dest}/\${name}.git`, '  replicationDelay = 0',
-    '[remote "github"]', '  url = git@github.com:example/${name}.git', '  remoteNameStyle = basenameOnly',
+    '[replication]',
+    `  storePath = ${store}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 100ms',
+    '[remote "mirror"]',
+    `  url = ${dest}/\${name}.git`,
+    '  replicationDelay = 0',
+    '[remote "github"]',
+    '  url = git@github.com:example/${name}.git',
+    '  remoteNameStyle = basenameOnly',
   ]);
   const refUpdates = join(root, 'gerrit', 'data', 'replication', 'ref-updates');
   const gerritWaiting = join(refUpdates, 'waiting');
@@ -68,13 +76,15 @@ describe('refrelay import-gerrit-queue', () => {
 
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config]);
 
-    expect(result.stderr.trim().split('\n').sort()).toEqual([
-      `skipped ${unknownRemote}: uri "ssh://gone.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "gone")`,
-      `skipped ${foreignUri}: uri "ssh://old-replica.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "mirror")`,
-      `skipped ${badProject}: invalid project name "../etc": has a ".." segment`,
-      `skipped ${badRef}: invalid ref name "refs/heads/a..b": contains ".."`,
-      `skipped ${noRefs}: missing field "refs"`,
-    ].sort());
+    expect(result.stderr.trim().split('\n').sort()).toEqual(
+      [
+        `skipped ${unknownRemote}: uri "ssh://gone.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "gone")`,
+        `skipped ${foreignUri}: uri "ssh://old-replica.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "mirror")`,
+        `skipped ${badProject}: invalid project name "../etc": has a ".." segment`,
+        `skipped ${badRef}: invalid ref name "refs/heads/a..b": contains ".."`,
+        `skipped ${noRefs}: missing field "refs"`,
+      ].sort(),
+    );
     expect(result.stdout).toBe('imported 3 tasks (0 already queued), skipped 5\n');
     expect(result.status).toBe(1);
 
@@ -123,7 +133,9 @@ describe('refrelay import-gerrit-queue', () => {
     const valid = gerritFile(s, { project: 'app', ref: 'refs/heads/main', uri, remote: 'mirror' });
     const invalid = gerritFile(s, { project: 'app', refs: ['refs/heads/main'], uri: 'ssh://gone.example.com/app.git', remote: 'gone' });
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config, '--dry-run', '--remove']);
-    expect(result.stderr).toBe(`skipped ${invalid}: uri "ssh://gone.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "gone")\n`);
+    expect(result.stderr).toBe(
+      `skipped ${invalid}: uri "ssh://gone.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "gone")\n`,
+    );
     expect(result.stdout).toBe('dry run: would import 1 task (0 already queued), skip 1; nothing written\n');
     expect(result.status).toBe(1);
     expect(namesIn(join(s.store, 'ref-updates', 'waiting'))).toEqual([]);
@@ -143,11 +155,13 @@ describe('refrelay import-gerrit-queue', () => {
 
     const result = runCli(['import-gerrit-queue', s.refUpdates, '--config', s.config, '--remove']);
     expect(result.stdout).toBe('imported 2 tasks (0 already queued), skipped 1, left 1 in running/, removed 2 Gerrit files\n');
-    expect(result.stderr).toBe([
-      `skipped ${skipped}: uri "ssh://elsewhere/app.git" is not a URL of any configured remote for project "app" (the file names remote "mirror")`,
-      `note: 1 task file in ${join(s.refUpdates, 'running')} not imported: Gerrit was pushing it when it stopped and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running`,
-      '',
-    ].join('\n'));
+    expect(result.stderr).toBe(
+      [
+        `skipped ${skipped}: uri "ssh://elsewhere/app.git" is not a URL of any configured remote for project "app" (the file names remote "mirror")`,
+        `note: 1 task file in ${join(s.refUpdates, 'running')} not imported: Gerrit was pushing it when it stopped and puts it back in waiting/ when it starts; once the plugin is stopped on every primary, run this again with --include-running`,
+        '',
+      ].join('\n'),
+    );
     expect(result.status).toBe(1);
     for (const path of imported) expect(existsSync(path)).toBe(false);
     expect(namesIn(s.gerritWaiting)).toEqual(['.nfs000000000001', skipped.slice(s.gerritWaiting.length + 1)]);
@@ -168,7 +182,9 @@ describe('refrelay import-gerrit-queue', () => {
     expect(file.stderr).toBe(`refrelay: import-gerrit-queue: ${s.config} is not a folder\n`);
     expect(file.status).toBe(2);
     const noWaiting = runCli(['import-gerrit-queue', join(s.root, 'gerrit'), '--config', s.config]);
-    expect(noWaiting.stderr).toBe(`refrelay: import-gerrit-queue: ${join(s.root, 'gerrit')} has no waiting/ folder; give the plugin's events directory, its ref-updates folder or its waiting/ folder\n`);
+    expect(noWaiting.stderr).toBe(
+      `refrelay: import-gerrit-queue: ${join(s.root, 'gerrit')} has no waiting/ folder; give the plugin's events directory, its ref-updates folder or its waiting/ folder\n`,
+    );
     expect(noWaiting.status).toBe(2);
     expect(runCli(['import-gerrit-queue', '--config', s.config]).status).toBe(2);
 
@@ -181,7 +197,9 @@ describe('refrelay import-gerrit-queue', () => {
     // Pointed at our own store by mistake, --remove would delete queued tasks: refused.
     mkdirSync(waitingOf(s), { recursive: true });
     const ownStore = runCli(['import-gerrit-queue', join(s.store, 'ref-updates'), '--config', s.config, '--remove']);
-    expect(ownStore.stderr).toBe(`refrelay: import-gerrit-queue: ${waitingOf(s)} is the waiting/ folder of replication.storePath, not a queue to import; point storePath at a folder of refrelay's own first\n`);
+    expect(ownStore.stderr).toBe(
+      `refrelay: import-gerrit-queue: ${waitingOf(s)} is the waiting/ folder of replication.storePath, not a queue to import; point storePath at a folder of refrelay's own first\n`,
+    );
     expect(ownStore.status).toBe(2);
   });
 });

@@ -21,9 +21,14 @@ describe('periodic verify (replication.verifyInterval)', () => {
     git(work, ['commit', '-q', '--allow-empty', '-m', 'only on the master']);
     git(work, ['push', '-q', join(root, 'base', 'drifted.git'), 'main']);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`,
-      '  distributionInterval = 200ms', '  randomDelay = 100ms', '  verifyInterval = 1s',
-      '[remote "dr"]', `  url = ${join(root, 'dr')}/\${name}.git`,
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '  verifyInterval = 1s',
+      '[remote "dr"]',
+      `  url = ${join(root, 'dr')}/\${name}.git`,
     ]);
     const nodes = [RefrelayNode.start({ config, nodeId: 'n1' }), RefrelayNode.start({ config, nodeId: 'n2' })];
     const verifyRuns = (): LogLine[] => nodes.flatMap((node) => node.logs().filter((line) => line.msg === 'periodic verify finished'));
@@ -38,10 +43,13 @@ describe('periodic verify (replication.verifyInterval)', () => {
     // the last one, by whichever node, finished an interval ago (one machine, so the log times
     // are one clock; 100 ms for the measured store clock offset).
     const finishedAt = runs.map((run) => Date.parse(String(run.time))).sort((a, b) => a - b);
-    for (let i = 1; i < finishedAt.length; i++) expect(finishedAt[i]! - finishedAt[i - 1]!, `runs finished at ${JSON.stringify(runs.map((run) => [run.node, run.time]))}`).toBeGreaterThanOrEqual(900);
+    for (let i = 1; i < finishedAt.length; i++)
+      expect(finishedAt[i]! - finishedAt[i - 1]!, `runs finished at ${JSON.stringify(runs.map((run) => [run.node, run.time]))}`).toBeGreaterThanOrEqual(900);
     for (const run of runs) expect(run).toMatchObject({ destinations: 2, drifted: 1, unreachable: 0 });
 
-    const status = JSON.parse(runCli(['status', '--json', '--config', config]).stdout) as { verify: { drifted: number; problems: Array<{ uri: string; missing: number; different: number }> } };
+    const status = JSON.parse(runCli(['status', '--json', '--config', config]).stdout) as {
+      verify: { drifted: number; problems: Array<{ uri: string; missing: number; different: number }> };
+    };
     expect(status.verify).toMatchObject({ drifted: 1, problems: [{ uri: join(root, 'dr', 'drifted.git'), missing: 0, different: 1 }] });
     const table = runCli(['status', '--config', config]).stdout;
     expect(table).toMatch(/verify: 2 destinations checked \S+ ago by n[12]: 1 drifted, 0 unreachable/);

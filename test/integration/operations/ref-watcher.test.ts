@@ -54,7 +54,7 @@ describe('ref watcher', () => {
     git(repos[0]!, ['tag', 'v1', 'main']); // not matched by the refspec: nothing to queue
     // Debounced scans may split the changes over several tasks; together they are exactly these refs.
     const refsQueued = (tasks: string[]): string[] => [...new Set(tasks.flatMap((line) => line.split(' ')[1]!.split(',')))].sort();
-    for (const deadline = Date.now() + 10_000; refsQueued(await waitingTasks(store)).length < 3; ) {
+    for (const deadline = Date.now() + 10_000; refsQueued(await waitingTasks(store)).length < 3;) {
       if (Date.now() > deadline) throw new Error(`the watcher queued only ${JSON.stringify(await waitingTasks(store))} within 10 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -89,9 +89,15 @@ describe('refrelay daemon with watchRepositories', () => {
     const work = makeWorkTree(join(root, 'work'), 1);
     git(work, ['push', '-q', source, 'main']);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, '  watchRepositories = true',
-      '  distributionInterval = 200ms', '  randomDelay = 100ms',
-      '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`, '  replicationDelay = 0',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  watchRepositories = true',
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '[remote "mirror"]',
+      `  url = ${join(root, 'dest')}/\${name}.git`,
+      '  replicationDelay = 0',
     ]);
     const node = RefrelayNode.start({ config, nodeId: 'n1' });
     try {
@@ -113,8 +119,13 @@ describe('refrelay daemon with watchRepositories', () => {
     const root = tempDir('refrelay-watch-refuse');
     for (const project of ['a', 'b']) initBare(join(root, 'base', `${project}.git`));
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, '  watchRepositories = true', '  watchRepositoriesLimit = 1',
-      '[remote "mirror"]', `  url = ${join(root, 'dest')}/\${name}.git`,
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  watchRepositories = true',
+      '  watchRepositoriesLimit = 1',
+      '[remote "mirror"]',
+      `  url = ${join(root, 'dest')}/\${name}.git`,
     ]);
     const result = runCli(['daemon', '--config', config, '--node-id', 'n1']);
     expect(result.status).toBe(1);

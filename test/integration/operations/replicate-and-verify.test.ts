@@ -19,9 +19,19 @@ describe('refrelay replicate', () => {
     for (const project of projects) git(work, ['push', '-q', initBare(join(base, `${project}.git`)), 'main', 'v1']);
     const deadPort = await freePort();
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms',
-      '[remote "good"]', `  url = ${join(root, 'good')}/\${name}.git`, '  threads = 4',
-      '[remote "down"]', `  url = git://127.0.0.1:${deadPort}/\${name}.git`, '  projects = p07', '  replicationMaxRetries = 1', '  replicationRetry = 200ms',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '[remote "good"]',
+      `  url = ${join(root, 'good')}/\${name}.git`,
+      '  threads = 4',
+      '[remote "down"]',
+      `  url = git://127.0.0.1:${deadPort}/\${name}.git`,
+      '  projects = p07',
+      '  replicationMaxRetries = 1',
+      '  replicationRetry = 200ms',
     ]);
     const node = RefrelayNode.start({ config, nodeId: 'n1' });
     try {
@@ -39,7 +49,13 @@ describe('refrelay replicate', () => {
 
   it('says "Nothing to replicate" when no project matches', () => {
     const root = tempDir('refrelay-replicate-none');
-    const config = writeConfig(join(root, 'replication.config'), ['[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, '[remote "a"]', `  url = ${root}/d/\${name}.git`]);
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '[remote "a"]',
+      `  url = ${root}/d/\${name}.git`,
+    ]);
     const result = runCli(['replicate', 'nothing/*', '--config', config]);
     expect(result).toMatchObject({ status: 0, stdout: 'Nothing to replicate\n' });
   });
@@ -62,14 +78,27 @@ describe('refrelay verify', () => {
     git(work, ['push', '-q', source, 'main:refs/heads/new', '+HEAD:refs/heads/stale']);
     git(source, ['update-ref', '-d', 'refs/heads/gone']);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`, '  distributionInterval = 200ms', '  randomDelay = 100ms',
-      '[remote "mirror"]', `  url = ${join(root, 'mirror')}/\${name}.git`, '  push = +refs/heads/*:refs/heads/*', '  mirror = true', '  replicationDelay = 0',
-      '[remote "plain"]', `  url = ${join(root, 'plain')}/\${name}.git`, '  push = +refs/heads/*:refs/heads/*', '  replicationDelay = 0',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '[remote "mirror"]',
+      `  url = ${join(root, 'mirror')}/\${name}.git`,
+      '  push = +refs/heads/*:refs/heads/*',
+      '  mirror = true',
+      '  replicationDelay = 0',
+      '[remote "plain"]',
+      `  url = ${join(root, 'plain')}/\${name}.git`,
+      '  push = +refs/heads/*:refs/heads/*',
+      '  replicationDelay = 0',
     ]);
     const first = runCli(['verify', '--config', config]);
     expect(first.status).toBe(1);
     expect(first.stdout).toContain(`DRIFT        mirror ${mirrorDest}: 1 missing (refs/heads/new), 1 different (refs/heads/stale), 1 extra (refs/heads/gone)`);
-    expect(first.stdout).toContain(`DRIFT        plain ${plainDest}: 1 missing (refs/heads/new), 1 different (refs/heads/stale); 1 extra kept at the destination (mirror off): refs/heads/gone`);
+    expect(first.stdout).toContain(
+      `DRIFT        plain ${plainDest}: 1 missing (refs/heads/new), 1 different (refs/heads/stale); 1 extra kept at the destination (mirror off): refs/heads/gone`,
+    );
 
     const json = JSON.parse(runCli(['verify', '--json', '--config', config]).stdout) as { destinations: Array<{ remote: string; fixRefs: string[] }> };
     expect(json.destinations.map((d) => [d.remote, d.fixRefs])).toEqual([
@@ -95,9 +124,13 @@ describe('refrelay verify', () => {
     const port = await freePort();
     writeFileSync(join(root, 'x'), '');
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`,
-      '[remote "down"]', `  url = git://127.0.0.1:${port}/\${name}.git`,
-      '[remote "up"]', `  url = ${join(root, 'up')}/\${name}.git`,
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      '[remote "down"]',
+      `  url = git://127.0.0.1:${port}/\${name}.git`,
+      '[remote "up"]',
+      `  url = ${join(root, 'up')}/\${name}.git`,
     ]);
     git(makeWorkTree(join(root, 'work2'), 1), ['push', '-q', initBare(join(root, 'up', 'app.git')), 'main']);
     const result = runCli(['verify', '--config', config]);

@@ -14,16 +14,25 @@ describe('replicateOnStartup', () => {
     const projects = ['a', 'team/b'];
     for (const project of projects) git(work, ['push', '-q', initBare(join(root, 'base', `${project}.git`)), 'main', 'v1']);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`,
-      '  distributionInterval = 200ms', '  randomDelay = 100ms',
-      '[gerrit]', '  replicateOnStartup = true',
-      '[remote "dr"]', `  url = ${join(root, 'dr')}/\${name}.git`, '  replicationDelay = 0',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '[gerrit]',
+      '  replicateOnStartup = true',
+      '[remote "dr"]',
+      `  url = ${join(root, 'dr')}/\${name}.git`,
+      '  replicationDelay = 0',
     ]);
     const first = RefrelayNode.start({ config, nodeId: 'n1' });
     const second = { node: undefined as RefrelayNode | undefined };
     try {
-      expect(await first.waitForLog((line) => line.msg === 'replicateOnStartup: first node of the cluster queued a full sync')).toMatchObject({ projects: 2, tasks: 2 });
-      for (const deadline = Date.now() + 15_000; first.logs().filter((line) => line.msg === 'pushed').length < 2; ) {
+      expect(await first.waitForLog((line) => line.msg === 'replicateOnStartup: first node of the cluster queued a full sync')).toMatchObject({
+        projects: 2,
+        tasks: 2,
+      });
+      for (const deadline = Date.now() + 15_000; first.logs().filter((line) => line.msg === 'pushed').length < 2;) {
         if (Date.now() > deadline) throw new Error('the full sync was not pushed within 15 s');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

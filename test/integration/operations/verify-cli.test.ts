@@ -40,9 +40,18 @@ function driftedSite(name: string, extraRemote: string[] = [], options: { initSt
   const config = writeConfig(
     join(root, 'replication.config'),
     [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`, '  distributionInterval = 200ms', '  randomDelay = 100ms',
-      '[remote "backup"]', `  url = file://${join(root, 'backup')}/\${name}.git`, '  mirror = true', '  replicationDelay = 0',
-      '[remote "dr"]', `  url = file://${join(root, 'dr')}/\${name}.git`, '  replicationDelay = 0',
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 100ms',
+      '[remote "backup"]',
+      `  url = file://${join(root, 'backup')}/\${name}.git`,
+      '  mirror = true',
+      '  replicationDelay = 0',
+      '[remote "dr"]',
+      `  url = file://${join(root, 'dr')}/\${name}.git`,
+      '  replicationDelay = 0',
       ...extraRemote,
     ],
     options,
@@ -63,9 +72,14 @@ describe('refrelay verify: what an operator reads', () => {
     const plainDest = initBare(join(root, 'plain', 'app.git'));
     for (const dest of [mirrorDest, plainDest]) git(work, ['push', '-q', dest, 'main', 'main:refs/heads/wip/experiment']);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${join(root, 'base')}`,
-      '[remote "mirror"]', `  url = ${join(root, 'mirror')}/\${name}.git`, '  mirror = true',
-      '[remote "plain"]', `  url = ${join(root, 'plain')}/\${name}.git`,
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '[remote "mirror"]',
+      `  url = ${join(root, 'mirror')}/\${name}.git`,
+      '  mirror = true',
+      '[remote "plain"]',
+      `  url = ${join(root, 'plain')}/\${name}.git`,
     ]);
     const kept = '1 extra kept at the destination (mirror off): refs/heads/wip/experiment';
 
@@ -95,12 +109,19 @@ describe('refrelay verify: what an operator reads', () => {
     const base = join(root, 'base');
     git(makeWorkTree(join(root, 'work'), 1), ['push', '-q', initBare(join(base, 'app.git')), 'main']);
     const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]', `  storePath = ${join(root, 'store')}`, `  basePath = ${base}`,
-      '[remote "dr"]', `  url = ${join(root, 'dr')}/\${name}.git`,
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${base}`,
+      '[remote "dr"]',
+      `  url = ${join(root, 'dr')}/\${name}.git`,
     ]);
     const where = `(projects are the <name>.git repositories under ${base}, replication.basePath in ${config})`;
 
-    expect(runCli(['verify', 'nosuch', '--config', config])).toMatchObject({ status: 2, stdout: '', stderr: `refrelay: verify: no project "nosuch" ${where}\n` });
+    expect(runCli(['verify', 'nosuch', '--config', config])).toMatchObject({
+      status: 2,
+      stdout: '',
+      stderr: `refrelay: verify: no project "nosuch" ${where}\n`,
+    });
     // One pattern that matches does not hide one that does not.
     expect(runCli(['verify', 'app', 'team/*', '^x.*', '--config', config])).toMatchObject({
       status: 2,
@@ -114,7 +135,11 @@ describe('refrelay verify: what an operator reads', () => {
 
     const result = shell(site.root, 'refrelay verify --fix && refrelay daemon --drain');
     expect(result.status).toBe(0);
-    expect(result.stdout.startsWith([site.lines.backup, site.lines.dr, '2 destinations: 0 in sync, 2 drifted, 0 unreachable; queued 2 tasks to repair the drift', ''].join('\n'))).toBe(true);
+    expect(
+      result.stdout.startsWith(
+        [site.lines.backup, site.lines.dr, '2 destinations: 0 in sync, 2 drifted, 0 unreachable; queued 2 tasks to repair the drift', ''].join('\n'),
+      ),
+    ).toBe(true);
     expect(refsOf(site.backup)).toEqual(refsOf(site.source));
     expect(refsOf(site.dr)).toEqual(refsOf(site.source));
     expect(runCli(['verify', '--fix', '--config', site.config])).toMatchObject({
@@ -135,7 +160,9 @@ describe('refrelay verify: what an operator reads', () => {
     const result = shell(site.root, 'refrelay verify --fix && refrelay daemon --drain');
     expect(result).toMatchObject({
       status: 1,
-      stdout: [site.lines.backup, site.lines.dr, '2 destinations: 0 in sync, 2 drifted, 0 unreachable; could not queue 2 tasks to repair the drift', ''].join('\n'),
+      stdout: [site.lines.backup, site.lines.dr, '2 destinations: 0 in sync, 2 drifted, 0 unreachable; could not queue 2 tasks to repair the drift', ''].join(
+        '\n',
+      ),
       stderr:
         `refrelay: verify --fix: no refrelay store at ${store} (refrelay-store.json is missing). If the store is on a network filesystem, it may not be mounted; ` +
         'to create a new store there, run: refrelay init --config FILE\n',

@@ -41,7 +41,10 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
     git(s.work, ['branch', 'b1']);
     await runGit(s.work, ['push', '-q', s.url, 'main', 'b1'], 'seed');
     commitFile(s.work, 'next.txt', 'next\n');
-    const { run, refs } = await push(s, 'porcelain-fast-forward-and-up-to-date', 'main fast-forwards, b1 unchanged', ['refs/heads/main:refs/heads/main', 'refs/heads/b1:refs/heads/b1']);
+    const { run, refs } = await push(s, 'porcelain-fast-forward-and-up-to-date', 'main fast-forwards, b1 unchanged', [
+      'refs/heads/main:refs/heads/main',
+      'refs/heads/b1:refs/heads/b1',
+    ]);
     expect(run.exitCode).toBe(0);
     expect(refs.map((r) => r[0])).toEqual(['=', ' ']);
     expect(refs[1]?.[2]).toMatch(/^[0-9a-f]+\.\.[0-9a-f]+$/);
@@ -71,7 +74,10 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
     commitFile(s.work, 'ahead.txt', 'ahead\n');
     await runGit(s.work, ['push', '-q', s.url, 'main'], 'seed');
     git(s.work, ['branch', 'old', 'HEAD~1']);
-    const { run, refs } = await push(s, 'porcelain-rejected-non-ff-with-landed', 'main rewound without force, b2 new', ['refs/heads/old:refs/heads/main', 'refs/heads/main:refs/heads/b2']);
+    const { run, refs } = await push(s, 'porcelain-rejected-non-ff-with-landed', 'main rewound without force, b2 new', [
+      'refs/heads/old:refs/heads/main',
+      'refs/heads/main:refs/heads/b2',
+    ]);
     expect(run.exitCode).toBe(1);
     expect(porcelainCompleted(run.stdout)).toBe(true);
     expect(refs).toEqual([
@@ -84,7 +90,9 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
     const s = setup();
     const other = makeWorkTree(join(s.root, 'other'), 2);
     await runGit(other, ['push', '-q', s.url, 'main'], 'seed from an unrelated history');
-    const { run, refs } = await push(s, 'porcelain-rejected-fetch-first', 'destination main has commits the source never saw', ['refs/heads/main:refs/heads/main']);
+    const { run, refs } = await push(s, 'porcelain-rejected-fetch-first', 'destination main has commits the source never saw', [
+      'refs/heads/main:refs/heads/main',
+    ]);
     expect(run.exitCode).toBe(1);
     expect(refs).toEqual([['!', 'refs/heads/main', '[rejected]', 'fetch first']]);
   });
@@ -92,7 +100,10 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
   it('reports every ref as "[remote rejected]" when pre-receive exits 1', async () => {
     const s = setup();
     writeHook(s.dst, 'pre-receive', '#!/bin/sh\necho "policy: pushes are frozen" >&2\nexit 1\n');
-    const { run, refs } = await push(s, 'porcelain-pre-receive-declined', 'pre-receive exits 1', ['refs/heads/main:refs/heads/main', 'refs/heads/main:refs/heads/b2']);
+    const { run, refs } = await push(s, 'porcelain-pre-receive-declined', 'pre-receive exits 1', [
+      'refs/heads/main:refs/heads/main',
+      'refs/heads/main:refs/heads/b2',
+    ]);
     expect(run.exitCode).toBe(1);
     expect(porcelainCompleted(run.stdout)).toBe(true);
     expect(refs.map((r) => [r[0], r[2], r[3]])).toEqual([
@@ -104,7 +115,10 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
   it('reports one ref declined by the update hook while the other lands', async () => {
     const s = setup();
     writeHook(s.dst, 'update', '#!/bin/sh\ncase "$1" in refs/heads/frozen) echo "refs/heads/frozen is frozen" >&2; exit 1;; esac\nexit 0\n');
-    const { run, refs } = await push(s, 'porcelain-update-hook-declined-one', 'update hook declines refs/heads/frozen', ['refs/heads/main:refs/heads/frozen', 'refs/heads/main:refs/heads/main']);
+    const { run, refs } = await push(s, 'porcelain-update-hook-declined-one', 'update hook declines refs/heads/frozen', [
+      'refs/heads/main:refs/heads/frozen',
+      'refs/heads/main:refs/heads/main',
+    ]);
     expect(run.exitCode).toBe(1);
     expect(refs).toEqual([
       ['!', 'refs/heads/frozen', '[remote rejected]', 'hook declined'],
@@ -126,7 +140,10 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
     commitFile(s.work, 'next.txt', 'next\n');
     // A stale lock file is what a crashed or concurrent writer leaves behind.
     writeFileSync(join(s.dst, 'refs', 'heads', 'main.lock'), '');
-    const { run, refs } = await push(s, 'porcelain-remote-lock-failed', 'refs/heads/main.lock exists on the destination', ['refs/heads/main:refs/heads/main', 'refs/heads/main:refs/heads/b2']);
+    const { run, refs } = await push(s, 'porcelain-remote-lock-failed', 'refs/heads/main.lock exists on the destination', [
+      'refs/heads/main:refs/heads/main',
+      'refs/heads/main:refs/heads/b2',
+    ]);
     expect(run.exitCode).toBe(1);
     expect(refs).toEqual([
       ['*', 'refs/heads/b2', '[new branch]', undefined],
@@ -140,7 +157,10 @@ describe('git push --porcelain, as this machine prints it, parses into per-ref r
     // pre-receive runs after the pack is received and before the objects move out of quarantine:
     // the last moment the repository can vanish and still be answered for, ref by ref.
     writeHook(s.dst, 'pre-receive', '#!/bin/sh\nrm -rf "$(pwd -P)"\nexit 0\n');
-    const { run, refs } = await push(s, 'porcelain-destination-deleted', 'the destination repository is deleted by pre-receive', ['refs/heads/main:refs/heads/main', 'refs/heads/main:refs/heads/b2']);
+    const { run, refs } = await push(s, 'porcelain-destination-deleted', 'the destination repository is deleted by pre-receive', [
+      'refs/heads/main:refs/heads/main',
+      'refs/heads/main:refs/heads/b2',
+    ]);
     expect(run.exitCode).toBe(1);
     expect(porcelainCompleted(run.stdout)).toBe(true);
     expect(refs.map((r) => [r[0], r[2], r[3]])).toEqual([

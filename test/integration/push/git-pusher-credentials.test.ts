@@ -28,7 +28,12 @@ describe('HTTP(S) credentials from secure.config', () => {
   it('reach git through the askpass program: the push lands, and the password is in neither argv nor anything reported', async () => {
     const dest = initBare(join(scratch, 'dest', 'ok.git'));
     const pusher = hermeticPusher({}, { credentials: Credentials.of([['dest', { username: 'replicator', password: PASSWORD }]]) });
-    const outcome = await pusher.push({ remote: remoteConfig(), uri: http.url('ok.git'), localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/feature'] });
+    const outcome = await pusher.push({
+      remote: remoteConfig(),
+      uri: http.url('ok.git'),
+      localRepo: source.bare,
+      refs: ['refs/heads/main', 'refs/heads/feature'],
+    });
     expect(outcome).toMatchObject({ result: 'ok' });
     expect(refsOf(dest)).toEqual(source.refs());
     expect(http.logins).toContain(`replicator:${PASSWORD}`);
@@ -57,7 +62,12 @@ describe('HTTP(S) credentials from secure.config', () => {
 describe('one allowed git protocol per push', () => {
   it('an ext:: URL never runs its command: git refuses the transport and the push fails for good', async () => {
     const marker = join(scratch, 'ext-ran');
-    const outcome = await hermeticPusher().push({ remote: remoteConfig(), uri: `ext::sh -c touch% ${marker}`, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await hermeticPusher().push({
+      remote: remoteConfig(),
+      uri: `ext::sh -c touch% ${marker}`,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'permanent', retryable: false } });
     expect(existsSync(marker)).toBe(false);
   });

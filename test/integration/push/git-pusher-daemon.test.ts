@@ -55,7 +55,10 @@ describe('GitPusher to git:// (git daemon on loopback)', () => {
     source.publish();
     const outcome = await pusher.push({ remote: remoteConfig({ mirror: true }), uri: url, localRepo: source.bare, refs: [FULL_SYNC_REF] });
     expect(outcome.result).toBe('ok');
-    expect(outcome.refs.map((r) => [r.dst, r.status])).toEqual([['refs/heads/b1', 'deleted'], ['refs/heads/main', 'updated']]);
+    expect(outcome.refs.map((r) => [r.dst, r.status])).toEqual([
+      ['refs/heads/b1', 'deleted'],
+      ['refs/heads/main', 'updated'],
+    ]);
     expect(lsRemote(url)).toEqual(source.refs());
   });
 

@@ -34,7 +34,7 @@ describe('GitPusher keeps credentials out of everything it reports', () => {
 });
 
 describe('GitPusher reads overload from smart-http', () => {
-  it.each([429, 503])('HTTP %i is overload, with the server\'s Retry-After, and curl\'s trace stays out of what it reports', async (status) => {
+  it.each([429, 503])("HTTP %i is overload, with the server's Retry-After, and curl's trace stays out of what it reports", async (status) => {
     const uri = `http://bot:s3cret@127.0.0.1:${http.port}/${status}/x.git`;
     const outcome = await hermeticPusher().push({ remote: remoteConfig(), uri, localRepo: source.bare, refs: ['refs/heads/main'] });
     expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'overloaded', retryable: true, retryAfterMs: 7000 } });
@@ -44,7 +44,12 @@ describe('GitPusher reads overload from smart-http', () => {
   });
 
   it('HTTP 500 is not overload', async () => {
-    const outcome = await hermeticPusher().push({ remote: remoteConfig(), uri: `http://127.0.0.1:${http.port}/500/x.git`, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await hermeticPusher().push({
+      remote: remoteConfig(),
+      uri: `http://127.0.0.1:${http.port}/500/x.git`,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     expect(outcome.failure).toMatchObject({ kind: 'transient' });
     expect(outcome.failure?.retryAfterMs).toBeUndefined();
   });

@@ -42,7 +42,12 @@ describe('GitPusher limits: remote.NAME.timeout is an idle limit, pushDeadline b
     const ssh = slowSsh(join(root, 'slow'), MiB);
     const pusher = hermeticPusher({ GIT_SSH_COMMAND: ssh });
     const started = performance.now();
-    const outcome = await pusher.push({ remote: remoteConfig({ timeoutMs: 3000 }), uri: `ssh://slow.invalid${dst}`, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await pusher.push({
+      remote: remoteConfig({ timeoutMs: 3000 }),
+      uri: `ssh://slow.invalid${dst}`,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     const elapsed = performance.now() - started;
 
     expect(outcome.failure).toBeUndefined();
@@ -57,7 +62,12 @@ describe('GitPusher limits: remote.NAME.timeout is an idle limit, pushDeadline b
     const { source, dst } = setup();
     writeHook(dst, 'pre-receive', chattyHook(6));
     const started = performance.now();
-    const outcome = await hermeticPusher().push({ remote: remoteConfig({ timeoutMs: 2000 }), uri: `file://${dst}`, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await hermeticPusher().push({
+      remote: remoteConfig({ timeoutMs: 2000 }),
+      uri: `file://${dst}`,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
 
     expect(outcome.failure).toBeUndefined();
     expect(outcome.result).toBe('ok');
@@ -69,7 +79,12 @@ describe('GitPusher limits: remote.NAME.timeout is an idle limit, pushDeadline b
     const { dst, source } = setup();
     writeHook(dst, 'pre-receive', '#!/bin/sh\nsleep 600\n');
     const started = performance.now();
-    const pending = hermeticPusher().push({ remote: remoteConfig({ name: 'quiet', timeoutMs: 2000 }), uri: `file://${dst}`, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const pending = hermeticPusher().push({
+      remote: remoteConfig({ name: 'quiet', timeoutMs: 2000 }),
+      uri: `file://${dst}`,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     const pushing = await waitForProcess((p) => p.args.startsWith('git push --porcelain') && p.args.includes(dst));
     await waitForProcess((p) => p.pgid === pushing.pgid && /^sleep 600/.test(p.args));
     const outcome = await pending;
@@ -87,7 +102,12 @@ describe('GitPusher limits: remote.NAME.timeout is an idle limit, pushDeadline b
     const { dst, source } = setup();
     writeHook(dst, 'pre-receive', chattyHook(600));
     const started = performance.now();
-    const pending = hermeticPusher().push({ remote: remoteConfig({ name: 'slow', timeoutMs: 2000, pushDeadlineMs: 3000 }), uri: `file://${dst}`, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const pending = hermeticPusher().push({
+      remote: remoteConfig({ name: 'slow', timeoutMs: 2000, pushDeadlineMs: 3000 }),
+      uri: `file://${dst}`,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     const pushing = await waitForProcess((p) => p.args.startsWith('git push --porcelain') && p.args.includes(dst));
     const outcome = await pending;
     const elapsed = performance.now() - started;

@@ -23,7 +23,10 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     const refs = ['refs/heads/main', 'refs/heads/b1'];
     const viaFile = await pusher.push({ remote: remoteConfig(), uri: `file://${dst}`, localRepo: source.bare, refs });
     expect(viaFile).toMatchObject({ result: 'ok', createdRepository: false });
-    expect(viaFile.refs.map((r) => [r.ref, r.status])).toEqual([['refs/heads/b1', 'new'], ['refs/heads/main', 'new']]);
+    expect(viaFile.refs.map((r) => [r.ref, r.status])).toEqual([
+      ['refs/heads/b1', 'new'],
+      ['refs/heads/main', 'new'],
+    ]);
     expect(refsOf(dst)).toEqual(pick(source.refs(), refs));
     // --progress: remote.timeout is an idle limit, and git reports progress into a pipe only when asked.
     expect(viaFile.argv.slice(0, 7)).toEqual(['git', 'push', '--porcelain', '--no-verify', '--progress', '--', `file://${dst}`]);
@@ -45,7 +48,10 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     source.publish();
     const outcome = await pusher.push({ remote, uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1'] });
     expect(outcome.result).toBe('ok');
-    expect(outcome.refs.map((r) => [r.ref, r.status])).toEqual([['refs/heads/b1', 'forced'], ['refs/heads/main', 'updated']]);
+    expect(outcome.refs.map((r) => [r.ref, r.status])).toEqual([
+      ['refs/heads/b1', 'forced'],
+      ['refs/heads/main', 'updated'],
+    ]);
     expect(refsOf(dst)).toEqual(source.refs());
   });
 
@@ -117,7 +123,10 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     writeHook(dst, 'update', '#!/bin/sh\n[ "$1" = refs/heads/frozen ] && { echo "frozen" >&2; exit 1; }\nexit 0\n');
     const one = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/frozen'] });
     expect(one.result).toBe('partial');
-    expect(one.refs.map((r) => [r.ref, r.status])).toEqual([['refs/heads/frozen', 'rejected'], ['refs/heads/main', 'new']]);
+    expect(one.refs.map((r) => [r.ref, r.status])).toEqual([
+      ['refs/heads/frozen', 'rejected'],
+      ['refs/heads/main', 'new'],
+    ]);
     expect([...refsOf(dst).keys()]).toEqual(['refs/heads/main']);
   });
 
@@ -130,7 +139,10 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     const outcome = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1'] });
     expect(outcome.result).toBe('partial');
     expect(outcome.failure).toBeUndefined();
-    expect(outcome.refs.map((r) => [r.ref, r.status, r.transient ?? false])).toEqual([['refs/heads/b1', 'new', false], ['refs/heads/main', 'rejected', true]]);
+    expect(outcome.refs.map((r) => [r.ref, r.status, r.transient ?? false])).toEqual([
+      ['refs/heads/b1', 'new', false],
+      ['refs/heads/main', 'rejected', true],
+    ]);
 
     const alone = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main'] });
     expect(alone).toMatchObject({ result: 'failed', failure: { kind: 'transient', retryable: true } });
@@ -183,7 +195,10 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     expect(refsOf(absent)).toEqual(source.refs());
     expect(outcome.refs.map((r) => [r.ref, r.status])).toEqual([
       ['refs/heads/gone', 'up-to-date'],
-      ['refs/heads/b1', 'new'], ['refs/heads/b2', 'new'], ['refs/heads/main', 'new'], ['refs/tags/v1', 'new'],
+      ['refs/heads/b1', 'new'],
+      ['refs/heads/b2', 'new'],
+      ['refs/heads/main', 'new'],
+      ['refs/tags/v1', 'new'],
     ]);
   });
 
@@ -192,7 +207,12 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     const notRepo = join(root, 'docs');
     mkdirSync(notRepo);
     writeFileSync(join(notRepo, 'important.txt'), 'keep me');
-    const outcome = await pusher.push({ remote: remoteConfig({ createMissingRepositories: true }), uri: notRepo, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await pusher.push({
+      remote: remoteConfig({ createMissingRepositories: true }),
+      uri: notRepo,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'permanent', retryable: false } });
     expect(existsSync(join(notRepo, 'HEAD'))).toBe(false);
   });
@@ -207,7 +227,12 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
 
   it('reports a git binary that cannot be started as permanent', async () => {
     const { source, dst } = setup();
-    const outcome = await hermeticPusher({}, { git: '/nonexistent/git' }).push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await hermeticPusher({}, { git: '/nonexistent/git' }).push({
+      remote: remoteConfig(),
+      uri: dst,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'permanent', retryable: false } });
     expect(outcome.failure?.message).toContain('could not run /nonexistent/git');
   });
@@ -246,7 +271,12 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
 
     const tiny = hermeticPusher({}, { maxRefspecsPerPush: 2 });
     const other = initBare(join(tempDir('refrelay-chunks'), 'd.git'));
-    const again = await tiny.push({ remote, uri: other, localRepo: source.bare, refs: ['refs/heads/main', 'refs/heads/b1', names[0] as string, 'refs/heads/gone'] });
+    const again = await tiny.push({
+      remote,
+      uri: other,
+      localRepo: source.bare,
+      refs: ['refs/heads/main', 'refs/heads/b1', names[0] as string, 'refs/heads/gone'],
+    });
     expect(again.refs.map((r) => [r.ref, r.status])).toEqual([
       ['refs/changes/00/0/1', 'new'],
       ['refs/heads/b1', 'new'],
@@ -258,7 +288,13 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
   it('hands git progress lines to onProgress while pushing', async () => {
     const { source, dst } = setup();
     const lines: string[] = [];
-    const outcome = await pusher.push({ remote: remoteConfig(), uri: dst, localRepo: source.bare, refs: ['refs/heads/main'], onProgress: (line) => lines.push(line) });
+    const outcome = await pusher.push({
+      remote: remoteConfig(),
+      uri: dst,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+      onProgress: (line) => lines.push(line),
+    });
     expect(outcome.result).toBe('ok');
     expect(outcome.argv).toContain('--progress');
     expect(lines.some((line) => /^Writing objects: +100%/.test(line))).toBe(true);
@@ -276,7 +312,13 @@ describe('GitPusher to local destinations (file:// and plain paths)', () => {
     writeHook(dst, 'pre-receive', '#!/bin/sh\nsleep 600\n');
     const controller = new AbortController();
     const started = Date.now();
-    const pending = pusher.push({ remote: remoteConfig({ timeoutMs: 0 }), uri: dst, localRepo: source.bare, refs: ['refs/heads/main'], signal: controller.signal });
+    const pending = pusher.push({
+      remote: remoteConfig({ timeoutMs: 0 }),
+      uri: dst,
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+      signal: controller.signal,
+    });
     const git = await waitForProcess((p) => p.args.startsWith('git push --porcelain') && p.args.includes(dst));
     await waitForProcess((p) => p.pgid === git.pgid && /^sleep 600/.test(p.args));
     controller.abort();

@@ -35,7 +35,12 @@ describe.skipIf(!sshdAvailable)('remote.NAME.sshIdentity, sshCommand and sshStri
     expect(existsSync(knownHosts) ? readFileSync(knownHosts, 'utf8') : '').toBe('');
 
     const accepted = initBare(join(scratch, 'accepted.git'));
-    const second = await pusher.push({ remote: remoteConfig({ ...base, sshStrictHostKeyChecking: 'accept-new' }), uri: sshd.url(accepted), localRepo: source.bare, refs: ['refs/heads/main'] });
+    const second = await pusher.push({
+      remote: remoteConfig({ ...base, sshStrictHostKeyChecking: 'accept-new' }),
+      uri: sshd.url(accepted),
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     expect(second).toMatchObject({ result: 'ok' });
     expect(refsOf(accepted).get('refs/heads/main')).toBe(source.refs().get('refs/heads/main'));
     expect(readFileSync(knownHosts, 'utf8')).toContain(`[127.0.0.1]:${sshd.port} ssh-ed25519 `);
@@ -44,9 +49,11 @@ describe.skipIf(!sshdAvailable)('remote.NAME.sshIdentity, sshCommand and sshStri
     expect(third).toMatchObject({ result: 'ok' });
   });
 
-  it('without the remote\'s key the server refuses: the key comes from sshIdentity, not from ssh defaults', async () => {
+  it("without the remote's key the server refuses: the key comes from sshIdentity, not from ssh defaults", async () => {
     const dest = initBare(join(scratch, 'nokey.git'));
-    const remote = remoteConfig({ sshCommand: `ssh -F /dev/null -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o IdentityFile=/nonexistent -o LogLevel=ERROR` });
+    const remote = remoteConfig({
+      sshCommand: `ssh -F /dev/null -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o IdentityFile=/nonexistent -o LogLevel=ERROR`,
+    });
     const outcome = await hermeticPusher().push({ remote, uri: sshd.url(dest), localRepo: source.bare, refs: ['refs/heads/main'] });
     expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'auth' } });
   });

@@ -10,7 +10,9 @@ import { groupAlive, hermeticPusher, lsRemote, makeSource, pick, processes, remo
 
 /** The master connections of one reuse directory: ssh renames itself "ssh: <socket> [mux]". */
 function masters(reuse: SshConnectionReuse): number[] {
-  return processes().filter((p) => p.args.includes(reuse.dir) && p.args.includes('[mux]')).map((p) => p.pid);
+  return processes()
+    .filter((p) => p.args.includes(reuse.dir) && p.args.includes('[mux]'))
+    .map((p) => p.pid);
 }
 
 /**
@@ -74,7 +76,12 @@ describe.skipIf(!sshdAvailable)('GitPusher over ssh (sshd on loopback)', () => {
     const otherKey = join(root, 'other_ed25519');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', otherKey]);
     const pusher = hermeticPusher({ GIT_SSH_COMMAND: sshd.sshCommand.replace(sshd.clientKey, otherKey) });
-    const outcome = await pusher.push({ remote: remoteConfig({ createMissingRepositories: true }), uri: sshd.url(join(root, 'x.git')), localRepo: source.bare, refs: ['refs/heads/main'] });
+    const outcome = await pusher.push({
+      remote: remoteConfig({ createMissingRepositories: true }),
+      uri: sshd.url(join(root, 'x.git')),
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     expect(outcome).toMatchObject({ result: 'failed', createdRepository: false, failure: { kind: 'auth' } });
     expect(outcome.failure?.message).toContain('Permission denied (publickey)');
     expect(existsSync(join(root, 'x.git'))).toBe(false);
@@ -84,7 +91,12 @@ describe.skipIf(!sshdAvailable)('GitPusher over ssh (sshd on loopback)', () => {
     const { root, source } = setup();
     const pusher = hermeticPusher({ GIT_SSH_COMMAND: hung.sshCommand });
     const started = performance.now();
-    const pending = pusher.push({ remote: remoteConfig({ timeoutMs: 2000 }), uri: hung.url(join(root, 'x.git')), localRepo: source.bare, refs: ['refs/heads/main'] });
+    const pending = pusher.push({
+      remote: remoteConfig({ timeoutMs: 2000 }),
+      uri: hung.url(join(root, 'x.git')),
+      localRepo: source.bare,
+      refs: ['refs/heads/main'],
+    });
     const git = await waitForProcess((p) => p.args.startsWith('git push --porcelain') && p.args.includes(root));
     const ssh = await waitForProcess((p) => p.pgid === git.pgid && p.args.includes(hung.clientKey));
     const outcome = await pending;
@@ -124,7 +136,12 @@ describe.skipIf(!sshdAvailable)('GitPusher over ssh (sshd on loopback)', () => {
       const source = makeSource(join(scratch, 'hung'), []);
       const reuse = new SshConnectionReuse(scratch);
       const pusher = hermeticPusher({ GIT_SSH_COMMAND: hung.sshCommand }, { sshConnectionReuse: reuse });
-      const outcome = await pusher.push({ remote: remoteConfig({ timeoutMs: 1500 }), uri: hung.url(join(scratch, 'hung', 'x.git')), localRepo: source.bare, refs: ['refs/heads/main'] });
+      const outcome = await pusher.push({
+        remote: remoteConfig({ timeoutMs: 1500 }),
+        uri: hung.url(join(scratch, 'hung', 'x.git')),
+        localRepo: source.bare,
+        refs: ['refs/heads/main'],
+      });
       expect(outcome).toMatchObject({ result: 'failed', failure: { kind: 'timeout' } });
       for (let i = 0; i < 50 && masters(reuse).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(masters(reuse)).toEqual([]);

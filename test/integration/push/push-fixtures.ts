@@ -56,12 +56,7 @@ export function makeSource(root: string, branches: string[] = []): Source {
   for (const branch of branches) git(work, ['branch', branch]);
   const bare = join(root, 'source.git');
   git(root, ['clone', '-q', '--bare', work, bare]);
-  const source: Source = {
-    work,
-    bare,
-    publish: () => void git(work, ['push', '-q', '--mirror', bare]),
-    refs: () => refsOf(bare),
-  };
+  const source: Source = { work, bare, publish: () => void git(work, ['push', '-q', '--mirror', bare]), refs: () => refsOf(bare) };
   source.publish();
   return source;
 }
@@ -69,7 +64,12 @@ export function makeSource(root: string, branches: string[] = []): Source {
 /** The destination's refs under `refs/`, read over its own transport (ls-remote), HEAD and peeled tags left out. */
 export function lsRemote(url: string, env: Record<string, string> = {}): Map<string, string> {
   const out = git('/', ['ls-remote', '--refs', '--', url], { env });
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split('\t').reverse() as [string, string]));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t').reverse() as [string, string]),
+  );
 }
 
 export function pick(refs: Map<string, string>, names: string[]): Map<string, string> {

@@ -51,7 +51,9 @@ describe('reading ref values from the repository files', () => {
   it('reads a loose ref under a folder path, sees the folder itself as no ref, and takes a git dir with a trailing slash', async () => {
     const { repo } = repoWithRefs(); // nothing packed: every ref is a loose file
     const truth = refsOf(repo);
-    expect(await readRefsFromFiles(`${repo}/`, ['refs/heads/nested/deep', 'refs/heads/nested'])).toEqual(new Map([['refs/heads/nested/deep', truth.get('refs/heads/nested/deep')!]]));
+    expect(await readRefsFromFiles(`${repo}/`, ['refs/heads/nested/deep', 'refs/heads/nested'])).toEqual(
+      new Map([['refs/heads/nested/deep', truth.get('refs/heads/nested/deep')!]]),
+    );
   });
 
   it('leaves a loose ref file longer than any object id, or with bytes git would not accept around it, to git', async () => {

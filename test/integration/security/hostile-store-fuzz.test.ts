@@ -109,7 +109,12 @@ describe('random entries in every store folder of a running node', () => {
         }
         const branch = `fuzz-${round}`;
         const sha = await c.update('app', branch);
-        await waitUntil(`refs/heads/${branch} delivered after ${entry.kind} ${folder}/${name}`, () => refsOf(c.dest()).get(`refs/heads/${branch}`) === sha, 20_000, 50);
+        await waitUntil(
+          `refs/heads/${branch} delivered after ${entry.kind} ${folder}/${name}`,
+          () => refsOf(c.dest()).get(`refs/heads/${branch}`) === sha,
+          20_000,
+          50,
+        );
         expect(node.child.exitCode).toBeNull();
       }),
       { numRuns: 20 },

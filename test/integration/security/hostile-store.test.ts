@@ -102,7 +102,10 @@ describe('a store with entries refrelay never wrote', () => {
     for (const node of [a, b]) {
       expect(node.child.exitCode, node.nodeId).toBeNull();
       expect(node.problems(), node.nodeId).toEqual([]);
-      expect(node.logs().filter((line) => line.msg === 'distributor pass failed'), node.nodeId).toEqual([]);
+      expect(
+        node.logs().filter((line) => line.msg === 'distributor pass failed'),
+        node.nodeId,
+      ).toEqual([]);
     }
     for (const project of c.projects) expect(overlapsSeen(c.dest(project)), project).toBe(0);
   });

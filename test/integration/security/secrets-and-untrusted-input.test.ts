@@ -57,9 +57,20 @@ describe('secrets never leave secure.config and the URLs that carry them', () =>
     writeFileSync(secure, `[remote "dr"]\n\tusername = replicator\n\tpassword = ${SECURE_PASSWORD}\n`);
     chmodSync(secure, 0o600);
     writeConfig(s.config, [
-      '[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '  distributionInterval = 100ms', '  randomDelay = 0', '  httpListen = off',
-      '[remote "dr"]', `  url = ${http.url('${name}.git')}`, '  replicationDelay = 0', '  replicationMaxRetries = 1',
-      '[remote "public"]', `  url = http://bot:${URL_PASSWORD}@127.0.0.1:${urlServer.port}/\${name}.git`, '  replicationDelay = 0', '  replicationMaxRetries = 1',
+      '[replication]',
+      `  storePath = ${s.store}`,
+      `  basePath = ${s.base}`,
+      '  distributionInterval = 100ms',
+      '  randomDelay = 0',
+      '  httpListen = off',
+      '[remote "dr"]',
+      `  url = ${http.url('${name}.git')}`,
+      '  replicationDelay = 0',
+      '  replicationMaxRetries = 1',
+      '[remote "public"]',
+      `  url = http://bot:${URL_PASSWORD}@127.0.0.1:${urlServer.port}/\${name}.git`,
+      '  replicationDelay = 0',
+      '  replicationMaxRetries = 1',
     ]);
     const outputs: string[] = [];
     const enqueue = runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main']);
@@ -90,10 +101,19 @@ describe('secrets never leave secure.config and the URLs that carry them', () =>
     const secure = join(s.root, 'secure.config');
     writeFileSync(secure, `[remote "dr"]\n\tpassword = ${SECURE_PASSWORD}\n`);
     chmodSync(secure, 0o644);
-    writeConfig(s.config, ['[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '  httpListen = off', '[remote "dr"]', '  url = https://mirror.example.com/${name}.git']);
+    writeConfig(s.config, [
+      '[replication]',
+      `  storePath = ${s.store}`,
+      `  basePath = ${s.base}`,
+      '  httpListen = off',
+      '[remote "dr"]',
+      '  url = https://mirror.example.com/${name}.git',
+    ]);
     const result = runCli(['daemon', '--config', s.config, '--drain']);
     expect(result.status).toBe(3);
-    expect(result.stderr).toContain(`${secure}: replication.secureConfig: holds passwords but group or others may access it (mode 0644): run chmod 600 on it, or set replication.allowInsecureSecrets = true`);
+    expect(result.stderr).toContain(
+      `${secure}: replication.secureConfig: holds passwords but group or others may access it (mode 0644): run chmod 600 on it, or set replication.allowInsecureSecrets = true`,
+    );
     expect(result.stderr + result.stdout).not.toContain(SECURE_PASSWORD);
   });
 });
@@ -103,8 +123,16 @@ describe('task files are untrusted input', () => {
     const s = setup();
     const evilTarget = initBare(join(s.root, 'evil.git'));
     writeConfig(s.config, [
-      '[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '  distributionInterval = 100ms', '  randomDelay = 0', '  lockStale = 1s', '  httpListen = off',
-      '[remote "dr"]', `  url = ${s.dest}/\${name}.git`, '  replicationDelay = 0',
+      '[replication]',
+      `  storePath = ${s.store}`,
+      `  basePath = ${s.base}`,
+      '  distributionInterval = 100ms',
+      '  randomDelay = 0',
+      '  lockStale = 1s',
+      '  httpListen = off',
+      '[remote "dr"]',
+      `  url = ${s.dest}/\${name}.git`,
+      '  replicationDelay = 0',
     ]);
     const store = new TaskStore({ root: s.store, nodeId: 'intruder' });
     await store.createMany([
@@ -119,7 +147,9 @@ describe('task files are untrusted input', () => {
     expect(refsOf(evilTarget).size).toBe(0);
     expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
     const reasons = [uriKey(`${s.dest}/app.git`), uriKey(evilTarget), uriKey(`${s.dest}/../base/app.git`)].flatMap((key) =>
-      readdirSync(storeDir(s.store, 'failed', key)).filter((name) => name.endsWith('.reason.json')).map((name) => JSON.parse(readFileSync(storeDir(s.store, 'failed', key, name), 'utf8')).reason as string),
+      readdirSync(storeDir(s.store, 'failed', key))
+        .filter((name) => name.endsWith('.reason.json'))
+        .map((name) => JSON.parse(readFileSync(storeDir(s.store, 'failed', key, name), 'utf8')).reason as string),
     );
     expect(reasons.sort()).toEqual([
       'invalid project name "../base/app": has a ".." segment',
@@ -133,7 +163,9 @@ describe('task files are untrusted input', () => {
 describe('store permissions', () => {
   it('init and enqueue write task files 0640 in folders 0750 by default, and as storeUmask says otherwise', () => {
     const s = setup();
-    writeConfig(s.config, ['[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '[remote "dr"]', `  url = ${s.dest}/\${name}.git`], { initStore: false });
+    writeConfig(s.config, ['[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '[remote "dr"]', `  url = ${s.dest}/\${name}.git`], {
+      initStore: false,
+    });
     expect(runCli(['init', '--config', s.config]).status).toBe(0);
     expect(runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main'], { env: { NO_COLOR: '1' } }).status).toBe(0);
     const waiting = storeDir(s.store, 'waiting');
@@ -144,7 +176,11 @@ describe('store permissions', () => {
 
     const strict = join(s.root, 'strict.config');
     const strictStore = join(s.root, 'strict-store');
-    writeConfig(strict, ['[replication]', `  storePath = ${strictStore}`, `  basePath = ${s.base}`, '  storeUmask = 077', '[remote "dr"]', `  url = ${s.dest}/\${name}.git`], { initStore: false });
+    writeConfig(
+      strict,
+      ['[replication]', `  storePath = ${strictStore}`, `  basePath = ${s.base}`, '  storeUmask = 077', '[remote "dr"]', `  url = ${s.dest}/\${name}.git`],
+      { initStore: false },
+    );
     expect(runCli(['init', '--config', strict]).status).toBe(0);
     expect(runCli(['enqueue', '--config', strict, '--project', 'app', '--ref', 'refs/heads/main']).status).toBe(0);
     const strictWaiting = storeDir(strictStore, 'waiting');
@@ -156,7 +192,14 @@ describe('store permissions', () => {
     const s = setup();
     mkdirSync(s.store);
     chmodSync(s.store, 0o777);
-    writeConfig(s.config, ['[replication]', `  storePath = ${s.store}`, `  basePath = ${s.base}`, '  httpListen = off', '[remote "dr"]', `  url = ${s.dest}/\${name}.git`]);
+    writeConfig(s.config, [
+      '[replication]',
+      `  storePath = ${s.store}`,
+      `  basePath = ${s.base}`,
+      '  httpListen = off',
+      '[remote "dr"]',
+      `  url = ${s.dest}/\${name}.git`,
+    ]);
     const node = RefrelayNode.start({ config: s.config, nodeId: 'n1', drain: true });
     nodes.push(node);
     expect(await node.exited).toEqual({ code: 0, signal: null });

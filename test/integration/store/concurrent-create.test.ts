@@ -18,9 +18,7 @@ type Report = { created: number; total: number } | { error: string };
 
 function startNode(root: string, index: number): { child: ChildProcess; ready: Promise<void>; done: Promise<Report> } {
   const nodeId = `node-${index}`;
-  const child = fork(worker, [builtStore, root, nodeId, String(index + 1), String(UPDATES), ...URIS], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = fork(worker, [builtStore, root, nodeId, String(index + 1), String(UPDATES), ...URIS], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const done = new Promise<Report>((resolve, reject) => {

@@ -22,11 +22,17 @@ describe('runFileOps', () => {
     const root = tempDir();
     const from = files(join(root, 'a'), 150);
     mkdirSync(join(root, 'b'));
-    const moved = await runFileOps(ctx, from.map((path, i) => ({ op: 'rename' as const, from: path, to: join(root, 'b', `f${i}.json`) })));
+    const moved = await runFileOps(
+      ctx,
+      from.map((path, i) => ({ op: 'rename' as const, from: path, to: join(root, 'b', `f${i}.json`) })),
+    );
     expect(moved).toEqual(Array.from({ length: 150 }, () => undefined));
     expect(readdirSync(join(root, 'a'))).toEqual([]);
     expect(readdirSync(join(root, 'b'))).toHaveLength(150);
-    const removed = await runFileOps(ctx, readdirSync(join(root, 'b')).map((name) => ({ op: 'unlink' as const, path: join(root, 'b', name) })));
+    const removed = await runFileOps(
+      ctx,
+      readdirSync(join(root, 'b')).map((name) => ({ op: 'unlink' as const, path: join(root, 'b', name) })),
+    );
     expect(removed.every((result) => result === undefined)).toBe(true);
     expect(readdirSync(join(root, 'b'))).toEqual([]);
     expect(await runFileOps(ctx, [])).toEqual([]);

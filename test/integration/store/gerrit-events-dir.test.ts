@@ -30,8 +30,14 @@ function site(): Site {
   const dest = join(root, 'dest');
   const spool = join(root, 'spool');
   const config = writeConfig(join(root, 'replication.config'), [
-    '[replication]', `  eventsDirectory = ${events}`, `  basePath = ${base}`, `  spoolPath = ${spool}`, '  distributionInterval = 200ms',
-    '[remote "mirror"]', `  url = ${dest}/\${name}.git`, '  replicationDelay = 0',
+    '[replication]',
+    `  eventsDirectory = ${events}`,
+    `  basePath = ${base}`,
+    `  spoolPath = ${spool}`,
+    '  distributionInterval = 200ms',
+    '[remote "mirror"]',
+    `  url = ${dest}/\${name}.git`,
+    '  replicationDelay = 0',
   ]);
   return { root, config, events, gerrit: gerritEventsDir(events), dest, spool };
 }
@@ -39,7 +45,8 @@ function site(): Site {
 /** 20 tasks waiting and 1 the plugin was pushing when it stopped: the 21 files of its queue. */
 function queueOf21(s: Site): string[] {
   const written: string[] = [];
-  for (let n = 1; n <= 20; n++) written.push(writeGerritTask(s.gerrit.waiting, { project: 'app', refs: [`refs/heads/b${n}`], uri: `${s.dest}/app.git`, remote: 'mirror' }));
+  for (let n = 1; n <= 20; n++)
+    written.push(writeGerritTask(s.gerrit.waiting, { project: 'app', refs: [`refs/heads/b${n}`], uri: `${s.dest}/app.git`, remote: 'mirror' }));
   written.push(writeGerritTask(s.gerrit.running, { project: 'app', refs: ['refs/heads/main'], uri: `${s.dest}/app.git`, remote: 'mirror' }));
   return written;
 }
@@ -57,7 +64,7 @@ async function daemonRun(s: Site): Promise<{ code: number | null; stderr: string
   return { code, stderr: node.stderr, logs: node.logs().length };
 }
 
-describe('storePath at the events directory of Gerrit\'s replication plugin', () => {
+describe("storePath at the events directory of Gerrit's replication plugin", () => {
   it('with a marker, config check and the daemon warn but never refuse: a file anyone can drop must not stop a cluster', async () => {
     const s = site();
     initStoreSync(s.events); // `refrelay init` run there, as the migration steps used to say
@@ -112,8 +119,11 @@ describe('storePath at the events directory of Gerrit\'s replication plugin', ()
     const store = join(s.root, 'refrelay-store');
     mkdirSync(store);
     const config = writeConfig(join(s.root, 'moved.config'), [
-      '[replication]', `  storePath = ${store}`, `  eventsDirectory = ${s.events}`,
-      '[remote "mirror"]', `  url = ${s.dest}/\${name}.git`,
+      '[replication]',
+      `  storePath = ${store}`,
+      `  eventsDirectory = ${s.events}`,
+      '[remote "mirror"]',
+      `  url = ${s.dest}/\${name}.git`,
     ]);
     const imported = runCli(['import-gerrit-queue', s.events, '--config', config, '--include-running', '--remove']);
     expect(imported.stderr).toBe('');

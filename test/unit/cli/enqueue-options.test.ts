@@ -45,7 +45,15 @@ describe("enqueue's one option table", () => {
   });
 
   it('the hook path parser leaves an option not given false, empty or unset', () => {
-    expect(parseEnqueueArgs(['--stdin'])).toEqual({ config: undefined, project: undefined, ref: [], remote: [], stdin: true, 'node-id': undefined, quiet: false });
+    expect(parseEnqueueArgs(['--stdin'])).toEqual({
+      config: undefined,
+      project: undefined,
+      ref: [],
+      remote: [],
+      stdin: true,
+      'node-id': undefined,
+      quiet: false,
+    });
   });
 
   it('the hook path parser refuses an option outside the table, pointing at the help', () => {

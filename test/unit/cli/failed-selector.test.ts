@@ -40,7 +40,9 @@ describe('which failed tasks failed drop selects', () => {
 
   it('refuses no selector, --all with another, a key that is not 40 hex, an empty value and a bad pattern', () => {
     expect(problem({})).toBe('give --all, --remote NAME, --uri SUBSTRING, --project PATTERN or TASKKEY… (see refrelay failed list)');
-    expect(problem({ all: true, keys: [KEY_A] })).toBe('--all drops every failed task; give it alone, or narrow with --remote, --uri, --project or TASKKEY… instead');
+    expect(problem({ all: true, keys: [KEY_A] })).toBe(
+      '--all drops every failed task; give it alone, or narrow with --remote, --uri, --project or TASKKEY… instead',
+    );
     expect(problem({ keys: ['A'.repeat(40)] })).toBe(`"${'A'.repeat(40)}" is not a task key (40 hex digits, as refrelay failed list shows them)`);
     expect(problem({ keys: ['../x'] })).toBe('"../x" is not a task key (40 hex digits, as refrelay failed list shows them)');
     expect(problem({ uri: '' })).toBe('--uri needs a value');

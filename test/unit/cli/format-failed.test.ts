@@ -5,15 +5,27 @@ import type { FailedTaskStatus } from '../../../src/observe/failed-view.js';
 function failed(n: number, fields: Partial<FailedTaskStatus> = {}): FailedTaskStatus {
   const key = String(n).padStart(40, '0');
   return {
-    uriKey: 'a'.repeat(40), name: `${key}.json`, taskKey: key, uri: `/dest/app${n}.git`, remote: 'dr', project: `app${n}`,
-    refs: ['refs/heads/blocked'], reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)',
-    failedAt: Date.UTC(2026, 0, 1, 12, 0, n), failedAgeMs: 1000, ...fields,
+    uriKey: 'a'.repeat(40),
+    name: `${key}.json`,
+    taskKey: key,
+    uri: `/dest/app${n}.git`,
+    remote: 'dr',
+    project: `app${n}`,
+    refs: ['refs/heads/blocked'],
+    reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)',
+    failedAt: Date.UTC(2026, 0, 1, 12, 0, n),
+    failedAgeMs: 1000,
+    ...fields,
   };
 }
 
 describe('failed tasks as text', () => {
   it('daemon --drain names the first 10 parked tasks with uri, refs and reason, then counts the rest', () => {
-    const text = drainSummary(Array.from({ length: 12 }, (_, i) => failed(i + 1)), 12, 10);
+    const text = drainSummary(
+      Array.from({ length: 12 }, (_, i) => failed(i + 1)),
+      12,
+      10,
+    );
     const lines = text.split('\n');
     expect(lines[0]).toBe('refrelay: 12 tasks moved to failed/ during this run:');
     expect(lines[1]).toBe('  /dest/app1.git refs/heads/blocked: rejected by the destination: [remote rejected] (pre-receive hook declined)');
@@ -27,12 +39,17 @@ describe('failed tasks as text', () => {
   });
 
   it('failed list: one aligned line per task with key, remote, uri, project, refs, since and reason', () => {
-    const rows = failedListRows([failed(1), failed(2, { refs: ['refs/heads/a', 'refs/heads/b', 'refs/heads/c', 'refs/heads/d', 'refs/heads/e'], reason: null, project: 'team/app2' })]);
-    expect(plainTable(rows)).toBe([
-      'TASK                                      REMOTE  URI             PROJECT    REFS                                              SINCE                 REASON',
-      `${'1'.padStart(40, '0')}  dr      /dest/app1.git  app1       refs/heads/blocked                                2026-01-01T12:00:01Z  rejected by the destination: [remote rejected] (pre-receive hook declined)`,
-      `${'2'.padStart(40, '0')}  dr      /dest/app2.git  team/app2  refs/heads/a refs/heads/b refs/heads/c (+2 more)  2026-01-01T12:00:02Z  no reason recorded`,
-    ].join('\n'));
+    const rows = failedListRows([
+      failed(1),
+      failed(2, { refs: ['refs/heads/a', 'refs/heads/b', 'refs/heads/c', 'refs/heads/d', 'refs/heads/e'], reason: null, project: 'team/app2' }),
+    ]);
+    expect(plainTable(rows)).toBe(
+      [
+        'TASK                                      REMOTE  URI             PROJECT    REFS                                              SINCE                 REASON',
+        `${'1'.padStart(40, '0')}  dr      /dest/app1.git  app1       refs/heads/blocked                                2026-01-01T12:00:01Z  rejected by the destination: [remote rejected] (pre-receive hook declined)`,
+        `${'2'.padStart(40, '0')}  dr      /dest/app2.git  team/app2  refs/heads/a refs/heads/b refs/heads/c (+2 more)  2026-01-01T12:00:02Z  no reason recorded`,
+      ].join('\n'),
+    );
   });
 
   it('keeps store text on one line: line breaks become spaces, other control characters escapes, a long reason is cut', () => {

@@ -78,10 +78,13 @@ describe('publishOrSpool', () => {
   });
 
   it('fails naming both errors when the spool cannot be written either', async () => {
-    const spool = (): Promise<string> => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, open '/spool/abc/x.tmp'"), { code: 'ENOSPC' }));
+    const spool = (): Promise<string> =>
+      Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, open '/spool/abc/x.tmp'"), { code: 'ENOSPC' }));
     const failure = publishOrSpool({ ...base, timers: manualTimer(), publish: () => Promise.reject(wrapped('EROFS')), spool });
     await expect(failure).rejects.toThrow(StoreError);
-    await expect(failure).rejects.toThrow(/^create task failed \(EROFS\) at \/store\/x; and the update could not be spooled locally either: ENOSPC: no space left on device/);
+    await expect(failure).rejects.toThrow(
+      /^create task failed \(EROFS\) at \/store\/x; and the update could not be spooled locally either: ENOSPC: no space left on device/,
+    );
   });
 
   it('words the warning as enqueue prints it', () => {

@@ -28,7 +28,8 @@ describe('describeDeletes', () => {
     [false, ['+refs/heads/*', '+refs/tags/*'], 'pushed (forced refspecs +refs/heads/*, +refs/tags/*)'],
     [false, ['refs/heads/*:refs/heads/*'], 'not pushed (no forced refspec, mirror off)'],
     [
-      false, ['+refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'],
+      false,
+      ['+refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'],
       'pushed for refs a forced refspec maps (+refs/heads/*:refs/heads/*); not for refs/tags/*:refs/tags/* (not forced, mirror off)',
     ],
     [true, ['refs/*:refs/*'], 'pushed (mirror); a full sync also deletes destination refs that no local ref maps to'],

@@ -10,11 +10,18 @@ function config(...lines: string[]): ReplicationConfig {
 }
 
 const sample = config(
-  'replication.storePath=/store', 'replication.httpToken=t0ps3cret', 'replication.lockErrorMaxRetries=3',
-  'remote.eu.mirror.url=https://bot:pa55@host/${name}.git', 'remote.eu.mirror.url=git@host:${name}.git',
-  'remote.eu.mirror.push=+refs/heads/*:refs/heads/*', 'remote.eu.mirror.projects=team/*',
-  'remote.eu.mirror.excludeProjects=^team/x/.*', 'remote.eu.mirror.excludedRefsPattern=refs/changes/.*',
-  'remote.eu.mirror.replicationDelay=90s', 'remote.eu.mirror.timeout=30', 'remote.eu.mirror.pushDeadline=2h',
+  'replication.storePath=/store',
+  'replication.httpToken=t0ps3cret',
+  'replication.lockErrorMaxRetries=3',
+  'remote.eu.mirror.url=https://bot:pa55@host/${name}.git',
+  'remote.eu.mirror.url=git@host:${name}.git',
+  'remote.eu.mirror.push=+refs/heads/*:refs/heads/*',
+  'remote.eu.mirror.projects=team/*',
+  'remote.eu.mirror.excludeProjects=^team/x/.*',
+  'remote.eu.mirror.excludedRefsPattern=refs/changes/.*',
+  'remote.eu.mirror.replicationDelay=90s',
+  'remote.eu.mirror.timeout=30',
+  'remote.eu.mirror.pushDeadline=2h',
   'remote.eu.mirror.replicatePermissions=false',
 );
 
@@ -58,9 +65,17 @@ describe('configToJson', () => {
     expect(roundTrip).toMatchObject({ storePath: '/store', distributionIntervalMs: 10_000, basePath: null });
     const remote = (roundTrip.remotes as Record<string, unknown>[])[0];
     expect(remote).toMatchObject({
-      name: 'eu.mirror', replicationDelayMs: 90_000, timeoutMs: 30_000, pushDeadlineMs: 7_200_000, excludedRefsPatterns: ['refs/changes/.*'],
-      replicatePermissions: false, replicateNoteDbMetaRefs: true, mirror: false, deletes: 'pushed (forced refspec +refs/heads/*:refs/heads/*)',
-      projects: [{ text: 'team/*', kind: 'prefix' }], excludeProjects: [{ text: '^team/x/.*', kind: 'regex' }],
+      name: 'eu.mirror',
+      replicationDelayMs: 90_000,
+      timeoutMs: 30_000,
+      pushDeadlineMs: 7_200_000,
+      excludedRefsPatterns: ['refs/changes/.*'],
+      replicatePermissions: false,
+      replicateNoteDbMetaRefs: true,
+      mirror: false,
+      deletes: 'pushed (forced refspec +refs/heads/*:refs/heads/*)',
+      projects: [{ text: 'team/*', kind: 'prefix' }],
+      excludeProjects: [{ text: '^team/x/.*', kind: 'regex' }],
       push: [{ text: '+refs/heads/*:refs/heads/*', force: true, src: 'refs/heads/*', dst: 'refs/heads/*' }],
     });
   });

@@ -45,12 +45,9 @@ describe('parseDuration', () => {
     expect(parseDuration('30s', 'minutes')).toBe(30_000);
   });
 
-  it.each(['soon', '-5s', '-1', '1.5s', '', '   ', '5 fortnights', 's', '10s5'])(
-    'rejects %j with the duration hint',
-    (text) => {
-      expect(parseDuration(text)).toBe(`expected a duration such as 15s, 2m, 500ms, got "${text}"`);
-    },
-  );
+  it.each(['soon', '-5s', '-1', '1.5s', '', '   ', '5 fortnights', 's', '10s5'])('rejects %j with the duration hint', (text) => {
+    expect(parseDuration(text)).toBe(`expected a duration such as 15s, 2m, 500ms, got "${text}"`);
+  });
 
   it('rejects a duration too large to count in milliseconds', () => {
     expect(parseDuration('99999999999999999999d')).toMatch(/^duration too large/);

@@ -53,9 +53,7 @@ describe('a fan-out file, as Gerrit reads it', () => {
   it('defines no remote when the file name gives no name', () => {
     const read = fanout('.config', 'remote.url=/srv/x/${name}.git');
     expect(read.entries).toEqual([]);
-    expect(read.warnings).toEqual([
-      `${DIR}/.config: (file): file ignored: the file name names the remote, and ".config" names none; rename it NAME.config`,
-    ]);
+    expect(read.warnings).toEqual([`${DIR}/.config: (file): file ignored: the file name names the remote, and ".config" names none; rename it NAME.config`]);
   });
 });
 
@@ -97,6 +95,10 @@ describe('splitting one git read of several files', () => {
 
   it('takes a separator of another tag for a section of the file', () => {
     const listed = [...separator(0), ...entries('refrelay-fanout-file.other.1.start=true', 'remote.url=/a')];
-    expect(splitBySeparator(listed, TAG).get(0)?.map((e) => e.section)).toEqual(['refrelay-fanout-file', 'remote']);
+    expect(
+      splitBySeparator(listed, TAG)
+        .get(0)
+        ?.map((e) => e.section),
+    ).toEqual(['refrelay-fanout-file', 'remote']);
   });
 });

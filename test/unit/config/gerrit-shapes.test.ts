@@ -26,8 +26,7 @@ function valid(file: string, ...lines: string[]): ReplicationConfig {
 
 const warningLines = (config: ReplicationConfig): string[] => config.warnings.map((w) => `${w.key}: ${w.message}`);
 
-const NO_URL =
-  'not set, so the remote is skipped, as Gerrit skips it; add url = <destination>/${name}.git to replicate to it';
+const NO_URL = 'not set, so the remote is skipped, as Gerrit skips it; add url = <destination>/${name}.git to replicate to it';
 const FETCH =
   'set, so the remote is skipped: Gerrit takes a remote with a fetch refspec for a fetch remote ("not a push target") ' +
   'and skips it; remove fetch to replicate to it';
@@ -41,8 +40,10 @@ describe('remotes Gerrit does not push to', () => {
 
   it('skips a remote with a fetch refspec, url or not, as "not a push target"', () => {
     const config = valid(
-      PLAIN_FILE, ...BASE,
-      'remote.origin.url=https://git.example.com/${name}.git', 'remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*',
+      PLAIN_FILE,
+      ...BASE,
+      'remote.origin.url=https://git.example.com/${name}.git',
+      'remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*',
     );
     expect(config.remotes.map((r) => r.name)).toEqual(['m']);
     expect(warningLines(config)).toEqual([`remote.origin.fetch: ${FETCH}`]);
@@ -67,12 +68,12 @@ describe('remotes Gerrit does not push to', () => {
 });
 
 describe('replication.distributionInterval', () => {
-  it('takes 0, Gerrit\'s default, as the default interval with a warning saying refrelay always distributes', () => {
+  it("takes 0, Gerrit's default, as the default interval with a warning saying refrelay always distributes", () => {
     for (const zero of ['0', '0s', '0ms']) {
       const config = valid(PLAIN_FILE, ...BASE, `replication.distributionInterval=${zero}`);
       expect(config.distributionIntervalMs).toBe(10_000);
       expect(warningLines(config)).toEqual([
-        'replication.distributionInterval: 0 turns Gerrit\'s distributor off (its default), so each primary pushes only what ' +
+        "replication.distributionInterval: 0 turns Gerrit's distributor off (its default), so each primary pushes only what " +
           'it queued; refrelay nodes always share their queue through the store, so the default 10s is used. Remove the key, ' +
           'or set how often each node should list waiting/',
       ]);
@@ -81,9 +82,7 @@ describe('replication.distributionInterval', () => {
 
   it('keeps a positive interval and refuses what is no duration', () => {
     expect(valid(PLAIN_FILE, ...BASE, 'replication.distributionInterval=3').distributionIntervalMs).toBe(3000);
-    expect(validate(PLAIN_FILE, ...BASE, 'replication.distributionInterval=-1').problems.map((p) => p.key)).toEqual([
-      'replication.distributionInterval',
-    ]);
+    expect(validate(PLAIN_FILE, ...BASE, 'replication.distributionInterval=-1').problems.map((p) => p.key)).toEqual(['replication.distributionInterval']);
   });
 });
 
@@ -94,7 +93,7 @@ describe('remote.NAME.remoteNameStyle', () => {
     expect(config.warnings).toEqual([]);
   });
 
-  it('falls back to slash for a differently cased style, as Gerrit\'s equals() does, suggesting the spelling', () => {
+  it("falls back to slash for a differently cased style, as Gerrit's equals() does, suggesting the spelling", () => {
     const config = valid(PLAIN_FILE, ...BASE, 'remote.m.remoteNameStyle=Dash');
     expect(config.remotes[0]?.remoteNameStyle).toBe('slash');
     expect(warningLines(config)).toEqual([
@@ -111,8 +110,14 @@ describe('remote.NAME.remoteNameStyle', () => {
 
   it('notes, for config check, the exact projects whose basenameOnly name loses a dotted suffix', () => {
     const config = valid(
-      PLAIN_FILE, 'replication.storePath=/store', 'remote.gh.url=https://github.com/org/${name}.git', 'remote.gh.remoteNameStyle=basenameOnly',
-      'remote.gh.projects=plugins/foo.bar', 'remote.gh.projects=tools/app', 'remote.gh.projects=x/v1.2-release', 'remote.gh.projects=^lib/.*',
+      PLAIN_FILE,
+      'replication.storePath=/store',
+      'remote.gh.url=https://github.com/org/${name}.git',
+      'remote.gh.remoteNameStyle=basenameOnly',
+      'remote.gh.projects=plugins/foo.bar',
+      'remote.gh.projects=tools/app',
+      'remote.gh.projects=x/v1.2-release',
+      'remote.gh.projects=^lib/.*',
     );
     const notes = [
       'basenameOnly pushes project "plugins/foo.bar" as "foo", not "foo.bar": as in Gerrit, the name ends at its last dot',
@@ -142,15 +147,13 @@ describe('where the store is', () => {
     expect(configToJson(config).storePathFrom).toEqual(config.storePathFrom);
   });
 
-  it('keeps a relative storePath, refrelay\'s own key, beside the config file even in etc/', () => {
+  it("keeps a relative storePath, refrelay's own key, beside the config file even in etc/", () => {
     const config = valid(SITE_FILE, 'replication.storePath=store', 'remote.m.url=/m/${name}');
     expect(config.storePath).toBe('/var/gerrit/etc/store');
-    expect(describeConfig(config)).toContain(
-      'storePath: /var/gerrit/etc/store (storePath "store" taken from the config file\'s folder /var/gerrit/etc)\n',
-    );
+    expect(describeConfig(config)).toContain('storePath: /var/gerrit/etc/store (storePath "store" taken from the config file\'s folder /var/gerrit/etc)\n');
   });
 
-  it('resolves a relative eventsDirectory against the config file\'s folder outside a Gerrit site', () => {
+  it("resolves a relative eventsDirectory against the config file's folder outside a Gerrit site", () => {
     expect(valid(PLAIN_FILE, 'replication.eventsDirectory=data', 'remote.m.url=/m/${name}').storePath).toBe('/opt/refrelay/data');
     expect(valid('/etc/replication.config', 'replication.eventsDirectory=data', 'remote.m.url=/m/${name}').storePath).toBe('/etc/data');
   });
@@ -163,7 +166,7 @@ describe('where the store is', () => {
     expect(configToJson(config).storePathFrom).toBeNull();
   });
 
-  it('takes a Gerrit site only from a folder named etc that is not the system\'s /etc', () => {
+  it("takes a Gerrit site only from a folder named etc that is not the system's /etc", () => {
     expect(gerritSiteOf('/var/gerrit/etc')).toBe('/var/gerrit');
     expect(gerritSiteOf('/etc')).toBeUndefined();
     expect(gerritSiteOf('/var/gerrit/etc2')).toBeUndefined();
@@ -173,7 +176,7 @@ describe('where the store is', () => {
   it('treats an empty eventsDirectory as not set, as Gerrit does, and says what to add', () => {
     const result = validate(SITE_FILE, 'replication.eventsDirectory=', 'remote.m.url=/m/${name}');
     expect(result.problems.map((p) => `${p.key}: ${p.message}`)).toEqual([
-      'replication.storePath: not set, nor eventsDirectory. Gerrit then keeps its queue in the plugin\'s data folder, one per ' +
+      "replication.storePath: not set, nor eventsDirectory. Gerrit then keeps its queue in the plugin's data folder, one per " +
         'primary; refrelay nodes share one store, and refrelay cannot guess a folder they all mount. Add under [replication]: ' +
         'storePath = /mnt/shared/refrelay (a folder every node mounts)',
     ]);

@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  FILE_PROBLEM_KEY, hermeticGitEnv, parseGitConfigList, readGitConfig,
-} from '../../../src/config/git-config-reader.js';
+import { FILE_PROBLEM_KEY, hermeticGitEnv, parseGitConfigList, readGitConfig } from '../../../src/config/git-config-reader.js';
 import { fixturesDir } from '../../support/paths.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
@@ -20,15 +18,11 @@ describe('parseGitConfigList', () => {
   });
 
   it('keeps dots and slashes of the subsection, splitting at the first and last dot', () => {
-    expect(parseGitConfigList('remote.eu.mirror/x.y.url\nu\0')).toEqual([
-      { section: 'remote', subsection: 'eu.mirror/x.y', name: 'url', value: 'u' },
-    ]);
+    expect(parseGitConfigList('remote.eu.mirror/x.y.url\nu\0')).toEqual([{ section: 'remote', subsection: 'eu.mirror/x.y', name: 'url', value: 'u' }]);
   });
 
   it('reads a record without a newline as a bare boolean key set to true', () => {
-    expect(parseGitConfigList('remote.a.mirror\0')).toEqual([
-      { section: 'remote', subsection: 'a', name: 'mirror', value: 'true' },
-    ]);
+    expect(parseGitConfigList('remote.a.mirror\0')).toEqual([{ section: 'remote', subsection: 'a', name: 'mirror', value: 'true' }]);
   });
 
   it('keeps an empty value and newlines inside a value', () => {
@@ -73,26 +67,26 @@ describe('readGitConfig', () => {
 
   it('turns a syntax error into a (file) problem quoting git line number', () => {
     const file = join(fixturesDir, 'config', 'invalid-syntax.config');
-    expect(readGitConfig(file).problems).toEqual([
-      { file, key: '(file)', message: 'git cannot parse the file: bad config line 5' },
-    ]);
+    expect(readGitConfig(file).problems).toEqual([{ file, key: '(file)', message: 'git cannot parse the file: bad config line 5' }]);
   });
 
   it('does not follow include.path, so only the named file is read', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'other.config'), '[remote "x"]\n url = /x\n');
     writeFileSync(join(dir, 'c.config'), '[include]\n path = other.config\n');
-    expect(readGitConfig(join(dir, 'c.config')).entries).toEqual([
-      { section: 'include', subsection: undefined, name: 'path', value: 'other.config' },
-    ]);
+    expect(readGitConfig(join(dir, 'c.config')).entries).toEqual([{ section: 'include', subsection: undefined, name: 'path', value: 'other.config' }]);
   });
 });
 
 describe('hermeticGitEnv', () => {
   it('shuts out system, global and inherited command-line git config', () => {
     const env = hermeticGitEnv({
-      PATH: '/bin', GIT_CONFIG_PARAMETERS: "'a.b=c'", GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'a.b',
-      GIT_CONFIG_GLOBAL: '/home/u/.gitconfig', GIT_CONFIG: '/x',
+      PATH: '/bin',
+      GIT_CONFIG_PARAMETERS: "'a.b=c'",
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'a.b',
+      GIT_CONFIG_GLOBAL: '/home/u/.gitconfig',
+      GIT_CONFIG: '/x',
     });
     expect(env).toEqual({ PATH: '/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' });
   });

@@ -113,7 +113,7 @@ describe('compileJavaRegex keeps Java meanings that JavaScript spells differentl
   });
 });
 
-describe('compileJavaRegex refuses what Java refuses, with Java\'s description and index', () => {
+describe("compileJavaRegex refuses what Java refuses, with Java's description and index", () => {
   it.each([
     ['^(', 'Unclosed group near index 2'],
     ['^[a', 'Unclosed character class near index 2'],

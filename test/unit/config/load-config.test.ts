@@ -34,33 +34,58 @@ describe('loadConfig on valid fixtures', () => {
   it('loads the minimal config with every default', () => {
     const config = load('valid-minimal.config');
     expect(config).toMatchObject({ storePath: '/tmp/refrelay-store', nodeId: 'test-host', file: fixture('valid-minimal.config') });
-    expect(config.remotes.map((r) => [r.name, r.urls, r.push.map((s) => s.text)])).toEqual([
-      ['backup', ['/srv/backup/${name}.git'], ['refs/*:refs/*']],
-    ]);
+    expect(config.remotes.map((r) => [r.name, r.urls, r.push.map((s) => s.text)])).toEqual([['backup', ['/srv/backup/${name}.git'], ['refs/*:refs/*']]]);
     expect(config.warnings).toEqual([]);
   });
 
   it('loads every key of the full config', () => {
     const config = load('valid-full.config');
     expect(config).toMatchObject({
-      storePath: join(dir, 'store'), basePath: '/srv/git', nodeId: 'master-1.example_com', distributionIntervalMs: 5000,
-      randomDelayMs: 250, lockStaleMs: 120_000, maxRetries: 7, httpListen: '0.0.0.0:9500', shutdownGraceMs: 45_000, defaultForceUpdate: true,
-      caughtUpThresholdMs: 10_000, httpToken: 's3cr3t-token', httpTokenFile: '/etc/refrelay/token',
-      maxPushes: 16, bulkShares: 2, warnings: [],
+      storePath: join(dir, 'store'),
+      basePath: '/srv/git',
+      nodeId: 'master-1.example_com',
+      distributionIntervalMs: 5000,
+      randomDelayMs: 250,
+      lockStaleMs: 120_000,
+      maxRetries: 7,
+      httpListen: '0.0.0.0:9500',
+      shutdownGraceMs: 45_000,
+      defaultForceUpdate: true,
+      caughtUpThresholdMs: 10_000,
+      httpToken: 's3cr3t-token',
+      httpTokenFile: '/etc/refrelay/token',
+      maxPushes: 16,
+      bulkShares: 2,
+      warnings: [],
     });
     expect(config).toMatchObject({ secureConfig: '/etc/refrelay/secure.config', storeUmask: 0o002, allowInsecureSecrets: false });
     expect(config.extra).toEqual({});
     const [full, defaults] = config.remotes;
     expect(full).toMatchObject({
-      name: 'full', urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],
-      threads: 3, replicationDelayMs: 2000, rescheduleDelayMs: 10_000, replicationRetryMs: 300_000,
-      replicationMaxRetries: 4, timeoutMs: 60_000, pushDeadlineMs: 7_200_000, mirror: true, createMissingRepositories: false, remoteNameStyle: 'dash',
+      name: 'full',
+      urls: ['ssh://git@mirror.example.com:2222/${name}.git', 'file:///srv/mirror/${name}.git'],
+      threads: 3,
+      replicationDelayMs: 2000,
+      rescheduleDelayMs: 10_000,
+      replicationRetryMs: 300_000,
+      replicationMaxRetries: 4,
+      timeoutMs: 60_000,
+      pushDeadlineMs: 7_200_000,
+      mirror: true,
+      createMissingRepositories: false,
+      remoteNameStyle: 'dash',
       shares: 3,
-      sshIdentity: '/etc/refrelay/id_ed25519', sshCommand: 'ssh -o BatchMode=yes', sshStrictHostKeyChecking: 'accept-new',
+      sshIdentity: '/etc/refrelay/id_ed25519',
+      sshCommand: 'ssh -o BatchMode=yes',
+      sshStrictHostKeyChecking: 'accept-new',
       extra: {},
     });
     expect(full?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
-    expect(full?.projects.map((p) => [p.text, p.kind])).toEqual([['team/*', 'prefix'], ['^lib-[a-z]+', 'regex'], ['tools', 'exact']]);
+    expect(full?.projects.map((p) => [p.text, p.kind])).toEqual([
+      ['team/*', 'prefix'],
+      ['^lib-[a-z]+', 'regex'],
+      ['tools', 'exact'],
+    ]);
     expect(full?.excludeProjects.map((p) => p.text)).toEqual(['team/private', '^team/archive/.*']);
     expect(full?.excludedRefsPatterns.map((r) => r.matches('refs/meta/config'))).toEqual([false, true]);
     expect(defaults?.push.map((s) => s.text)).toEqual(['+refs/*:refs/*']);
@@ -76,10 +101,7 @@ describe('loadConfig on valid fixtures', () => {
     });
 
     it('keeps both URLs and all push refspecs of the dotted remote in order', () => {
-      expect(remote('eu.mirror')?.urls).toEqual([
-        'git@eu-mirror.example.com:gerrit/${name}.git',
-        'ssh://git@eu-mirror-2.example.com:29418/gerrit/${name}.git',
-      ]);
+      expect(remote('eu.mirror')?.urls).toEqual(['git@eu-mirror.example.com:gerrit/${name}.git', 'ssh://git@eu-mirror-2.example.com:29418/gerrit/${name}.git']);
       expect(remote('eu.mirror')?.push.map((s) => [s.text, s.force])).toEqual([
         ['+refs/heads/*:refs/heads/*', true],
         ['+refs/tags/*:refs/tags/*', true],
@@ -107,7 +129,11 @@ describe('loadConfig on valid fixtures', () => {
     it('applies the filters and the remote-specific settings', () => {
       expect(remote('eu.mirror')?.projects.map((p) => p.text)).toEqual(['platform/*', '^tools/(build|ci)-.*']);
       expect(remote('github/public')).toMatchObject({
-        remoteNameStyle: 'basenameOnly', mirror: true, timeoutMs: 30_000, rescheduleDelayMs: 3000, replicationMaxRetries: 10,
+        remoteNameStyle: 'basenameOnly',
+        mirror: true,
+        timeoutMs: 30_000,
+        rescheduleDelayMs: 3000,
+        replicationMaxRetries: 10,
       });
       expect(remote('eu.mirror')).toMatchObject({ replicatePermissions: false, replicateNoteDbMetaRefs: true });
     });
@@ -135,7 +161,9 @@ describe('the shipped replication.config.example', () => {
 });
 
 describe('loadConfig on invalid fixtures', () => {
-  const invalid = readdirSync(dir).filter((name) => name.startsWith('invalid-') && name.endsWith('.config')).sort();
+  const invalid = readdirSync(dir)
+    .filter((name) => name.startsWith('invalid-') && name.endsWith('.config'))
+    .sort();
 
   it('has invalid fixtures, each with its expected messages', () => {
     expect(invalid.length).toBeGreaterThanOrEqual(7);
@@ -153,9 +181,7 @@ describe('loadConfig on invalid fixtures', () => {
 
   it('reports a missing file as a problem, not a crash', () => {
     const file = fixture('does-not-exist.config');
-    expect(loadError(file).problems).toEqual([
-      { file, key: '(file)', message: 'cannot read the file: No such file or directory' },
-    ]);
+    expect(loadError(file).problems).toEqual([{ file, key: '(file)', message: 'cannot read the file: No such file or directory' }]);
   });
 });
 

@@ -35,9 +35,13 @@ describe('the fan-out example of the Gerrit documentation', () => {
     expect(config.remotesDir).toBe(dir);
   });
 
-  it('reads every key of a file as its remote\'s, multi-valued keys in order', () => {
+  it("reads every key of a file as its remote's, multi-valued keys in order", () => {
     const pubmirror = config.remotes[1]!;
-    expect(pubmirror.urls).toEqual(['mirror1.us.some.org:/pub/git/${name}.git', 'mirror2.us.some.org:/pub/git/${name}.git', 'mirror3.us.some.org:/pub/git/${name}.git']);
+    expect(pubmirror.urls).toEqual([
+      'mirror1.us.some.org:/pub/git/${name}.git',
+      'mirror2.us.some.org:/pub/git/${name}.git',
+      'mirror3.us.some.org:/pub/git/${name}.git',
+    ]);
     expect(pubmirror.push.map((s) => s.text)).toEqual(['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
     expect(pubmirror.threads).toBe(3);
     expect(config.remotes[0]!.urls).toEqual(['gerrit2@host-one.example.com:/some/path/${name}.git']);

@@ -27,19 +27,19 @@ describe('prefixPatternHint for excludedRefsPattern', () => {
 
   it('flags a pattern that matches only a ref folder such as refs/tags, suggesting /.*', () => {
     expect(prefixPatternHint('excludedRefsPattern', '^refs/tags')).toBe(
-      '"^refs/tags" matches only a ref named exactly "refs/tags", never one under refs/tags/: '
-        + 'the pattern must match the whole ref name, as in Gerrit; to exclude the refs under it, append /.*: "^refs/tags/.*"',
+      '"^refs/tags" matches only a ref named exactly "refs/tags", never one under refs/tags/: ' +
+        'the pattern must match the whole ref name, as in Gerrit; to exclude the refs under it, append /.*: "^refs/tags/.*"',
     );
   });
 
   it('names the alternative that matches no ref, and fixes only that one', () => {
     expect(prefixPatternHint('excludedRefsPattern', 'refs/heads/wip/|refs/tags/old-.*')).toBe(
-      '"refs/heads/wip/|refs/tags/old-.*": its alternative "refs/heads/wip/" matches no ref: '
-        + `${NO_REF}; to exclude the refs under it, append .*: "refs/heads/wip/.*|refs/tags/old-.*"`,
+      '"refs/heads/wip/|refs/tags/old-.*": its alternative "refs/heads/wip/" matches no ref: ' +
+        `${NO_REF}; to exclude the refs under it, append .*: "refs/heads/wip/.*|refs/tags/old-.*"`,
     );
     expect(prefixPatternHint('excludedRefsPattern', '^refs/heads/a/|^refs/heads/b/')).toBe(
-      '"^refs/heads/a/|^refs/heads/b/": its alternatives "^refs/heads/a/" and "^refs/heads/b/" match no ref: '
-        + `${NO_REF}; to exclude the refs under it, append .*: "^refs/heads/a/.*|^refs/heads/b/.*"`,
+      '"^refs/heads/a/|^refs/heads/b/": its alternatives "^refs/heads/a/" and "^refs/heads/b/" match no ref: ' +
+        `${NO_REF}; to exclude the refs under it, append .*: "^refs/heads/a/.*|^refs/heads/b/.*"`,
     );
   });
 

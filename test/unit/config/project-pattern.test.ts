@@ -62,22 +62,22 @@ describe('parseProjectPattern', () => {
     expect(p.matches('team/app/v1.0/xyz')).toBe(false);
   });
 
-  it('reports an invalid regex with Java\'s reason', () => {
+  it("reports an invalid regex with Java's reason", () => {
     expect(parseProjectPattern('^team/[')).toBe('invalid regular expression "^team/[": Unclosed character class near index 6');
   });
 
   it('says, for a config key, what Gerrit did with an invalid regex', () => {
     expect(parseConfiguredProjectPattern('^team/[')).toBe(
-      'invalid regular expression "^team/[": Unclosed character class near index 6; '
-      + 'Gerrit failed with PatternSyntaxException whenever it checked a project against it; fix the expression',
+      'invalid regular expression "^team/[": Unclosed character class near index 6; ' +
+        'Gerrit failed with PatternSyntaxException whenever it checked a project against it; fix the expression',
     );
   });
 
   it('refuses a regex Gerrit accepts but refrelay cannot match alike, saying so', () => {
     expect(parseConfiguredProjectPattern('^(team)/\\1')).toBe(
-      'regular expression "^(team)/\\\\1": the backreference \\1 cannot be matched exactly as Java does '
-      + '(Java fails it when the group did not take part); rewrite the pattern without it '
-      + '(Gerrit accepts it; refrelay refuses it rather than replicate other projects than Gerrit would)',
+      'regular expression "^(team)/\\\\1": the backreference \\1 cannot be matched exactly as Java does ' +
+        '(Java fails it when the group did not take part); rewrite the pattern without it ' +
+        '(Gerrit accepts it; refrelay refuses it rather than replicate other projects than Gerrit would)',
     );
   });
 
@@ -87,10 +87,7 @@ describe('parseProjectPattern', () => {
 });
 
 describe('remoteWantsProject', () => {
-  const remote = (projects: string[], excludeProjects: string[] = []) => ({
-    projects: projects.map(pattern),
-    excludeProjects: excludeProjects.map(pattern),
-  });
+  const remote = (projects: string[], excludeProjects: string[] = []) => ({ projects: projects.map(pattern), excludeProjects: excludeProjects.map(pattern) });
 
   it('wants every project when no projects filter is set', () => {
     expect(remoteWantsProject(remote([]), 'any/thing')).toBe(true);

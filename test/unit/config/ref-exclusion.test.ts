@@ -45,10 +45,18 @@ const GERRIT: Array<[ref: string, defaults: Verdict, noPermissions: Verdict, noN
 
 const verdict = (rules: RefExclusionRules, ref: string): Verdict => (refExclusion(rules, ref) === undefined ? push : skip);
 
-describe('refExclusion answers as Gerrit\'s PushOne.canPushRef', () => {
-  it.each(GERRIT)('%s: defaults %s, replicatePermissions=false %s, replicateNoteDbMetaRefs=false %s, both %s', (ref, defaults, noPermissions, noNoteDb, neither) => {
-    expect([verdict(DEFAULTS, ref), verdict(NO_PERMISSIONS, ref), verdict(NO_NOTEDB, ref), verdict(NEITHER, ref)]).toEqual([defaults, noPermissions, noNoteDb, neither]);
-  });
+describe("refExclusion answers as Gerrit's PushOne.canPushRef", () => {
+  it.each(GERRIT)(
+    '%s: defaults %s, replicatePermissions=false %s, replicateNoteDbMetaRefs=false %s, both %s',
+    (ref, defaults, noPermissions, noNoteDb, neither) => {
+      expect([verdict(DEFAULTS, ref), verdict(NO_PERMISSIONS, ref), verdict(NO_NOTEDB, ref), verdict(NEITHER, ref)]).toEqual([
+        defaults,
+        noPermissions,
+        noNoteDb,
+        neither,
+      ]);
+    },
+  );
 
   it('names the setting that keeps a ref back', () => {
     expect(refExclusion(NO_PERMISSIONS, 'refs/meta/config')).toBe('refs/meta/config with replicatePermissions = false');
@@ -67,20 +75,31 @@ describe('refExclusion answers as Gerrit\'s PushOne.canPushRef', () => {
 });
 
 describe('isNoteDbMetaRef', () => {
-  it('is exactly Gerrit core\'s RefNames.isNoteDbMetaRef', () => {
-    const meta = GERRIT.filter(([, , , noNoteDb]) => noNoteDb === skip).map(([ref]) => ref).filter((ref) => !ref.startsWith('refs/cache-automerge/'));
+  it("is exactly Gerrit core's RefNames.isNoteDbMetaRef", () => {
+    const meta = GERRIT.filter(([, , , noNoteDb]) => noNoteDb === skip)
+      .map(([ref]) => ref)
+      .filter((ref) => !ref.startsWith('refs/cache-automerge/'));
     expect(meta).toEqual([
-      'refs/changes/01/1/meta', 'refs/changes/01/1/robot-comments', 'refs/changes/meta',
-      'refs/draft-comments/01/1/1000001', 'refs/starred-changes/01/1/1000001',
+      'refs/changes/01/1/meta',
+      'refs/changes/01/1/robot-comments',
+      'refs/changes/meta',
+      'refs/draft-comments/01/1/1000001',
+      'refs/starred-changes/01/1/1000001',
     ]);
     expect(meta.every(isNoteDbMetaRef)).toBe(true);
-    expect(GERRIT.map(([ref]) => ref).filter((ref) => !meta.includes(ref)).some(isNoteDbMetaRef)).toBe(false);
+    expect(
+      GERRIT.map(([ref]) => ref)
+        .filter((ref) => !meta.includes(ref))
+        .some(isNoteDbMetaRef),
+    ).toBe(false);
   });
 });
 
-describe('projectExclusion answers as Gerrit\'s Destination.schedule for permissions-only projects', () => {
+describe("projectExclusion answers as Gerrit's Destination.schedule for permissions-only projects", () => {
   it('keeps back every update of a project whose HEAD points at refs/meta/config, only with replicatePermissions = false', () => {
-    expect(projectExclusion(NO_PERMISSIONS, 'refs/meta/config')).toBe('a permissions-only project (HEAD is refs/meta/config) with replicatePermissions = false');
+    expect(projectExclusion(NO_PERMISSIONS, 'refs/meta/config')).toBe(
+      'a permissions-only project (HEAD is refs/meta/config) with replicatePermissions = false',
+    );
     expect(projectExclusion(DEFAULTS, 'refs/meta/config')).toBeUndefined();
     expect(projectExclusion(NO_PERMISSIONS, 'refs/heads/main')).toBeUndefined();
     expect(projectExclusion(NO_PERMISSIONS, undefined)).toBeUndefined(); // detached HEAD

@@ -10,14 +10,15 @@ function spec(text: string): Refspec {
 
 describe('parseRefspec', () => {
   it('reads a forced wildcard refspec', () => {
-    expect(parseRefspec('+refs/heads/*:refs/heads/*')).toEqual({
-      force: true, src: 'refs/heads/*', dst: 'refs/heads/*', text: '+refs/heads/*:refs/heads/*',
-    });
+    expect(parseRefspec('+refs/heads/*:refs/heads/*')).toEqual({ force: true, src: 'refs/heads/*', dst: 'refs/heads/*', text: '+refs/heads/*:refs/heads/*' });
   });
 
   it('reads an exact, not forced refspec that renames', () => {
     expect(parseRefspec('refs/heads/master:refs/heads/main')).toEqual({
-      force: false, src: 'refs/heads/master', dst: 'refs/heads/main', text: 'refs/heads/master:refs/heads/main',
+      force: false,
+      src: 'refs/heads/master',
+      dst: 'refs/heads/main',
+      text: 'refs/heads/master:refs/heads/main',
     });
   });
 
@@ -52,14 +53,13 @@ describe('parseRefspec', () => {
 describe('mapRefThroughRefspecs', () => {
   it('maps a ref through a wildcard refspec, keeping the matched part', () => {
     expect(mapRefThroughRefspecs([spec('refs/heads/*:refs/heads/mirror/*')], 'refs/heads/feature/x')).toEqual({
-      dst: 'refs/heads/mirror/feature/x', force: false,
+      dst: 'refs/heads/mirror/feature/x',
+      force: false,
     });
   });
 
   it('maps with a wildcard in mid-component', () => {
-    expect(mapRefThroughRefspecs([spec('refs/heads/release-*:refs/tags/v*')], 'refs/heads/release-1.2')).toEqual({
-      dst: 'refs/tags/v1.2', force: false,
-    });
+    expect(mapRefThroughRefspecs([spec('refs/heads/release-*:refs/tags/v*')], 'refs/heads/release-1.2')).toEqual({ dst: 'refs/tags/v1.2', force: false });
   });
 
   it('matches an exact refspec only on the exact ref', () => {

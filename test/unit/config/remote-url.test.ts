@@ -35,9 +35,7 @@ describe('expandUrl', () => {
   });
 
   it('percent-encodes the name in http(s) URLs but keeps its slashes', () => {
-    expect(expandUrl('https://host/git/${name}.git', 'team/my app#1', 'slash')).toBe(
-      'https://host/git/team/my%20app%231.git',
-    );
+    expect(expandUrl('https://host/git/${name}.git', 'team/my app#1', 'slash')).toBe('https://host/git/team/my%20app%231.git');
   });
 
   it('leaves the name unencoded in ssh, scp-like, file and path URLs', () => {
@@ -108,7 +106,6 @@ describe('urlKind', () => {
   });
 });
 
-
 describe('urlFitsTemplate', () => {
   it('accepts what the template expands to for any project and name style', () => {
     for (const style of ['slash', 'dash', 'underscore', 'basenameOnly'] as const) {
@@ -123,7 +120,7 @@ describe('urlFitsTemplate', () => {
     expect(urlFitsTemplate('ssh://git@host/${name}.git', 'ssh://git@host/.git')).toBe(false);
   });
 
-  it('takes the template\'s regex characters literally, and a second ${name} as written', () => {
+  it("takes the template's regex characters literally, and a second ${name} as written", () => {
     expect(urlFitsTemplate('/srv/a+b/${name}.git', '/srv/a+b/app.git')).toBe(true);
     expect(urlFitsTemplate('/srv/a+b/${name}.git', '/srv/aab/app.git')).toBe(false);
     expect(urlFitsTemplate('file:///srv/${name}/${name}.git', expandUrl('file:///srv/${name}/${name}.git', 'a/b', 'slash'))).toBe(true);

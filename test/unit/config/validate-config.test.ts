@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { dirname, join } from 'node:path';
 import {
-  GERRIT_GERRIT_ONLY, REMOTE_GERRIT_ONLY, REPLICATION_GERRIT_ONLY, REPLICATION_RESERVED_KEYS, REMOTE_RESERVED_KEYS,
+  GERRIT_GERRIT_ONLY,
+  REMOTE_GERRIT_ONLY,
+  REPLICATION_GERRIT_ONLY,
+  REPLICATION_RESERVED_KEYS,
+  REMOTE_RESERVED_KEYS,
 } from '../../../src/config/config-keys.js';
 import { validateConfig } from '../../../src/config/load-config.js';
 import { MISSING_STORE_PATH } from '../../../src/config/store-path.js';
@@ -30,16 +34,37 @@ describe('validateConfig defaults', () => {
   it('fills every default of the node and of a remote', () => {
     const config = valid(...BASE);
     expect(config).toMatchObject({
-      file: FILE, storePath: '/store', basePath: undefined, nodeId: 'node-a', distributionIntervalMs: 10_000,
-      randomDelayMs: 1000, lockStaleMs: 60_000, maxRetries: 0, httpListen: '127.0.0.1:9464', shutdownGraceMs: 30_000,
+      file: FILE,
+      storePath: '/store',
+      basePath: undefined,
+      nodeId: 'node-a',
+      distributionIntervalMs: 10_000,
+      randomDelayMs: 1000,
+      lockStaleMs: 60_000,
+      maxRetries: 0,
+      httpListen: '127.0.0.1:9464',
+      shutdownGraceMs: 30_000,
       warnings: [],
     });
     const [remote] = config.remotes;
     expect(remote).toMatchObject({
-      name: 'm', urls: ['/m/${name}.git'], projects: [], excludeProjects: [], threads: 1, replicationDelayMs: 15_000,
-      rescheduleDelayMs: 3000, replicationRetryMs: 60_000, replicationMaxRetries: 0, timeoutMs: 0, pushDeadlineMs: 0, mirror: false,
-      createMissingRepositories: true, excludedRefsPatterns: [], remoteNameStyle: 'slash',
-      replicatePermissions: true, replicateNoteDbMetaRefs: true,
+      name: 'm',
+      urls: ['/m/${name}.git'],
+      projects: [],
+      excludeProjects: [],
+      threads: 1,
+      replicationDelayMs: 15_000,
+      rescheduleDelayMs: 3000,
+      replicationRetryMs: 60_000,
+      replicationMaxRetries: 0,
+      timeoutMs: 0,
+      pushDeadlineMs: 0,
+      mirror: false,
+      createMissingRepositories: true,
+      excludedRefsPatterns: [],
+      remoteNameStyle: 'slash',
+      replicatePermissions: true,
+      replicateNoteDbMetaRefs: true,
     });
     expect(remote?.push).toEqual([{ force: false, src: 'refs/*', dst: 'refs/*', text: 'refs/*:refs/*' }]);
   });
@@ -64,9 +89,7 @@ describe('validateConfig defaults', () => {
   it('reads pushDeadline as a duration, a bare number in seconds like timeout', () => {
     expect(valid(...BASE, 'remote.m.pushDeadline=90').remotes[0]).toMatchObject({ pushDeadlineMs: 90_000, timeoutMs: 0 });
     expect(valid(...BASE, 'remote.m.pushDeadline=2h', 'remote.m.timeout=30s').remotes[0]).toMatchObject({ pushDeadlineMs: 7_200_000, timeoutMs: 30_000 });
-    expect(messages(...BASE, 'remote.m.pushDeadline=never')).toEqual([
-      'remote.m.pushDeadline: expected a duration such as 15s, 2m, 500ms, got "never"',
-    ]);
+    expect(messages(...BASE, 'remote.m.pushDeadline=never')).toEqual(['remote.m.pushDeadline: expected a duration such as 15s, 2m, 500ms, got "never"']);
   });
 
   it('raises a rescheduleDelay below 3s to 3s, as Gerrit does', () => {
@@ -109,9 +132,7 @@ describe('validateConfig paths and node settings', () => {
   });
 
   it.each(['localhost', 'localhost:65536', ':9464', 'host:port', 'a b:1'])('rejects httpListen %s', (text) => {
-    expect(messages(...BASE, `replication.httpListen=${text}`)).toEqual([
-      `replication.httpListen: expected host:port (port 0-65535) or off, got "${text}"`,
-    ]);
+    expect(messages(...BASE, `replication.httpListen=${text}`)).toEqual([`replication.httpListen: expected host:port (port 0-65535) or off, got "${text}"`]);
   });
 
   it('reads shutdownGrace as a duration', () => {
@@ -122,9 +143,7 @@ describe('validateConfig paths and node settings', () => {
   });
 
   it('rejects a zero lockStale, which would steal live locks', () => {
-    expect(messages(...BASE, 'replication.lockStale=0s')).toEqual([
-      'replication.lockStale: expected a duration greater than 0, got "0s"',
-    ]);
+    expect(messages(...BASE, 'replication.lockStale=0s')).toEqual(['replication.lockStale: expected a duration greater than 0, got "0s"']);
   });
 });
 
@@ -142,33 +161,32 @@ describe('validateConfig booleans', () => {
   });
 
   it('rejects anything else', () => {
-    expect(messages(...BASE, 'remote.m.mirror=maybe')).toEqual([
-      'remote.m.mirror: expected true or false (also yes/no, on/off, 1/0), got "maybe"',
-    ]);
+    expect(messages(...BASE, 'remote.m.mirror=maybe')).toEqual(['remote.m.mirror: expected true or false (also yes/no, on/off, 1/0), got "maybe"']);
   });
 });
 
 describe('validateConfig urls', () => {
   it('allows a url without ${name} when the remote names exactly one exact project', () => {
-    expect(valid('replication.storePath=/s', 'remote.a.url=/one.git', 'remote.a.projects=All-Users').remotes[0]?.urls)
-      .toEqual(['/one.git']);
+    expect(valid('replication.storePath=/s', 'remote.a.url=/one.git', 'remote.a.projects=All-Users').remotes[0]?.urls).toEqual(['/one.git']);
   });
 
-  it.each([
-    [[]],
-    [['remote.a.projects=a', 'remote.a.projects=b']],
-    [['remote.a.projects=team/*']],
-    [['remote.a.projects=^a']],
-  ])('rejects a url without ${name} otherwise (%j)', (projects) => {
-    expect(messages('replication.storePath=/s', 'remote.a.url=/one.git', ...projects)).toEqual([
-      'remote.a.url: url has no ${name} and the remote does not name exactly one project',
-    ]);
-  });
+  it.each([[[]], [['remote.a.projects=a', 'remote.a.projects=b']], [['remote.a.projects=team/*']], [['remote.a.projects=^a']]])(
+    'rejects a url without ${name} otherwise (%j)',
+    (projects) => {
+      expect(messages('replication.storePath=/s', 'remote.a.url=/one.git', ...projects)).toEqual([
+        'remote.a.url: url has no ${name} and the remote does not name exactly one project',
+      ]);
+    },
+  );
 
   it('keeps every url and push refspec in file order, merging repeated sections', () => {
     const config = valid(
-      'replication.storePath=/s', 'remote.a.url=/1/${name}', 'remote.a.push=refs/heads/*:refs/heads/*',
-      'remote.b.url=/b/${name}', 'remote.a.url=/2/${name}', 'remote.a.push=+refs/tags/*:refs/tags/*',
+      'replication.storePath=/s',
+      'remote.a.url=/1/${name}',
+      'remote.a.push=refs/heads/*:refs/heads/*',
+      'remote.b.url=/b/${name}',
+      'remote.a.url=/2/${name}',
+      'remote.a.push=+refs/tags/*:refs/tags/*',
     );
     expect(config.remotes.map((r) => r.name)).toEqual(['a', 'b']);
     expect(config.remotes[0]?.urls).toEqual(['/1/${name}', '/2/${name}']);
@@ -178,10 +196,16 @@ describe('validateConfig urls', () => {
 
 describe('validateConfig problems', () => {
   it('reports every problem at once, keyed by the full key with the remote name as written', () => {
-    expect(messages(
-      'replication.storePath=/s', 'remote.eu.Mirror.url=/m/${name}', 'remote.eu.Mirror.threads=many',
-      'remote.eu.Mirror.replicationDelay=soon', 'remote.eu.Mirror.excludedRefsPattern=refs/(x', 'remote.eu.Mirror.shares=0',
-    )).toEqual([
+    expect(
+      messages(
+        'replication.storePath=/s',
+        'remote.eu.Mirror.url=/m/${name}',
+        'remote.eu.Mirror.threads=many',
+        'remote.eu.Mirror.replicationDelay=soon',
+        'remote.eu.Mirror.excludedRefsPattern=refs/(x',
+        'remote.eu.Mirror.shares=0',
+      ),
+    ).toEqual([
       'remote.eu.Mirror.threads: expected a whole number ≥ 1, got "many"',
       'remote.eu.Mirror.replicationDelay: expected a duration such as 15s, 2m, 500ms, got "soon"',
       'remote.eu.Mirror.shares: expected a whole number from 1 to 1000, got "0"',
@@ -199,29 +223,32 @@ describe('validateConfig problems', () => {
 
   it('loads patterns written as a prefix, which match nothing, with one warning each naming the key and the fix', () => {
     const result = validate(
-      ...BASE, 'remote.m.excludedRefsPattern=^refs/heads/wip/', 'remote.m.excludedRefsPattern=refs/meta/config',
-      'remote.m.projects=^team/', 'remote.m.projects=^team/app', 'remote.m.excludeProjects=team/attic/',
+      ...BASE,
+      'remote.m.excludedRefsPattern=^refs/heads/wip/',
+      'remote.m.excludedRefsPattern=refs/meta/config',
+      'remote.m.projects=^team/',
+      'remote.m.projects=^team/app',
+      'remote.m.excludeProjects=team/attic/',
     );
     expect(result.problems).toEqual([]);
     expect(result.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
-      'remote.m.projects: "^team/" matches no project: a ^regex must match the whole project name, as in Gerrit, and no project name ends in "/"; '
-        + 'to select the projects under it, append .*: "^team/.*"',
-      'remote.m.excludeProjects: "team/attic/" matches no project: a name without * or ^ is one exact project name, and none ends in "/"; '
-        + 'to exclude the projects under it, append *: "team/attic/*"',
-      'remote.m.excludedRefsPattern: "^refs/heads/wip/" matches no ref: the pattern must match the whole ref name, as in Gerrit, and no ref name ends in "/"; '
-        + 'to exclude the refs under it, append .*: "^refs/heads/wip/.*"',
+      'remote.m.projects: "^team/" matches no project: a ^regex must match the whole project name, as in Gerrit, and no project name ends in "/"; ' +
+        'to select the projects under it, append .*: "^team/.*"',
+      'remote.m.excludeProjects: "team/attic/" matches no project: a name without * or ^ is one exact project name, and none ends in "/"; ' +
+        'to exclude the projects under it, append *: "team/attic/*"',
+      'remote.m.excludedRefsPattern: "^refs/heads/wip/" matches no ref: the pattern must match the whole ref name, as in Gerrit, and no ref name ends in "/"; ' +
+        'to exclude the refs under it, append .*: "^refs/heads/wip/.*"',
     ]);
     expect(result.config?.remotes[0]?.excludedRefsPatterns.map((p) => p.text)).toEqual(['^refs/heads/wip/', 'refs/meta/config']);
   });
 
   it('reports unknown keys in every known section with a did-you-mean', () => {
-    expect(messages(...BASE, 'replication.storPath=/x', 'remote.m.thread=2', 'gerrit.defaultForceUpdates=true', 'remote.m.colour=red'))
-      .toEqual([
-        'replication.storpath: unknown key (did you mean "storePath"?)',
-        'remote.m.thread: unknown key (did you mean "threads"?)',
-        'gerrit.defaultforceupdates: unknown key (did you mean "defaultForceUpdate"?)',
-        'remote.m.colour: unknown key',
-      ]);
+    expect(messages(...BASE, 'replication.storPath=/x', 'remote.m.thread=2', 'gerrit.defaultForceUpdates=true', 'remote.m.colour=red')).toEqual([
+      'replication.storpath: unknown key (did you mean "storePath"?)',
+      'remote.m.thread: unknown key (did you mean "threads"?)',
+      'gerrit.defaultforceupdates: unknown key (did you mean "defaultForceUpdate"?)',
+      'remote.m.colour: unknown key',
+    ]);
   });
 
   it('reports an unknown key once even when it is repeated', () => {
@@ -271,9 +298,7 @@ describe('validateConfig warnings', () => {
   });
 
   it('explains why each Gerrit-only key is not honoured', () => {
-    expect(REMOTE_GERRIT_ONLY.authGroup).toBe(
-      'Gerrit access groups do not exist outside Gerrit; all refs matched by push are replicated',
-    );
+    expect(REMOTE_GERRIT_ONLY.authGroup).toBe('Gerrit access groups do not exist outside Gerrit; all refs matched by push are replicated');
     expect(REMOTE_GERRIT_ONLY.replicateHiddenProjects).toBe(
       'refrelay cannot see which projects Gerrit hides: hidden projects ARE replicated unless projects/excludeProjects leave them out',
     );
@@ -284,18 +309,32 @@ describe('validateConfig warnings', () => {
     expect(REMOTE_GERRIT_ONLY.username).toContain('secure.config');
   });
 
-  it('reads the credential, umask and ssh settings, relative paths from the config file\'s folder', () => {
+  it("reads the credential, umask and ssh settings, relative paths from the config file's folder", () => {
     const config = valid(
-      ...BASE, 'replication.secureConfig=etc/secure.config', 'replication.allowInsecureSecrets=true', 'replication.storeUmask=0077',
-      'remote.m.sshIdentity=keys/id_ed25519', 'remote.m.sshCommand=ssh -F /etc/refrelay/ssh_config', 'remote.m.sshStrictHostKeyChecking=accept-new',
-      'gerrit.autoReload=true', 'gerrit.replicateOnStartup=false',
+      ...BASE,
+      'replication.secureConfig=etc/secure.config',
+      'replication.allowInsecureSecrets=true',
+      'replication.storeUmask=0077',
+      'remote.m.sshIdentity=keys/id_ed25519',
+      'remote.m.sshCommand=ssh -F /etc/refrelay/ssh_config',
+      'remote.m.sshStrictHostKeyChecking=accept-new',
+      'gerrit.autoReload=true',
+      'gerrit.replicateOnStartup=false',
     );
     expect(config.warnings).toEqual([]);
     expect(REPLICATION_RESERVED_KEYS).toEqual([]);
     expect(REMOTE_RESERVED_KEYS).toEqual([]);
-    expect(config).toMatchObject({ secureConfig: join(dirname(config.file), 'etc/secure.config'), allowInsecureSecrets: true, storeUmask: 0o077, autoReload: true, replicateOnStartup: false });
+    expect(config).toMatchObject({
+      secureConfig: join(dirname(config.file), 'etc/secure.config'),
+      allowInsecureSecrets: true,
+      storeUmask: 0o077,
+      autoReload: true,
+      replicateOnStartup: false,
+    });
     expect(config.remotes[0]).toMatchObject({
-      sshIdentity: join(dirname(config.file), 'keys/id_ed25519'), sshCommand: 'ssh -F /etc/refrelay/ssh_config', sshStrictHostKeyChecking: 'accept-new',
+      sshIdentity: join(dirname(config.file), 'keys/id_ed25519'),
+      sshCommand: 'ssh -F /etc/refrelay/ssh_config',
+      sshStrictHostKeyChecking: 'accept-new',
     });
   });
 

@@ -6,7 +6,12 @@ import { silentLog } from '../../../src/runtime/log.js';
 import { FakeTimers } from '../../support/fake-clock.js';
 import { FakeLocks, FakePusher, harness, type Harness } from '../schedule/scheduler-harness.js';
 
-const base = ['replication.distributionInterval=1s', 'replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=2s'];
+const base = [
+  'replication.distributionInterval=1s',
+  'replication.randomDelay=0',
+  'remote.mirror.url=/dest/mirror/${name}.git',
+  'remote.mirror.replicationDelay=2s',
+];
 const GRACE_MS = 5_000;
 
 /** A push that runs until the node aborts it, as a hung `git push` would. */
@@ -15,7 +20,14 @@ class HangingPusher extends FakePusher {
     this.requests.push(request);
     return new Promise((resolve) => {
       request.signal?.addEventListener('abort', () =>
-        resolve({ result: 'failed', refs: [], failure: { kind: 'aborted', message: 'aborted', stderrTail: '', retryable: true }, createdRepository: false, durationMs: 0, argv: [] }),
+        resolve({
+          result: 'failed',
+          refs: [],
+          failure: { kind: 'aborted', message: 'aborted', stderrTail: '', retryable: true },
+          createdRepository: false,
+          durationMs: 0,
+          argv: [],
+        }),
       );
     });
   }
@@ -87,7 +99,10 @@ function node(options: { drain?: boolean; pusher?: FakePusher; h?: Harness } = {
     beats,
     async until<T>(promise: Promise<T>, stepMs = 100): Promise<T> {
       let outcome: { value: T } | { error: unknown } | undefined;
-      promise.then((value) => (outcome = { value }), (error: unknown) => (outcome = { error }));
+      promise.then(
+        (value) => (outcome = { value }),
+        (error: unknown) => (outcome = { error }),
+      );
       for (let step = 0; step < 10_000; step++) {
         await h.settle();
         if (outcome !== undefined) {

@@ -22,13 +22,13 @@ describe('judgeOrphanPush: may the recorded push process group be signalled?', (
     expect(judgeOrphanPush({ ...orphan, running: { ...running, argv0: '/usr/bin/git' } })).toBe('orphaned-push');
   });
 
-  it('never for pid 0 (this node\'s own group), 1 (every process), negative or non-integer pids, even when all else matches', () => {
+  it("never for pid 0 (this node's own group), 1 (every process), negative or non-integer pids, even when all else matches", () => {
     for (const pid of [0, 1, -1, -4242, 4242.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {
       expect(judgeOrphanPush({ ...orphan, pid })).toBe('invalid-pid');
     }
   });
 
-  it('never for this node\'s own pid or its own process group', () => {
+  it("never for this node's own pid or its own process group", () => {
     expect(judgeOrphanPush({ ...orphan, pid: orphan.ownPid })).toBe('own-process');
     expect(judgeOrphanPush({ ...orphan, pid: 990 })).toBe('own-process');
   });
@@ -43,7 +43,7 @@ describe('judgeOrphanPush: may the recorded push process group be signalled?', (
     expect(judgeOrphanPush({ ...orphan, recordedBootId: undefined })).toBe('unrecorded');
   });
 
-  it('never for a record from another boot, or when this machine\'s boot id is unknown', () => {
+  it("never for a record from another boot, or when this machine's boot id is unknown", () => {
     expect(judgeOrphanPush({ ...orphan, recordedBootId: 'b2f1c0de-0000-4000-8000-000000000000' })).toBe('other-boot');
     expect(judgeOrphanPush({ ...orphan, bootId: undefined })).toBe('other-boot');
   });

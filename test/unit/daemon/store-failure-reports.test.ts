@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Log } from '../../../src/runtime/log.js';
-import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks, storeHealthReason } from '../../../src/daemon/store-failure-reports.js';
+import {
+  reportHeartbeatFailure,
+  reportPassFailure,
+  reportSpoolFailure,
+  reportStoreWorks,
+  storeHealthReason,
+} from '../../../src/daemon/store-failure-reports.js';
 import { StoreOutage } from '../../../src/schedule/store-outage.js';
 import { FakeClock } from '../../support/fake-clock.js';
 
@@ -12,7 +18,7 @@ function recordingLog(): Log & { lines: string[] } {
 
 const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
 
-describe('the daemon\'s reports of a failing store', () => {
+describe("the daemon's reports of a failing store", () => {
   it('logs a failing heartbeat and failing passes once a minute each, says "store not writable" with the errno and since when, and clears it when a heartbeat is written', () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 12, 0, 0));
     const outage = new StoreOutage(clock, () => 1000);
@@ -23,14 +29,16 @@ describe('the daemon\'s reports of a failing store', () => {
       clock.advance(1000);
     }
     expect(log.lines).toEqual(['warn node heartbeat write failed', 'error distributor pass failed']);
-    expect(storeHealthReason(outage.view())).toBe('store not writable (ENOSPC) since 2026-01-01T12:00:00.000Z, 60 failures in a row: ENOSPC: no space left on device, write');
+    expect(storeHealthReason(outage.view())).toBe(
+      'store not writable (ENOSPC) since 2026-01-01T12:00:00.000Z, 60 failures in a row: ENOSPC: no space left on device, write',
+    );
 
     reportStoreWorks(outage, log, 'heartbeat');
     expect(storeHealthReason(outage.view())).toBeUndefined();
     expect(log.lines.at(-1)).toBe('info the store works again');
   });
 
-  it('logs every failure that is not the store\'s, as before', () => {
+  it("logs every failure that is not the store's, as before", () => {
     const outage = new StoreOutage(new FakeClock(), () => 1000);
     const log = recordingLog();
     reportPassFailure(outage, log, new Error('a bug'));

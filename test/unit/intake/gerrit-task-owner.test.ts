@@ -3,7 +3,12 @@ import { placeGerritTask } from '../../../src/intake/gerrit-task-owner.js';
 import { configOf } from '../schedule/scheduler-harness.js';
 
 /** A task as Gerrit's plugin stores it: `uri` is JGit's toASCIIString of the expanded URL. */
-const gerritTask = (project: string, uri: string, remote: string, refs = ['refs/heads/main']): { project: string; refs: string[]; uri: string; remote: string } => ({ project, refs, uri, remote });
+const gerritTask = (
+  project: string,
+  uri: string,
+  remote: string,
+  refs = ['refs/heads/main'],
+): { project: string; refs: string[]; uri: string; remote: string } => ({ project, refs, uri, remote });
 
 describe('placeGerritTask: the remote that pushes a stored Gerrit task, found by URI', () => {
   const config = configOf([
@@ -12,7 +17,7 @@ describe('placeGerritTask: the remote that pushes a stored Gerrit task, found by
     'remote.backup.url=/srv/mirror/${name}.git',
   ]);
 
-  it('queues a task whose uri JGit escaped under the remote that owns it, with refrelay\'s own expansion', () => {
+  it("queues a task whose uri JGit escaped under the remote that owns it, with refrelay's own expansion", () => {
     expect(placeGerritTask(config, gerritTask('café', 'https://replicator@github.example.com/org/caf%c3%a9.git', 'github'))).toEqual({
       task: { project: 'café', refs: ['refs/heads/main'], uri: 'https://replicator:s3cret@github.example.com/org/caf%C3%A9.git', remote: 'github' },
       remoteRenamed: false,
@@ -44,8 +49,10 @@ describe('placeGerritTask: the remote that pushes a stored Gerrit task, found by
 
   it('skips a remote whose projects filter leaves the project out, or whose refspecs take none of the refs, as Gerrit does', () => {
     const filtered = configOf([
-      'remote.tags.url=/srv/m/${name}.git', 'remote.tags.push=refs/tags/*:refs/tags/*',
-      'remote.apps.url=/srv/m/${name}.git', 'remote.apps.projects=app*',
+      'remote.tags.url=/srv/m/${name}.git',
+      'remote.tags.push=refs/tags/*:refs/tags/*',
+      'remote.apps.url=/srv/m/${name}.git',
+      'remote.apps.projects=app*',
     ]);
     // Both have the URL; only `apps` pushes a branch of app.
     expect(placeGerritTask(filtered, gerritTask('app', '/srv/m/app.git', 'tags'))).toMatchObject({ task: { remote: 'apps' }, remoteRenamed: true });
@@ -58,7 +65,12 @@ describe('placeGerritTask: the remote that pushes a stored Gerrit task, found by
     expect(placeGerritTask(filtered, gerritTask('lib', '/srv/m/lib.git', 'tags'))).toEqual({
       problem: 'remote "tags" has uri "/srv/m/lib.git", but no push refspec takes any of the task\'s refs',
     });
-    const twoApps = configOf(['remote.apps.url=/srv/m/${name}.git', 'remote.apps.projects=app*', 'remote.more.url=/srv/m/${name}.git', 'remote.more.excludeProjects=lib']);
+    const twoApps = configOf([
+      'remote.apps.url=/srv/m/${name}.git',
+      'remote.apps.projects=app*',
+      'remote.more.url=/srv/m/${name}.git',
+      'remote.more.excludeProjects=lib',
+    ]);
     expect(placeGerritTask(twoApps, gerritTask('lib', '/srv/m/lib.git', 'apps'))).toEqual({
       problem: 'remotes "apps", "more" have uri "/srv/m/lib.git", but projects/excludeProjects leave out project "lib"',
     });
@@ -69,7 +81,9 @@ describe('placeGerritTask: the remote that pushes a stored Gerrit task, found by
       problem: 'uri "https://old:***@replica.example.com/app.git" is not a URL of any configured remote for project "app" (the file names remote "github")',
     });
     // Another project's URL is not this project's.
-    expect(placeGerritTask(config, gerritTask('app', '/srv/mirror/lib.git', 'backup'))).toMatchObject({ problem: expect.stringContaining('is not a URL of any configured remote') });
+    expect(placeGerritTask(config, gerritTask('app', '/srv/mirror/lib.git', 'backup'))).toMatchObject({
+      problem: expect.stringContaining('is not a URL of any configured remote'),
+    });
     expect(placeGerritTask(config, gerritTask('app', 'ssh://host/50%off.git', 'backup'))).toEqual({
       problem: 'uri "ssh://host/50%off.git" is not a URI Gerrit\'s plugin can read (JGit refuses it)',
     });

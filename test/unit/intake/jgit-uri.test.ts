@@ -72,7 +72,7 @@ const GERRIT_STORED: Array<[template: string, project: string, stored: string]> 
   ['/srv/${name}.git', 'café', '/srv/café.git'],
 ];
 
-describe('sameJgitUri: a stored Gerrit uri and refrelay\'s expansion of the same URL', () => {
+describe("sameJgitUri: a stored Gerrit uri and refrelay's expansion of the same URL", () => {
   it.each(GERRIT_STORED)('%s for %j is the destination Gerrit stored as %s', (template, project, stored) => {
     const ours = expandUrl(template, project, 'slash');
     expect(sameJgitUri(ours, stored)).toBe(true);

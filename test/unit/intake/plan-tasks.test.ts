@@ -28,8 +28,10 @@ describe('planTasks keeps back the refs Gerrit would not push', () => {
   it('writes each remote only the refs its replicatePermissions and replicateNoteDbMetaRefs let through, never the automerge cache', () => {
     const cfg = config(
       'remote.defaults.url=/d/${name}.git',
-      'remote.noperms.url=/p/${name}.git', 'remote.noperms.replicatePermissions=false',
-      'remote.nonotedb.url=/n/${name}.git', 'remote.nonotedb.replicateNoteDbMetaRefs=false',
+      'remote.noperms.url=/p/${name}.git',
+      'remote.noperms.replicatePermissions=false',
+      'remote.nonotedb.url=/n/${name}.git',
+      'remote.nonotedb.replicateNoteDbMetaRefs=false',
     );
     expect(refsOf(cfg, GERRIT_UPDATE)).toEqual({
       defaults: ['refs/heads/main', 'refs/meta/config', 'refs/changes/01/1/1', 'refs/changes/01/1/meta', 'refs/users/01/1000001', 'refs/sequences/changes'],

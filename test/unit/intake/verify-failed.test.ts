@@ -13,10 +13,24 @@ const destinations: Destination[] = [
 ];
 
 function report(destination: Destination, state: DriftReport['state'], fixRefs: string[] = []): DriftReport {
-  return { project: destination.project, remote: destination.remote.name, uri: destination.uri, state, refs: 3, missing: fixRefs, different: [], extra: [], fixRefs, mirror: false };
+  return {
+    project: destination.project,
+    remote: destination.remote.name,
+    uri: destination.uri,
+    state,
+    refs: 3,
+    missing: fixRefs,
+    different: [],
+    extra: [],
+    fixRefs,
+    mirror: false,
+  };
 }
 
-const failed = (refs: string[], project = 'app', uri = '/dest/app.git', remoteName = 'dr'): { key: string; task: Task } => ({ key: refs.join(','), task: { project, refs, uri, remote: remoteName } });
+const failed = (refs: string[], project = 'app', uri = '/dest/app.git', remoteName = 'dr'): { key: string; task: Task } => ({
+  key: refs.join(','),
+  task: { project, refs, uri, remote: remoteName },
+});
 
 describe('failed tasks verify finds needless', () => {
   it('keeps a task any of whose refs verify would repair, and takes one whose refs all match', () => {
@@ -34,9 +48,23 @@ describe('failed tasks verify finds needless', () => {
 
   it('takes a full-sync task only when the whole destination is in sync, and nothing of an unreachable destination', () => {
     const all = failed(['..all..']);
-    expect(failedNowInSync([all], destinations, [report(destinations[0]!, 'drift', ['refs/heads/x']), report(destinations[1]!, 'in-sync'), report(destinations[2]!, 'in-sync')])).toEqual([]);
-    expect(failedNowInSync([all], destinations, [report(destinations[0]!, 'in-sync'), report(destinations[1]!, 'in-sync'), report(destinations[2]!, 'in-sync')])).toEqual([{ remote: 'dr', uri: '/dest/app.git', tasks: [all] }]);
-    expect(failedNowInSync([failed(['refs/heads/main'])], destinations, [report(destinations[0]!, 'unreachable'), report(destinations[1]!, 'in-sync'), report(destinations[2]!, 'in-sync')])).toEqual([]);
+    expect(
+      failedNowInSync([all], destinations, [
+        report(destinations[0]!, 'drift', ['refs/heads/x']),
+        report(destinations[1]!, 'in-sync'),
+        report(destinations[2]!, 'in-sync'),
+      ]),
+    ).toEqual([]);
+    expect(
+      failedNowInSync([all], destinations, [report(destinations[0]!, 'in-sync'), report(destinations[1]!, 'in-sync'), report(destinations[2]!, 'in-sync')]),
+    ).toEqual([{ remote: 'dr', uri: '/dest/app.git', tasks: [all] }]);
+    expect(
+      failedNowInSync([failed(['refs/heads/main'])], destinations, [
+        report(destinations[0]!, 'unreachable'),
+        report(destinations[1]!, 'in-sync'),
+        report(destinations[2]!, 'in-sync'),
+      ]),
+    ).toEqual([]);
   });
 
   it('matches remote, project and URI together, and ignores tasks of destinations verify did not read', () => {
@@ -45,14 +73,20 @@ describe('failed tasks verify finds needless', () => {
     const wrongProject = failed(['refs/heads/main'], 'lib', '/dest/app.git');
     const elsewhere = failed(['refs/heads/main'], 'app', '/other/app.git');
     expect(failedNowInSync([wrongRemote, wrongProject, elsewhere], destinations, reports)).toEqual([]);
-    expect(failedNowInSync([failed(['refs/heads/main'], 'app', '/gh/app.git', 'gh')], destinations, reports).map((group) => group.uri)).toEqual(['/gh/app.git']);
+    expect(failedNowInSync([failed(['refs/heads/main'], 'app', '/gh/app.git', 'gh')], destinations, reports).map((group) => group.uri)).toEqual([
+      '/gh/app.git',
+    ]);
   });
 
   it("says what it found, or what --fix dropped, in verify's columns", () => {
     const one = { remote: 'dr', uri: '/dest/app.git', tasks: [1] };
     const two = { remote: 'dr', uri: '/dest/app.git', tasks: [1, 2] };
-    expect(describeFailedInSync(one, undefined)).toBe('failed/      dr /dest/app.git: 1 failed task whose refs are now in sync; `refrelay verify --fix` drops it');
-    expect(describeFailedInSync(two, undefined)).toBe('failed/      dr /dest/app.git: 2 failed tasks whose refs are now in sync; `refrelay verify --fix` drops them');
+    expect(describeFailedInSync(one, undefined)).toBe(
+      'failed/      dr /dest/app.git: 1 failed task whose refs are now in sync; `refrelay verify --fix` drops it',
+    );
+    expect(describeFailedInSync(two, undefined)).toBe(
+      'failed/      dr /dest/app.git: 2 failed tasks whose refs are now in sync; `refrelay verify --fix` drops them',
+    );
     expect(describeFailedInSync(two, 2)).toBe('failed/      dr /dest/app.git: dropped 2 failed tasks whose refs are now in sync');
   });
 });

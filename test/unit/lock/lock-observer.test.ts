@@ -18,15 +18,17 @@ function world(staleMs: () => number = () => STALE_MS) {
   const fs = new MemoryStoreFs(() => clock.now());
   fs.mkdirSync(RUNNING);
   const lockFs = memoryLockFs(fs);
-  const locksOf = (nodeId: string): UriLocks => new UriLocks({ runningDir: RUNNING, nodeId, host: 'h', pid: 1, clock, random: new SeededRandom(1), fs: lockFs });
+  const locksOf = (nodeId: string): UriLocks =>
+    new UriLocks({ runningDir: RUNNING, nodeId, host: 'h', pid: 1, clock, random: new SeededRandom(1), fs: lockFs });
   const holder = locksOf('holder');
   const observerLocks = locksOf('observer');
   const observer = new LockObserver(observerLocks, clock, staleMs);
-  const staleNames = async (own: ReadonlySet<string> = NOTHING, ownLocks: ReadonlySet<string> = NOTHING): Promise<string[]> => (await observer.scan(own, ownLocks)).stale.map((lock) => lock.lockName);
+  const staleNames = async (own: ReadonlySet<string> = NOTHING, ownLocks: ReadonlySet<string> = NOTHING): Promise<string[]> =>
+    (await observer.scan(own, ownLocks)).stale.map((lock) => lock.lockName);
   return { clock, fs, holder, observerLocks, observer, staleNames };
 }
 
-describe('LockObserver: a lock is stale when its signature stood still for lockStale on the observer\'s monotonic clock', () => {
+describe("LockObserver: a lock is stale when its signature stood still for lockStale on the observer's monotonic clock", () => {
   it('is not stale before lockStale of an unmoving counter, and stale from then on', async () => {
     const w = world();
     const held = (await w.holder.acquire(LOCK, URI))!;
@@ -35,7 +37,9 @@ describe('LockObserver: a lock is stale when its signature stood still for lockS
     expect(await w.staleNames()).toEqual([]);
     w.clock.advance(1);
     const { stale } = await w.observer.scan(NOTHING);
-    expect(stale).toEqual([{ lockName: LOCK, signature: `${held.leaseId}:0`, owner: expect.objectContaining({ leaseId: held.leaseId, counter: 0 }), unchangedMs: STALE_MS }]);
+    expect(stale).toEqual([
+      { lockName: LOCK, signature: `${held.leaseId}:0`, owner: expect.objectContaining({ leaseId: held.leaseId, counter: 0 }), unchangedMs: STALE_MS },
+    ]);
   });
 
   it('a heartbeat restarts the observation, however long the lock has been held', async () => {
@@ -56,8 +60,12 @@ describe('LockObserver: a lock is stale when its signature stood still for lockS
   it('counts from its own first sighting, never from the times a record states (wall clocks are never compared)', async () => {
     const w = world();
     // A record that claims a heartbeat far in the past, and one that claims one in the future.
-    const record = (leaseId: string, heartbeatAt: number): string => JSON.stringify({ version: 1, nodeId: 'x', pid: 1, host: 'h', leaseId, counter: 1, uri: URI, acquiredAt: heartbeatAt, heartbeatAt });
-    for (const [lock, lease, at] of [[LOCK, 'x.old', 0], [OTHER, 'x.future', w.clock.now() + 365 * 24 * 3600_000]] as const) {
+    const record = (leaseId: string, heartbeatAt: number): string =>
+      JSON.stringify({ version: 1, nodeId: 'x', pid: 1, host: 'h', leaseId, counter: 1, uri: URI, acquiredAt: heartbeatAt, heartbeatAt });
+    for (const [lock, lease, at] of [
+      [LOCK, 'x.old', 0],
+      [OTHER, 'x.future', w.clock.now() + 365 * 24 * 3600_000],
+    ] as const) {
       w.fs.mkdirSync(`${RUNNING}/${lock}/${lease}`);
       w.fs.writeRaw(`${RUNNING}/${lock}/${lease}/owner.json`, record(lease, at));
     }
@@ -111,10 +119,15 @@ describe('LockObserver: a lock is stale when its signature stood still for lockS
     await w.staleNames();
     w.clock.advance(STALE_MS);
     const { stale } = await w.observer.scan(NOTHING);
-    expect(stale.map((lock) => [lock.lockName, lock.signature])).toEqual(expect.arrayContaining([[LOCK, 'none'], [OTHER, expect.stringMatching(/^holder\./)]]));
+    expect(stale.map((lock) => [lock.lockName, lock.signature])).toEqual(
+      expect.arrayContaining([
+        [LOCK, 'none'],
+        [OTHER, expect.stringMatching(/^holder\./)],
+      ]),
+    );
   });
 
-  it('never judges the observer\'s own leases or locks stale', async () => {
+  it("never judges the observer's own leases or locks stale", async () => {
     const w = world();
     const mine = (await w.observerLocks.acquire(LOCK, URI))!;
     await w.observerLocks.acquire(OTHER, URI);

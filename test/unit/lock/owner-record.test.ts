@@ -39,7 +39,8 @@ describe('parseOwnerRecord: the push process fields of a record from the shared 
 
 describe('parseOwnerRecord: records that are no owner record', () => {
   it('refuses text that is not a JSON object', () => {
-    for (const text of ['', 'not json', '{"nodeId":', 'null', '42', '"owner"', '[]', JSON.stringify([base])]) expect(parseOwnerRecord(text), text).toBeUndefined();
+    for (const text of ['', 'not json', '{"nodeId":', 'null', '42', '"owner"', '[]', JSON.stringify([base])])
+      expect(parseOwnerRecord(text), text).toBeUndefined();
   });
 
   it('refuses a record without a string nodeId and leaseId and a numeric counter: nothing to judge staleness by', () => {
@@ -63,7 +64,9 @@ describe('parseOwnerRecord: records that are no owner record', () => {
   });
 
   it('keeps no field a record adds beyond the known ones, and no version but its own', () => {
-    const record = parseOwnerRecord(`{"version":99,"nodeId":"node-1","leaseId":"node-1.abc","counter":3,"extra":"x","constructor":"y","__proto__":{"polluted":true}}`);
+    const record = parseOwnerRecord(
+      `{"version":99,"nodeId":"node-1","leaseId":"node-1.abc","counter":3,"extra":"x","constructor":"y","__proto__":{"polluted":true}}`,
+    );
     expect(record?.version).toBe(1);
     expect(Object.keys(record!).sort()).toEqual(['acquiredAt', 'counter', 'heartbeatAt', 'host', 'leaseId', 'nodeId', 'pid', 'uri', 'version']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -80,7 +80,11 @@ describe('status: nodes', () => {
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
 
     expect(status.nodes.map((node) => node.storeNotWritable)).toEqual([failing, undefined, undefined]);
-    expect(formatStatus(status).split('\n').filter((row) => row.startsWith('!'))).toEqual([
+    expect(
+      formatStatus(status)
+        .split('\n')
+        .filter((row) => row.startsWith('!')),
+    ).toEqual([
       '! node-a: store not writable (ENOSPC) since 2026-01-01T12:00:00.000Z, 7 failures in a row: claim failed (ENOSPC) at /store/ref-updates/waiting',
     ]);
   });
@@ -91,7 +95,11 @@ describe('status: nodes', () => {
     writeNode('node-b', clock.now() - 1000, { spooled: 'lots' });
     writeNode('node-c', clock.now() - 1000, { spooled: -2 });
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
-    expect(status.nodes.map((node) => [node.nodeId, node.spooledTasks])).toEqual([['node-a', 3], ['node-b', 0], ['node-c', 0]]);
+    expect(status.nodes.map((node) => [node.nodeId, node.spooledTasks])).toEqual([
+      ['node-a', 3],
+      ['node-b', 0],
+      ['node-c', 0],
+    ]);
     const rows = formatStatus(status).split('\n');
     const header = rows.findIndex((row) => row.startsWith('NODE '));
     expect(rows[header]).toMatch(/^NODE\s+STATE\s+LAST BEAT\s+HOST\s+PID\s+CLOCK\s+SPOOLED$/);
@@ -137,17 +145,48 @@ describe('status: open host circuits', () => {
     const { clock, store, writeNode } = setup();
     const storeNow = clock.now();
     // node-a beat 2 s ago; at its beat the probe was 32 s away on its clock: 30 s from now.
-    writeNode('node-a', storeNow - 2000, { beatAt: 5_000_000, circuits: [{ host: 'ssh://dead.example.com', state: 'open', trips: 3, nextProbeAt: 5_032_000, lastError: 'ssh: connect to host dead.example.com port 22: Connection refused' }] });
-    writeNode('node-b', storeNow - 1000, { beatAt: 1, circuits: [{ host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeAt: 0, lastError: null }, { host: 42 }] });
-    writeNode('node-c', storeNow - 1000, { stoppedAt: 1, circuits: [{ host: 'ssh://old.example.com', state: 'open', trips: 1, nextProbeAt: 0, lastError: null }] });
+    writeNode('node-a', storeNow - 2000, {
+      beatAt: 5_000_000,
+      circuits: [
+        {
+          host: 'ssh://dead.example.com',
+          state: 'open',
+          trips: 3,
+          nextProbeAt: 5_032_000,
+          lastError: 'ssh: connect to host dead.example.com port 22: Connection refused',
+        },
+      ],
+    });
+    writeNode('node-b', storeNow - 1000, {
+      beatAt: 1,
+      circuits: [{ host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeAt: 0, lastError: null }, { host: 42 }],
+    });
+    writeNode('node-c', storeNow - 1000, {
+      stoppedAt: 1,
+      circuits: [{ host: 'ssh://old.example.com', state: 'open', trips: 1, nextProbeAt: 0, lastError: null }],
+    });
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
     expect(status.circuits).toEqual([
-      { nodeId: 'node-a', host: 'ssh://dead.example.com', state: 'open', trips: 3, nextProbeInMs: 30_000, lastError: 'ssh: connect to host dead.example.com port 22: Connection refused' },
+      {
+        nodeId: 'node-a',
+        host: 'ssh://dead.example.com',
+        state: 'open',
+        trips: 3,
+        nextProbeInMs: 30_000,
+        lastError: 'ssh: connect to host dead.example.com port 22: Connection refused',
+      },
       { nodeId: 'node-b', host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeInMs: null, lastError: null },
     ]);
     const rows = formatStatus(status).split('\n');
     const header = rows.findIndex((row) => row.startsWith('OPEN HOST CIRCUIT'));
-    expect(rows[header + 1]!.split(/\s{2,}/)).toEqual(['ssh://dead.example.com', 'node-a', 'open', '3', 'in 30s', 'ssh: connect to host dead.example.com port 22: Connection refused']);
+    expect(rows[header + 1]!.split(/\s{2,}/)).toEqual([
+      'ssh://dead.example.com',
+      'node-a',
+      'open',
+      '3',
+      'in 30s',
+      'ssh: connect to host dead.example.com port 22: Connection refused',
+    ]);
     expect(rows[header + 2]!.split(/\s{2,}/)).toEqual(['ssh://dead.example.com', 'node-b', 'half-open', '1', 'running', '-']);
   });
 });
@@ -155,7 +194,10 @@ describe('status: open host circuits', () => {
 describe('status: failed tasks', () => {
   async function parkAll(store: TaskStore, clock: FakeClock, count: number): Promise<void> {
     for (let n = 1; n <= count; n++) {
-      await store.parkFailed({ project: 'app', refs: [`refs/heads/b${n}`], uri: '/dest/app.git', remote: 'mirror' }, { reason: `rejected by the destination: [remote rejected] (hook declined ${n})`, refs: [`refs/heads/b${n}`] });
+      await store.parkFailed(
+        { project: 'app', refs: [`refs/heads/b${n}`], uri: '/dest/app.git', remote: 'mirror' },
+        { reason: `rejected by the destination: [remote rejected] (hook declined ${n})`, refs: [`refs/heads/b${n}`] },
+      );
       clock.advance(1000);
     }
   }
@@ -168,7 +210,12 @@ describe('status: failed tasks', () => {
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
     expect(status.totals.failed).toBe(12);
     expect(status.failed).toHaveLength(12);
-    expect(status.failed[0]).toMatchObject({ project: 'app', refs: ['refs/heads/b12'], reason: 'rejected by the destination: [remote rejected] (hook declined 12)', failedAgeMs: 61_000 });
+    expect(status.failed[0]).toMatchObject({
+      project: 'app',
+      refs: ['refs/heads/b12'],
+      reason: 'rejected by the destination: [remote rejected] (hook declined 12)',
+      failedAgeMs: 61_000,
+    });
 
     const text = formatStatus(status);
     const rows = text.split('\n');
@@ -190,7 +237,10 @@ describe('status: failed tasks', () => {
     const { clock, store } = setup();
     expect(formatStatus(await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 }))).not.toContain('FAILED URI');
     await parkAll(store, clock, 3);
-    expect((await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0, failedLimit: 2 })).failed.map((task) => task.refs[0])).toEqual(['refs/heads/b3', 'refs/heads/b2']);
+    expect((await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0, failedLimit: 2 })).failed.map((task) => task.refs[0])).toEqual([
+      'refs/heads/b3',
+      'refs/heads/b2',
+    ]);
     expect((await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0, failedLimit: Number.POSITIVE_INFINITY })).failed).toHaveLength(3);
   });
 
@@ -200,13 +250,25 @@ describe('status: failed tasks', () => {
     const hostile = { project: 'app\n\u001b[2Jfake line', refs: ['refs/heads/main'], uri: '/dest/app.git', remote: 'mirror' };
     await store.create(hostile);
     clock.advance(3_600_000);
-    const [claimed] = await store.claim('lock', (await store.listWaiting()).map((task) => task.name));
+    const [claimed] = await store.claim(
+      'lock',
+      (await store.listWaiting()).map((task) => task.name),
+    );
     await store.fail('lock', [claimed!], { reason: 'could not push:\nfatal: hook\u0007 said no' });
     clock.advance(5000);
 
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });
     expect(status.failed[0]).toMatchObject({ failedAgeMs: 5000, failedAt: clock.now() - 5000 });
-    const row = formatStatus(status).split('\n').find((line) => line.startsWith('/dest/app.git'));
-    expect(row?.split(/\s{2,}/)).toEqual(['/dest/app.git', 'mirror', 'app \\u001b[2Jfake line', 'refs/heads/main', '5s ago', 'could not push: fatal: hook\\u0007 said no']);
+    const row = formatStatus(status)
+      .split('\n')
+      .find((line) => line.startsWith('/dest/app.git'));
+    expect(row?.split(/\s{2,}/)).toEqual([
+      '/dest/app.git',
+      'mirror',
+      'app \\u001b[2Jfake line',
+      'refs/heads/main',
+      '5s ago',
+      'could not push: fatal: hook\\u0007 said no',
+    ]);
   });
 });

@@ -14,10 +14,31 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
   const retried: unknown[] = [];
   const dropped: unknown[] = [];
   const status: ClusterStatus = {
-    version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
+    version: 1,
+    generatedAt: new Date(0).toISOString(),
+    storePath: '/s',
+    totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
     remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
-    running: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {},
-    failed: [{ uriKey: KEY, name: 'x.json', taskKey: 'x', uri: '/m/app.git', remote: 'dr', project: 'app', refs: ['refs/heads/main'], reason: 'rejected', failedAt: 0, failedAgeMs: 5000 }],
+    running: [],
+    storeClockOffsetMs: 0,
+    nodes: [],
+    circuits: [],
+    verify: null,
+    history: {},
+    failed: [
+      {
+        uriKey: KEY,
+        name: 'x.json',
+        taskKey: 'x',
+        uri: '/m/app.git',
+        remote: 'dr',
+        project: 'app',
+        refs: ['refs/heads/main'],
+        reason: 'rejected',
+        failedAt: 0,
+        failedAgeMs: 5000,
+      },
+    ],
   };
   return {
     retried,
@@ -71,7 +92,10 @@ describe('HTTP endpoints', () => {
       storeClockOffsetMs: -0.3,
       history: { [KEY]: { uri: '/m/app.git', remote: 'dr', events: [{ at: 1_795_605_931_677.9307, node: 'n1', event: 'queued' }] } },
     };
-    const schedule = { nodeId: 'n1', uris: [{ uri: '/m/app.git', remote: 'dr', waiting: 1, nextDueInMs: 1499.75, backoffUntilMs: null, running: false, runningForMs: null }] };
+    const schedule = {
+      nodeId: 'n1',
+      uris: [{ uri: '/m/app.git', remote: 'dr', waiting: 1, nextDueInMs: 1499.75, backoffUntilMs: null, running: false, runningForMs: null }],
+    };
     const base = await start(deps({ clusterStatus: async () => fractional, schedule: () => schedule }));
     const text = await (await fetch(`${base}/status`)).text();
     expect(text).toContain('"oldestWaitingAgeMs": 20464,');

@@ -3,13 +3,34 @@ import type { ClusterStatus } from '../../../src/observe/cluster-status.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
 
 const pushed = (result: 'ok' | 'partial' | 'failed', outcomes: Record<string, number>) => ({
-  type: 'pushed' as const, pushId: 'n.1', remote: 'dr', uri: 'u', uriKey: 'k', project: 'p', refs: 2, outcomes, durationMs: 400, result, oldestQueuedAtMs: 7_000,
+  type: 'pushed' as const,
+  pushId: 'n.1',
+  remote: 'dr',
+  uri: 'u',
+  uriKey: 'k',
+  project: 'p',
+  refs: 2,
+  outcomes,
+  durationMs: 400,
+  result,
+  oldestQueuedAtMs: 7_000,
 });
 
 function status(partial: Partial<ClusterStatus>): ClusterStatus {
   return {
-    version: 1, generatedAt: new Date(0).toISOString(), storePath: '/s', totals: { waiting: 0, running: 0, failed: 0, corrupt: 0 },
-    remotes: [], running: [], failed: [], storeClockOffsetMs: 0, nodes: [], circuits: [], verify: null, history: {}, ...partial,
+    version: 1,
+    generatedAt: new Date(0).toISOString(),
+    storePath: '/s',
+    totals: { waiting: 0, running: 0, failed: 0, corrupt: 0 },
+    remotes: [],
+    running: [],
+    failed: [],
+    storeClockOffsetMs: 0,
+    nodes: [],
+    circuits: [],
+    verify: null,
+    history: {},
+    ...partial,
   };
 }
 
@@ -35,17 +56,35 @@ describe('NodeMetrics', () => {
 
   it('sets the cluster-wide gauges from a store snapshot, replacing the previous one', async () => {
     const metrics = new NodeMetrics(() => 0);
-    const node = (nodeId: string, state: 'alive' | 'stale' | 'stopped', clockOffsetMs: number | null) => ({ nodeId, state, lastBeatAgeMs: 0, clockOffsetMs, clockWarning: false, spooledTasks: 0, record: {} });
-    metrics.updateCluster(status({
-      totals: { waiting: 3, running: 1, failed: 2, corrupt: 1 },
-      remotes: [{ name: 'dr', configured: true, waiting: 3, running: 1, failed: 2, oldestWaitingAgeMs: 90_000, uris: [] }],
-      nodes: [node('a', 'alive', 250), node('b', 'stale', -1500), node('c', 'stopped', 10)],
-      circuits: [
-        { nodeId: 'a', host: 'ssh://dead.example.com', state: 'open', trips: 2, nextProbeInMs: 30_000, lastError: 'Connection refused' },
-        { nodeId: 'b', host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeInMs: null, lastError: null },
-      ],
-      verify: { nodeId: 'a', finishedAgeMs: 0, destinations: 4, drifted: 1, unreachable: 0, byRemote: { dr: { destinations: 4, drifted: 1, unreachable: 0 } }, problems: [] },
-    }));
+    const node = (nodeId: string, state: 'alive' | 'stale' | 'stopped', clockOffsetMs: number | null) => ({
+      nodeId,
+      state,
+      lastBeatAgeMs: 0,
+      clockOffsetMs,
+      clockWarning: false,
+      spooledTasks: 0,
+      record: {},
+    });
+    metrics.updateCluster(
+      status({
+        totals: { waiting: 3, running: 1, failed: 2, corrupt: 1 },
+        remotes: [{ name: 'dr', configured: true, waiting: 3, running: 1, failed: 2, oldestWaitingAgeMs: 90_000, uris: [] }],
+        nodes: [node('a', 'alive', 250), node('b', 'stale', -1500), node('c', 'stopped', 10)],
+        circuits: [
+          { nodeId: 'a', host: 'ssh://dead.example.com', state: 'open', trips: 2, nextProbeInMs: 30_000, lastError: 'Connection refused' },
+          { nodeId: 'b', host: 'ssh://dead.example.com', state: 'half-open', trips: 1, nextProbeInMs: null, lastError: null },
+        ],
+        verify: {
+          nodeId: 'a',
+          finishedAgeMs: 0,
+          destinations: 4,
+          drifted: 1,
+          unreachable: 0,
+          byRemote: { dr: { destinations: 4, drifted: 1, unreachable: 0 } },
+          problems: [],
+        },
+      }),
+    );
     let text = await metrics.text();
     expect(text).toContain('refrelay_tasks{state="waiting",remote="dr"} 3\n');
     expect(text).toContain('refrelay_tasks{state="corrupt",remote=""} 1\n');

@@ -3,7 +3,16 @@ import { prettyLine } from '../../../src/observe/pretty-log.js';
 
 describe('prettyLine', () => {
   it('puts time, level and message first, then the other fields as key=value', () => {
-    const line = JSON.stringify({ level: 30, time: '2026-11-22T06:30:52.184Z', node: 'n1', pushId: 'n1.ab.1', remote: 'dr', uri: 'ssh://bot:***@h/p.git', outcomes: { new: 1 }, msg: 'pushed' });
+    const line = JSON.stringify({
+      level: 30,
+      time: '2026-11-22T06:30:52.184Z',
+      node: 'n1',
+      pushId: 'n1.ab.1',
+      remote: 'dr',
+      uri: 'ssh://bot:***@h/p.git',
+      outcomes: { new: 1 },
+      msg: 'pushed',
+    });
     expect(prettyLine(line, false)).toBe('06:30:52.184 INFO  pushed  pushId=n1.ab.1 remote=dr uri=ssh://bot:***@h/p.git outcomes={"new":1}\n');
   });
 

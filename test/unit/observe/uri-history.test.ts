@@ -11,15 +11,42 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const claimed = (oldest: number) => ({ type: 'claimed' as const, remote: 'dr', uri: 'ssh://bot:***@host/p.git', uriKey: KEY, tasks: 2, oldestQueuedAtMs: oldest });
-const pushed = { type: 'pushed' as const, pushId: 'n.1', remote: 'dr', uri: 'ssh://bot:***@host/p.git', uriKey: KEY, project: 'p', refs: 2, outcomes: { new: 1, updated: 1 }, durationMs: 120.4, result: 'ok' as const, oldestQueuedAtMs: 0 };
+const claimed = (oldest: number) => ({
+  type: 'claimed' as const,
+  remote: 'dr',
+  uri: 'ssh://bot:***@host/p.git',
+  uriKey: KEY,
+  tasks: 2,
+  oldestQueuedAtMs: oldest,
+});
+const pushed = {
+  type: 'pushed' as const,
+  pushId: 'n.1',
+  remote: 'dr',
+  uri: 'ssh://bot:***@host/p.git',
+  uriKey: KEY,
+  project: 'p',
+  refs: 2,
+  outcomes: { new: 1, updated: 1 },
+  durationMs: 120.4,
+  result: 'ok' as const,
+  oldestQueuedAtMs: 0,
+};
 
 describe('UriHistory', () => {
   it('records queued once per oldest update, then claims and pushes, on the store clock', () => {
     const clock = new FakeClock(10_000);
     const history = new UriHistory('node-a', () => clock.now() + 500);
     history.record(claimed(9_000));
-    history.record({ type: 'retry-scheduled', remote: 'dr', uri: 'ssh://bot:***@host/p.git', uriKey: KEY, attempts: 1, retryInMs: 4_000, reason: 'connection refused' });
+    history.record({
+      type: 'retry-scheduled',
+      remote: 'dr',
+      uri: 'ssh://bot:***@host/p.git',
+      uriKey: KEY,
+      attempts: 1,
+      retryInMs: 4_000,
+      reason: 'connection refused',
+    });
     clock.advance(4_000);
     history.record(claimed(9_000));
     history.record(pushed);

@@ -23,7 +23,10 @@ describe('createTarget reads where a missing repository can be created', () => {
   });
 
   it('refuses transports that cannot create repositories, naming git:// as asked', () => {
-    expect(createTarget('git://host/a.git', '/')).toEqual({ kind: 'impossible', message: 'destination repository missing and git:// cannot create repositories' });
+    expect(createTarget('git://host/a.git', '/')).toEqual({
+      kind: 'impossible',
+      message: 'destination repository missing and git:// cannot create repositories',
+    });
     expect(createTarget('https://host/a.git', '/').kind).toBe('impossible');
     expect(createTarget('file://otherhost/a.git', '/').kind).toBe('impossible');
   });

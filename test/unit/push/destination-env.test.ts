@@ -21,11 +21,15 @@ describe('destination environment', () => {
     expect(destinationEnv(uri, remote, { operatorSshCommand: undefined, usesGitSsh: false, credentials: undefined }).GIT_ALLOW_PROTOCOL).toBe(protocol);
   });
 
-  it('builds the ssh command from the remote\'s own command, then refrelay\'s options, the host-key policy and the quoted key', () => {
-    expect(sshCommandFor({ sshCommand: 'ssh -F /etc/refrelay/ssh_config', sshIdentity: "/keys/it's.key", sshStrictHostKeyChecking: 'accept-new' }, 'ssh -v')).toBe(
+  it("builds the ssh command from the remote's own command, then refrelay's options, the host-key policy and the quoted key", () => {
+    expect(
+      sshCommandFor({ sshCommand: 'ssh -F /etc/refrelay/ssh_config', sshIdentity: "/keys/it's.key", sshStrictHostKeyChecking: 'accept-new' }, 'ssh -v'),
+    ).toBe(
       "ssh -F /etc/refrelay/ssh_config -o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3 -o StrictHostKeyChecking=accept-new -i '/keys/it'\\''s.key' -o IdentitiesOnly=yes",
     );
-    expect(sshCommandFor(remote, 'ssh -i /operator/key')).toBe('ssh -i /operator/key -o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3 -o StrictHostKeyChecking=yes');
+    expect(sshCommandFor(remote, 'ssh -i /operator/key')).toBe(
+      'ssh -i /operator/key -o BatchMode=yes -o ConnectTimeout=15 -o ServerAliveInterval=15 -o ServerAliveCountMax=3 -o StrictHostKeyChecking=yes',
+    );
     expect(sshCommandFor(remote, undefined)).toMatch(/^ssh -o BatchMode=yes /);
   });
 
@@ -42,11 +46,15 @@ describe('destination environment', () => {
     });
     const ssh = destinationEnv('ssh://host/x.git', remote, { operatorSshCommand: undefined, usesGitSsh: false, credentials });
     expect(Object.values(ssh).join(' ')).not.toContain('hunter2');
-    expect(destinationEnv('https://host/x.git', remote, { operatorSshCommand: undefined, usesGitSsh: false, credentials: undefined })).toEqual({ GIT_ALLOW_PROTOCOL: 'https' });
+    expect(destinationEnv('https://host/x.git', remote, { operatorSshCommand: undefined, usesGitSsh: false, credentials: undefined })).toEqual({
+      GIT_ALLOW_PROTOCOL: 'https',
+    });
   });
 
   it('leaves GIT_SSH alone when the operator chose a program instead of a command', () => {
-    expect(destinationEnv('ssh://host/x.git', remote, { operatorSshCommand: undefined, usesGitSsh: true, credentials: undefined })).toEqual({ GIT_ALLOW_PROTOCOL: 'ssh' });
+    expect(destinationEnv('ssh://host/x.git', remote, { operatorSshCommand: undefined, usesGitSsh: true, credentials: undefined })).toEqual({
+      GIT_ALLOW_PROTOCOL: 'ssh',
+    });
   });
 
   it('ships an executable askpass program', () => {

@@ -59,9 +59,15 @@ describe('classifyPushFailure on stderr captured from loopback servers', () => {
 describe('classifyPushFailure on messages real servers print that loopback cannot reproduce', () => {
   it.each<[string, FailureKind]>([
     // ssh's default LogLevel adds this line (captured here without -o LogLevel=ERROR).
-    ['kex_exchange_identification: Connection closed by remote host\nConnection closed by 127.0.0.1 port 23002\nfatal: Could not read from remote repository.', 'overloaded'],
+    [
+      'kex_exchange_identification: Connection closed by remote host\nConnection closed by 127.0.0.1 port 23002\nfatal: Could not read from remote repository.',
+      'overloaded',
+    ],
     // GitHub over ssh (reported in vitorgalvao/tiny-scripts#179).
-    ['ERROR: Repository not found.\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.', 'missing-repository'],
+    [
+      'ERROR: Repository not found.\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.',
+      'missing-repository',
+    ],
     // Old git over a proxy (MakerPress/atlas-public-feedback#125): the status wins over the generic hang-up.
     ['error: RPC failed; result=22, HTTP code = 502\nfatal: The remote end hung up unexpectedly', 'transient'],
     ['error: RPC failed; result=22, HTTP code = 413\nfatal: The remote end hung up unexpectedly', 'permanent'],
@@ -75,7 +81,10 @@ describe('classifyPushFailure on messages real servers print that loopback canno
     ['fatal: remote error: access denied or repository not exported: /x.git', 'missing-repository'],
     ['Host key verification failed.\nfatal: Could not read from remote repository.', 'auth'],
     // Without --porcelain git prints receive-pack's per-ref answer on stderr (git 2.39, destination deleted by pre-receive).
-    ["remote: fatal: Unable to read current working directory: No such file or directory        \nTo /tmp/refrelay-capture/dst.git\n ! [remote rejected] main -> main (unable to migrate objects to permanent storage)\nerror: failed to push some refs to '/tmp/refrelay-capture/dst.git'", 'transient'],
+    [
+      "remote: fatal: Unable to read current working directory: No such file or directory        \nTo /tmp/refrelay-capture/dst.git\n ! [remote rejected] main -> main (unable to migrate objects to permanent storage)\nerror: failed to push some refs to '/tmp/refrelay-capture/dst.git'",
+      'transient',
+    ],
   ])('%s', (stderr, kind) => {
     expect(classifyPushFailure(128, stderr).kind).toBe(kind);
   });

@@ -76,7 +76,11 @@ describe('planPush for claimed refs', () => {
   });
 
   it('drops a ref gone locally, with the reason, when neither force nor mirror allow a delete', () => {
-    const plan = planPush({ remote: remote(['refs/heads/*:refs/heads/*']), localRefs: refs({ 'refs/heads/main': A }), claimedRefs: ['refs/heads/gone', 'refs/heads/main'] });
+    const plan = planPush({
+      remote: remote(['refs/heads/*:refs/heads/*']),
+      localRefs: refs({ 'refs/heads/main': A }),
+      claimedRefs: ['refs/heads/gone', 'refs/heads/main'],
+    });
     expect(plan.settled).toEqual([{ ref: 'refs/heads/gone', dst: 'refs/heads/gone', status: 'dropped', detail: DROPPED_NOT_DELETED }]);
     expect(DROPPED_NOT_DELETED).toBe('deleted locally; not deleted on the destination (refspec not forced and mirror off)');
     expect(plan.pushes.map((p) => p.ref)).toEqual(['refs/heads/main']);
@@ -126,7 +130,11 @@ describe('planPush for a full sync', () => {
   const excluded = [javaRegex('refs/heads/wip/.*')];
 
   it('pushes every local ref the refspecs cover, never HEAD, never excluded refs', () => {
-    const plan = planPush({ remote: remote(['refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'], { excluded }), localRefs: local, claimedRefs: [FULL_SYNC_REF] });
+    const plan = planPush({
+      remote: remote(['refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'], { excluded }),
+      localRefs: local,
+      claimedRefs: [FULL_SYNC_REF],
+    });
     expect(plan.pushes.map((p) => p.refspec)).toEqual([`${B}:refs/heads/dev`, `${A}:refs/heads/main`, `${C}:refs/tags/v1`]);
     expect(plan.skipped).toEqual([{ ref: 'refs/heads/wip/x', reason: 'matches excludedRefsPattern' }]);
   });
@@ -173,7 +181,11 @@ describe('planPush for a full sync', () => {
   });
 
   it('still deletes a claimed ref gone locally when a full sync is merged with it', () => {
-    const plan = planPush({ remote: remote(['+refs/heads/*:refs/heads/*']), localRefs: refs({ 'refs/heads/main': A }), claimedRefs: ['refs/heads/gone', FULL_SYNC_REF, 'refs/heads/main'] });
+    const plan = planPush({
+      remote: remote(['+refs/heads/*:refs/heads/*']),
+      localRefs: refs({ 'refs/heads/main': A }),
+      claimedRefs: ['refs/heads/gone', FULL_SYNC_REF, 'refs/heads/main'],
+    });
     expect(plan.pushes.map((p) => p.refspec)).toEqual([':refs/heads/gone', `+${A}:refs/heads/main`]);
     expect(plan.settled).toEqual([]);
   });
@@ -192,7 +204,11 @@ describe('planPush honours replicatePermissions, replicateNoteDbMetaRefs and the
   const gerritRemote = (options: RemoteOptions = {}): PlanInput['remote'] => remote(['+refs/*:refs/*'], options);
 
   it('a full sync with both off pushes what Gerrit pushes: no refs/meta/config, no change meta ref, never the automerge cache', () => {
-    const plan = planPush({ remote: gerritRemote({ replicatePermissions: false, replicateNoteDbMetaRefs: false }), localRefs: gerritRefs, claimedRefs: [FULL_SYNC_REF] });
+    const plan = planPush({
+      remote: gerritRemote({ replicatePermissions: false, replicateNoteDbMetaRefs: false }),
+      localRefs: gerritRefs,
+      claimedRefs: [FULL_SYNC_REF],
+    });
     expect(plan.pushes.map((p) => p.dst)).toEqual(['refs/changes/01/1/1', 'refs/heads/main', 'refs/sequences/changes', 'refs/users/01/1000001']);
     expect(plan.skipped).toEqual([
       { ref: 'refs/cache-automerge/ab/cdef', reason: 'refs/cache-automerge/* is never replicated' },

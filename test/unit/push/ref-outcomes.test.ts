@@ -19,7 +19,10 @@ describe('refOutcomes joins git report lines to the planned refs by destination'
   it('sets lock failures apart as transient, and keeps policy rejections as rejected', () => {
     const lock = refOutcomes([planned('refs/heads/main'), planned('refs/heads/b2')], parsePushPorcelain(captured('porcelain-remote-lock-failed').stdout));
     expect(lock.transientRejections.map((r) => r.dst)).toEqual(['refs/heads/main']);
-    const policy = refOutcomes([planned('refs/heads/main'), planned('refs/heads/b2')], parsePushPorcelain(captured('porcelain-rejected-non-ff-with-landed').stdout));
+    const policy = refOutcomes(
+      [planned('refs/heads/main'), planned('refs/heads/b2')],
+      parsePushPorcelain(captured('porcelain-rejected-non-ff-with-landed').stdout),
+    );
     expect(policy.transientRejections).toEqual([]);
     const deleted = refOutcomes([planned('refs/heads/main'), planned('refs/heads/b2')], parsePushPorcelain(captured('porcelain-destination-deleted').stdout));
     expect(deleted.transientRejections.map((r) => r.dst)).toEqual(['refs/heads/main', 'refs/heads/b2']);
@@ -32,7 +35,12 @@ describe('refOutcomes joins git report lines to the planned refs by destination'
   });
 
   it('calls a result partial as soon as one ref is rejected or dropped', () => {
-    expect(resultOf([{ ref: 'a', dst: 'a', status: 'new' }, { ref: 'b', dst: 'b', status: 'up-to-date' }])).toBe('ok');
+    expect(
+      resultOf([
+        { ref: 'a', dst: 'a', status: 'new' },
+        { ref: 'b', dst: 'b', status: 'up-to-date' },
+      ]),
+    ).toBe('ok');
     expect(resultOf([{ ref: 'a', dst: 'a', status: 'dropped' }])).toBe('partial');
     expect(resultOf([{ ref: 'a', dst: 'a', status: 'rejected' }])).toBe('partial');
     expect(resultOf([])).toBe('ok');

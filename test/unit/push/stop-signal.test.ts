@@ -106,11 +106,14 @@ describe('stoppedFailure', () => {
 
   it('is a retryable timeout naming the limit and its key', () => {
     expect(stoppedFailure('idle', remote, 'tail')).toEqual({
-      kind: 'timeout', retryable: true, stderrTail: 'tail',
+      kind: 'timeout',
+      retryable: true,
+      stderrTail: 'tail',
       message: 'no progress for 5 s (remote.dr.timeout); git and the processes it started (ssh) were stopped',
     });
     expect(stoppedFailure('deadline', remote, '')).toMatchObject({
-      kind: 'timeout', retryable: true,
+      kind: 'timeout',
+      retryable: true,
       message: 'push did not finish within 60 min (remote.dr.pushDeadline); git and the processes it started (ssh) were stopped',
     });
   });

@@ -43,7 +43,10 @@ describe('host circuit breaker and backoff (2 simulated hours)', () => {
 
   it('never dispatches a URI inside its backoff, whatever its share', async () => {
     const result = await simulate({
-      remotes: [{ name: 'flaky', backlog: 20, finite: true, shares: 1000 }, { name: 'steady', backlog: 50 }],
+      remotes: [
+        { name: 'flaky', backlog: 20, finite: true, shares: 1000 },
+        { name: 'steady', backlog: 50 },
+      ],
       maxPushes: 4,
       durationMs: 120 * MINUTE,
       seed: 12,

@@ -290,7 +290,11 @@ describe('Distributor push slots', () => {
 });
 
 describe('Distributor retries and failures', () => {
-  const transient = { result: 'failed' as const, refs: [], failure: { kind: 'unreachable' as const, message: 'connection refused', stderrTail: '', retryable: true } };
+  const transient = {
+    result: 'failed' as const,
+    refs: [],
+    failure: { kind: 'unreachable' as const, message: 'connection refused', stderrTail: '', retryable: true },
+  };
 
   it('backs off a transient failure cluster-wide in uri-state and doubles the delay on the next failure', async () => {
     const h = harness(base, { random: 1 - 1e-9 }); // backoff factor ≈ 1, jitter ≈ 2s
@@ -339,7 +343,7 @@ describe('Distributor retries and failures', () => {
     expect(distributor.failedCount).toBe(1);
   });
 
-  it('parks a rejected ref in failed/ with git\'s reason while the rest of the push is finished', async () => {
+  it("parks a rejected ref in failed/ with git's reason while the rest of the push is finished", async () => {
     const h = harness(base, { random: 0 });
     await h.enqueue('p', ['refs/heads/a', 'refs/heads/b']);
     h.pusher.respond = () => ({
@@ -362,7 +366,11 @@ describe('Distributor retries and failures', () => {
   it('sends a permanent failure straight to failed/ without retrying', async () => {
     const h = harness(base, { random: 0 });
     await h.enqueue('p', ['refs/heads/main']);
-    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'local-missing', message: 'local repository /repos/p.git does not exist', stderrTail: '', retryable: false } });
+    h.pusher.respond = () => ({
+      result: 'failed',
+      refs: [],
+      failure: { kind: 'local-missing', message: 'local repository /repos/p.git does not exist', stderrTail: '', retryable: false },
+    });
     h.clock.advance(10_000);
     const distributor = new Distributor(h.deps);
     await distributor.tick();
@@ -404,7 +412,16 @@ describe('Distributor retries and failures', () => {
 });
 
 describe('Distributor pacing of an overloaded host', () => {
-  const overload = { result: 'failed' as const, refs: [], failure: { kind: 'overloaded' as const, message: 'error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429', stderrTail: '', retryable: true } };
+  const overload = {
+    result: 'failed' as const,
+    refs: [],
+    failure: {
+      kind: 'overloaded' as const,
+      message: 'error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429',
+      stderrTail: '',
+      retryable: true,
+    },
+  };
 
   it('halves the pushes at once to the host, spaces their starts, and spends no retry on the overload', async () => {
     const h = harness([...base, 'replication.randomDelay=0', 'remote.mirror.threads=4'], { random: 0 });
@@ -446,7 +463,14 @@ describe('Distributor and the retry state in the store (untrusted input)', () =>
     const h = harness(base, { random: 0 });
     const uri = h.uriOf('p');
     const key = uriKey(uri);
-    await h.store.writeUriState(key, { uri, attempts: 2, lastError: 'connection refused', notBefore: h.clock.now() + threeThousandYearsMs, updatedAt: h.clock.now(), nodeId: 'node-b' });
+    await h.store.writeUriState(key, {
+      uri,
+      attempts: 2,
+      lastError: 'connection refused',
+      notBefore: h.clock.now() + threeThousandYearsMs,
+      updatedAt: h.clock.now(),
+      nodeId: 'node-b',
+    });
     await h.enqueue('p', ['refs/heads/main']);
     const distributor = new Distributor(h.deps);
     h.clock.advance(10_000);
@@ -472,7 +496,14 @@ describe('Distributor and the retry state in the store (untrusted input)', () =>
     const h = harness(base, { random: 0 });
     const uri = h.uriOf('p');
     const key = uriKey(uri);
-    await h.store.writeUriState(key, { uri, attempts: 1, lastError: 'connection refused', notBefore: h.clock.now() + 30 * 60_000, updatedAt: h.clock.now(), nodeId: 'node-b' });
+    await h.store.writeUriState(key, {
+      uri,
+      attempts: 1,
+      lastError: 'connection refused',
+      notBefore: h.clock.now() + 30 * 60_000,
+      updatedAt: h.clock.now(),
+      nodeId: 'node-b',
+    });
     await h.enqueue('p', ['refs/heads/main']);
     const distributor = new Distributor(h.deps);
     h.clock.advance(10_000);

@@ -27,7 +27,8 @@ function input(listing: WaitingTask[], overrides: Partial<PlanInput> = {}): Plan
   return { groups: groupByUri(config, listing), schedules: new Map(), jobs: new Map(), config, offsetMs: 0, now: 0, gate: undefined, ...overrides };
 }
 
-const keyOf = (groups: ReadonlyMap<string, UriGroup>, project: string): string => [...groups.values()].find((group) => group.uri.endsWith(`/${project}.git`))!.uriKey;
+const keyOf = (groups: ReadonlyMap<string, UriGroup>, project: string): string =>
+  [...groups.values()].find((group) => group.uri.endsWith(`/${project}.git`))!.uriKey;
 const projects = (entries: ReadonlyArray<{ group: UriGroup }>): string[] => entries.map((entry) => /([^/]+)\.git$/.exec(entry.group.uri)![1]!);
 
 describe('planDue', () => {
@@ -59,7 +60,12 @@ describe('planDue', () => {
     const base = input([task('a', 'mirror', 0), task('b', 'mirror', 0), task('c', 'dr', 0)]);
     const running = base.groups.get(keyOf(base.groups, 'a'))!;
     const job = { group: running, fair: { lane: 'live', remote: 'mirror', remoteShares: 1, dueAt: 0 } } as unknown as Job;
-    const plan = planDue({ ...base, jobs: new Map([[running.uriKey, job]]), now: 10_000, gate: (host) => (host === 'ssh://dr.example' ? 'blocked' : 'closed') });
+    const plan = planDue({
+      ...base,
+      jobs: new Map([[running.uriKey, job]]),
+      now: 10_000,
+      gate: (host) => (host === 'ssh://dr.example' ? 'blocked' : 'closed'),
+    });
     expect(plan.buckets.map(projects)).toEqual([['b']]);
     expect(projects(plan.waiting)).toEqual(['a', 'b', 'c']);
     expect(plan.candidates).toContain(job.fair);
@@ -68,7 +74,12 @@ describe('planDue', () => {
   it('groups due URIs by lane and remote, in listing order, and tells whether one group alone has work', () => {
     const mixed = planDue(input([task('a', 'mirror', 0), task('b', 'dr', 0), task('c', 'mirror', 0, true), task('d', 'mirror', 0)], { now: 10_000 }));
     expect(mixed.buckets.map(projects)).toEqual([['a', 'd'], ['b'], ['c']]);
-    expect(mixed.dueByRemote).toEqual(new Map([['mirror', 3], ['dr', 1]]));
+    expect(mixed.dueByRemote).toEqual(
+      new Map([
+        ['mirror', 3],
+        ['dr', 1],
+      ]),
+    );
     expect(mixed.candidates.map((candidate) => `${candidate.lane}/${candidate.remote}`)).toEqual(['live/mirror', 'live/dr', 'bulk/mirror']);
     expect(mixed.soleGroupAtWork).toBe(false);
     expect(planDue(input([task('a', 'mirror', 0), task('d', 'mirror', 0)], { now: 10_000 })).soleGroupAtWork).toBe(true);
@@ -90,9 +101,17 @@ describe('scheduleAfter', () => {
   const random = { next: () => 0.5 };
 
   it('keeps a backoff, rechecks after distributionInterval when the lock was refused, and after rescheduleDelay when pushed', () => {
-    expect(scheduleAfter(schedule, { kind: 'retry', notBefore: 9_000 } as never, config, 100, 3_000, random)).toEqual({ jitterMs: 5, notBefore: 9_000, recheckAt: 0 });
+    expect(scheduleAfter(schedule, { kind: 'retry', notBefore: 9_000 } as never, config, 100, 3_000, random)).toEqual({
+      jitterMs: 5,
+      notBefore: 9_000,
+      recheckAt: 0,
+    });
     expect(scheduleAfter(schedule, { kind: 'locked' }, config, 100, 3_000, random)).toEqual({ jitterMs: 5, notBefore: 0, recheckAt: 1_100 });
-    expect(scheduleAfter({ ...schedule, notBefore: 50 }, { kind: 'pushed' } as never, config, 100, 3_000, random)).toEqual({ jitterMs: 1_000, notBefore: 0, recheckAt: 3_100 });
+    expect(scheduleAfter({ ...schedule, notBefore: 50 }, { kind: 'pushed' } as never, config, 100, 3_000, random)).toEqual({
+      jitterMs: 1_000,
+      notBefore: 0,
+      recheckAt: 3_100,
+    });
     expect(schedule).toEqual({ jitterMs: 5, notBefore: 0, recheckAt: 0 });
   });
 });

@@ -10,7 +10,7 @@ function usageOf(fair: FairShare, group: string): number | undefined {
 }
 
 describe('FairShare', () => {
-  it('halves a group\'s usage after one half-life and forgets an idle group once its usage is below 1 ms', () => {
+  it("halves a group's usage after one half-life and forgets an idle group once its usage is below 1 ms", () => {
     const clock = new FakeClock();
     const fair = new FairShare(clock, () => settings);
     const stop = fair.begin(live('a'));
@@ -66,7 +66,7 @@ describe('FairShare', () => {
     expect(fair.choose([bulk, live('a', 5)], (c) => c)?.lane).toBe('bulk');
   });
 
-  it('counts a reserved (queued) push at its group\'s mean push time, so several choices in a row spread out', () => {
+  it("counts a reserved (queued) push at its group's mean push time, so several choices in a row spread out", () => {
     const clock = new FakeClock();
     const fair = new FairShare(clock, () => settings);
     fair.observe([live('a'), live('b')]);

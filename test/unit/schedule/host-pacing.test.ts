@@ -64,10 +64,10 @@ describe('HostPacing (AIMD per destination host)', () => {
 describe('overload signals in git output', () => {
   it.each([
     ['error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429', true],
-    ['fatal: unable to access \'https://h/r.git/\': The requested URL returned error: 503', true],
+    ["fatal: unable to access 'https://h/r.git/': The requested URL returned error: 503", true],
     ['kex_exchange_identification: read: Connection reset by peer', true],
     ['kex_exchange_identification: Connection closed by remote host', true],
-    ['fatal: unable to access \'https://h/r.git/\': The requested URL returned error: 500', false],
+    ["fatal: unable to access 'https://h/r.git/': The requested URL returned error: 500", false],
     ['ssh: connect to host h port 22: Connection refused', false],
   ])('%s → overload %s', (line, overload) => {
     expect(isOverload(line)).toBe(overload);

@@ -3,7 +3,11 @@ import { decideJobOutcome, type UnitResult } from '../../../src/schedule/job-out
 
 const retries = { attempts: 0, maxRetries: 5 };
 const landed = (name: string): UnitResult => ({ names: [name] });
-const failed = (name: string, kind: NonNullable<UnitResult['failure']>['kind'], extra: Partial<UnitResult> = {}): UnitResult => ({ names: [name], failure: { kind, message: `${name}: ${kind}` }, ...extra });
+const failed = (name: string, kind: NonNullable<UnitResult['failure']>['kind'], extra: Partial<UnitResult> = {}): UnitResult => ({
+  names: [name],
+  failure: { kind, message: `${name}: ${kind}` },
+  ...extra,
+});
 
 describe('decideJobOutcome', () => {
   it('finishes the units that landed and settles the URI', () => {
@@ -22,7 +26,11 @@ describe('decideJobOutcome', () => {
   });
 
   it('requeues a stopped push and reports the job aborted', () => {
-    expect(decideJobOutcome([failed('a', 'aborted'), landed('b')], retries)).toMatchObject({ requeue: ['a'], finish: [landed('b')], verdict: { kind: 'aborted' } });
+    expect(decideJobOutcome([failed('a', 'aborted'), landed('b')], retries)).toMatchObject({
+      requeue: ['a'],
+      finish: [landed('b')],
+      verdict: { kind: 'aborted' },
+    });
   });
 
   it('backs the URI off with one more attempt and the last retryable failure as its reason; a retry wins over an abort', () => {
@@ -44,7 +52,7 @@ describe('decideJobOutcome', () => {
     expect(busy.verdict).toMatchObject({ kind: 'host-down', overloaded: true });
   });
 
-  it('spends an attempt when any retried failure was not the host\'s', () => {
+  it("spends an attempt when any retried failure was not the host's", () => {
     const decision = decideJobOutcome([failed('a', 'unreachable', { heldByHost: true }), failed('b', 'transient')], retries);
     expect(decision).toMatchObject({ requeue: [], verdict: { kind: 'retry', names: ['a', 'b'], attempts: 1 } });
   });

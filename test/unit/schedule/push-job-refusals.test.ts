@@ -9,19 +9,36 @@ const LOCK = '[remote rejected] (failed to update ref)';
 
 async function due(h: Harness): Promise<UriGroup> {
   const tasks = await h.store.listWaiting();
-  return { uri: URI, uriKey: uriKey(URI), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)) } as UriGroup;
+  return {
+    uri: URI,
+    uriKey: uriKey(URI),
+    remote: h.remote('mirror'),
+    lane: 'live',
+    tasks,
+    oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)),
+  } as UriGroup;
 }
 
 /** The destination takes every ref but refs/heads/stuck, which it cannot write. */
 function stuckRefused(request: PushRequest): Partial<PushOutcome> {
   return {
     result: 'partial',
-    refs: request.refs.map((ref) => (ref === 'refs/heads/stuck' ? { ref, dst: ref, status: 'rejected' as const, detail: LOCK, transient: true } : { ref, dst: ref, status: 'up-to-date' as const })),
+    refs: request.refs.map((ref) =>
+      ref === 'refs/heads/stuck'
+        ? { ref, dst: ref, status: 'rejected' as const, detail: LOCK, transient: true }
+        : { ref, dst: ref, status: 'up-to-date' as const },
+    ),
   };
 }
 
 function setup(extra: string[] = []): Harness {
-  return harness(['replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=0', 'remote.mirror.replicationRetry=1m', ...extra]);
+  return harness([
+    'replication.randomDelay=0',
+    'remote.mirror.url=/dest/mirror/${name}.git',
+    'remote.mirror.replicationDelay=0',
+    'remote.mirror.replicationRetry=1m',
+    ...extra,
+  ]);
 }
 
 describe('a ref the destination refuses every time while it takes the others', () => {
@@ -44,7 +61,9 @@ describe('a ref the destination refuses every time while it takes the others', (
     expect(third).toMatchObject({ kind: 'pushed', failedRefs: 1 });
     expect(await h.store.listWaiting()).toEqual([]);
     const failed = await h.store.listFailed();
-    expect(failed.map((f) => [f.task.refs, f.reason?.reason])).toEqual([[['refs/heads/stuck'], `rejected by the destination: ${LOCK} (refused 3 times in a row)`]]);
+    expect(failed.map((f) => [f.task.refs, f.reason?.reason])).toEqual([
+      [['refs/heads/stuck'], `rejected by the destination: ${LOCK} (refused 3 times in a row)`],
+    ]);
     expect(await h.store.readUriState(uriKey(URI))).toBeUndefined();
     expect(h.pusher.requests).toHaveLength(3);
   });
@@ -63,7 +82,11 @@ describe('a ref the destination refuses every time while it takes the others', (
     h.pusher.respond = stuckRefused;
     await runPushJob(h.deps, await due(h), new AbortController().signal);
 
-    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'transient', message: 'the destination could not update refs/heads/stuck', stderrTail: '', retryable: true } });
+    h.pusher.respond = () => ({
+      result: 'failed',
+      refs: [],
+      failure: { kind: 'transient', message: 'the destination could not update refs/heads/stuck', stderrTail: '', retryable: true },
+    });
     const failed = await runPushJob(h.deps, await due(h), new AbortController().signal);
     expect(failed).toMatchObject({ kind: 'retry', attempts: 1 });
     expect(await h.store.readUriState(uriKey(URI))).toMatchObject({ attempts: 1, refRejections: { 'refs/heads/stuck': { count: 1 } } });

@@ -21,7 +21,14 @@ async function twoUnits(h: ReturnType<typeof harness>): Promise<UriGroup> {
   await h.enqueue('a', ['refs/heads/main'], 'mirror', SHARED_URI);
   await h.enqueue('b', ['refs/heads/main'], 'mirror', SHARED_URI);
   const tasks = await h.store.listWaiting();
-  return { uri: SHARED_URI, uriKey: uriKey(SHARED_URI), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)) } as UriGroup;
+  return {
+    uri: SHARED_URI,
+    uriKey: uriKey(SHARED_URI),
+    remote: h.remote('mirror'),
+    lane: 'live',
+    tasks,
+    oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)),
+  } as UriGroup;
 }
 
 /** The store, counting `finish` calls. */
@@ -36,10 +43,11 @@ function countingFinish(h: ReturnType<typeof harness>): { store: typeof h.store;
   return { store, finishes: () => finishes };
 }
 
-
 /** Project b's push fails with a retryable error; a's lands. */
 const bFailsTransiently: FakePusher['respond'] = (request) =>
-  request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'unreachable', message: 'connection reset', stderrTail: '', retryable: true } } : {};
+  request.localRepo.endsWith('/b.git')
+    ? { result: 'failed', refs: [], failure: { kind: 'unreachable', message: 'connection reset', stderrTail: '', retryable: true } }
+    : {};
 
 describe('finishing a push job: one rename of the claim folder when the lease can retire it', () => {
   it('moves every pushed task to done/ with the lock released, and deletes no file one by one', async () => {
@@ -68,7 +76,13 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     h.locks.retiring = true;
     const group = await twoUnits(h);
     h.pusher.respond = (request) =>
-      request.localRepo.endsWith('/b.git') ? { result: 'failed', refs: [], failure: { kind: 'local-missing', message: 'local repository /repos/b.git does not exist', stderrTail: '', retryable: false } } : {};
+      request.localRepo.endsWith('/b.git')
+        ? {
+            result: 'failed',
+            refs: [],
+            failure: { kind: 'local-missing', message: 'local repository /repos/b.git does not exist', stderrTail: '', retryable: false },
+          }
+        : {};
 
     const result = await runPushJob(h.deps, group, new AbortController().signal);
 
@@ -162,7 +176,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
 });
 
 describe('recording the running push in the owner record', () => {
-  it('records each push\'s pid with its start time and boot id, and never pairs a later pid with an earlier push\'s start time', async () => {
+  it("records each push's pid with its start time and boot id, and never pairs a later pid with an earlier push's start time", async () => {
     const h = harness(config);
     const group = await twoUnits(h);
     const beats: Array<Record<string, unknown>> = [];
@@ -179,7 +193,10 @@ describe('recording the running push in the owner record', () => {
       },
     };
     // Project a's git gets pid 101, b's 102; only 101's start time can be read (102 already gone).
-    const pids = new Map([['/repos/a.git', 101], ['/repos/b.git', 102]]);
+    const pids = new Map([
+      ['/repos/a.git', 101],
+      ['/repos/b.git', 102],
+    ]);
     h.pusher.respond = (request) => {
       request.onPushSpawn?.(pids.get(request.localRepo)!);
       return {};
@@ -225,7 +242,14 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
         new Promise<PushOutcome>((resolve) => {
           pusher.started++;
           request.signal?.addEventListener('abort', () =>
-            resolve({ result: 'failed', refs: [], createdRepository: false, durationMs: 0, argv: [], failure: { kind: 'aborted', message: 'push aborted', stderrTail: '', retryable: false } }),
+            resolve({
+              result: 'failed',
+              refs: [],
+              createdRepository: false,
+              durationMs: 0,
+              argv: [],
+              failure: { kind: 'aborted', message: 'push aborted', stderrTail: '', retryable: false },
+            }),
           );
         }),
     };
@@ -236,7 +260,14 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
     const h = harness([...config, 'replication.lockStale=6s']);
     await h.enqueue('a', ['refs/heads/main']);
     const tasks = await h.store.listWaiting();
-    const group = { uri: h.uriOf('a'), uriKey: uriKey(h.uriOf('a')), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: tasks[0]!.mtimeMs } as UriGroup;
+    const group = {
+      uri: h.uriOf('a'),
+      uriKey: uriKey(h.uriOf('a')),
+      remote: h.remote('mirror'),
+      lane: 'live',
+      tasks,
+      oldestMtimeMs: tasks[0]!.mtimeMs,
+    } as UriGroup;
     const timers = new FakeTimers(h.clock);
     const locks = enospcLocks(h);
     const pusher = endlessPusher();
@@ -267,7 +298,14 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
     const h = harness([...config, 'replication.lockStale=6s']);
     await h.enqueue('a', ['refs/heads/main']);
     const tasks = await h.store.listWaiting();
-    const group = { uri: h.uriOf('a'), uriKey: uriKey(h.uriOf('a')), remote: h.remote('mirror'), lane: 'live', tasks, oldestMtimeMs: tasks[0]!.mtimeMs } as UriGroup;
+    const group = {
+      uri: h.uriOf('a'),
+      uriKey: uriKey(h.uriOf('a')),
+      remote: h.remote('mirror'),
+      lane: 'live',
+      tasks,
+      oldestMtimeMs: tasks[0]!.mtimeMs,
+    } as UriGroup;
     const timers = new FakeTimers(h.clock);
     h.pusher.manual = true;
 

@@ -16,9 +16,22 @@ export function configOf(lines: string[]): ReplicationConfig {
   const entries: GitConfigEntry[] = lines.map((line) => {
     const [key, ...rest] = line.split('=');
     const parts = key!.split('.');
-    return { section: parts[0]!, subsection: parts.length > 2 ? parts.slice(1, -1).join('.') : undefined, name: parts.at(-1)!.toLowerCase(), value: rest.join('=') };
+    return {
+      section: parts[0]!,
+      subsection: parts.length > 2 ? parts.slice(1, -1).join('.') : undefined,
+      name: parts.at(-1)!.toLowerCase(),
+      value: rest.join('='),
+    };
   });
-  const result = validateConfig([{ section: 'replication', subsection: undefined, name: 'storepath', value: ROOT }, { section: 'replication', subsection: undefined, name: 'basepath', value: '/repos' }, ...entries], 'test.config', 'host');
+  const result = validateConfig(
+    [
+      { section: 'replication', subsection: undefined, name: 'storepath', value: ROOT },
+      { section: 'replication', subsection: undefined, name: 'basepath', value: '/repos' },
+      ...entries,
+    ],
+    'test.config',
+    'host',
+  );
   if (result.config === undefined) throw new Error(result.problems.map((p) => `${p.key}: ${p.message}`).join('\n'));
   return result.config;
 }

@@ -176,17 +176,45 @@ export async function simulate(options: SimOptions): Promise<SimResult> {
       const startedPushAt = clock.now();
       const verdict = options.outcome?.(request, startedPushAt) ?? true;
       await new Promise<void>((resolve) => pending.push({ at: startedPushAt + took, resolve }));
-      dispatches.push({ remote: request.remote.name, uri: request.uri, startedAt: startedPushAt - startedAt, endsAt: clock.now() - startedAt, ok: verdict === true });
+      dispatches.push({
+        remote: request.remote.name,
+        uri: request.uri,
+        startedAt: startedPushAt - startedAt,
+        endsAt: clock.now() - startedAt,
+        ok: verdict === true,
+      });
       const remote = byRemote.get(request.remote.name)!;
       if (verdict === true && remote.finite !== true) addWork(remote);
       if (verdict === true) {
-        return { result: 'ok', refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })), createdRepository: false, durationMs: took, argv: [] };
+        return {
+          result: 'ok',
+          refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })),
+          createdRepository: false,
+          durationMs: took,
+          argv: [],
+        };
       }
-      return { result: 'failed', refs: [], createdRepository: false, durationMs: took, argv: [], failure: { kind: classifyPushFailure(128, verdict).kind, message: verdict, stderrTail: verdict, retryable: true } };
+      return {
+        result: 'failed',
+        refs: [],
+        createdRepository: false,
+        durationMs: took,
+        argv: [],
+        failure: { kind: classifyPushFailure(128, verdict).kind, message: verdict, stderrTail: verdict, retryable: true },
+      };
     },
   };
   let wake = false;
-  const deps: SchedulerDeps = { config: () => config, store, locks: new MemoryLocks(), pusher, clock, random: schedulerRandom, timers: inertTimers, log: silentLog };
+  const deps: SchedulerDeps = {
+    config: () => config,
+    store,
+    locks: new MemoryLocks(),
+    pusher,
+    clock,
+    random: schedulerRandom,
+    timers: inertTimers,
+    log: silentLog,
+  };
   const distributor = new Distributor(deps, () => {
     wake = true;
   });
@@ -240,7 +268,10 @@ export async function simulate(options: SimOptions): Promise<SimResult> {
       return asShares(totals);
     },
     longestGapMs(remote, fromMs, toMs) {
-      const starts = dispatches.filter((d) => d.remote === remote && d.startedAt >= fromMs && d.startedAt < toMs).map((d) => d.startedAt).sort((a, b) => a - b);
+      const starts = dispatches
+        .filter((d) => d.remote === remote && d.startedAt >= fromMs && d.startedAt < toMs)
+        .map((d) => d.startedAt)
+        .sort((a, b) => a - b);
       let longest = 0;
       let previous = fromMs;
       for (const at of [...starts, toMs]) {

@@ -11,12 +11,14 @@ const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on de
 describe('which errors are store failures', () => {
   it('finds ENOSPC, EROFS, EIO and EDQUOT, also as the cause of a StoreError', () => {
     expect(storeFailureCode(enospc())).toBe('ENOSPC');
-    expect(storeFailureCode(new StoreError('claim failed (EROFS) at /store', { cause: Object.assign(new Error('read-only'), { code: 'EROFS' }) }))).toBe('EROFS');
+    expect(storeFailureCode(new StoreError('claim failed (EROFS) at /store', { cause: Object.assign(new Error('read-only'), { code: 'EROFS' }) }))).toBe(
+      'EROFS',
+    );
     expect(storeFailureCode(Object.assign(new Error('i/o'), { code: 'EIO' }))).toBe('EIO');
     expect(storeFailureCode(Object.assign(new Error('quota'), { code: 'EDQUOT' }))).toBe('EDQUOT');
   });
 
-  it('counts any StoreError, by its cause\'s errno, and nothing else', () => {
+  it("counts any StoreError, by its cause's errno, and nothing else", () => {
     expect(storeFailureCode(new StoreError('list failed', { cause: Object.assign(new Error('gone'), { code: 'ENOENT' }) }))).toBe('ENOENT');
     expect(storeFailureCode(new StoreError('odd'))).toBe('STORE');
     expect(storeFailureCode(new Error('a bug'))).toBeUndefined();
@@ -85,7 +87,7 @@ describe('backing off from a failing store, per node', () => {
     expect(outage.mayStart()).toBe(true);
   });
 
-  it('ignores errors that are not the store\'s', () => {
+  it("ignores errors that are not the store's", () => {
     const outage = new StoreOutage(new FakeClock(), () => 1000);
     expect(outage.failed('push', new Error('a bug'), 'push job failed')).toBeUndefined();
     expect(outage.isFailing).toBe(false);
@@ -100,12 +102,21 @@ describe('a distributor whose store is full', () => {
   }
 
   it('logs the first failed job and then one line a minute with the count, starts one probe per backoff, and resumes everything once a lock can be written', async () => {
-    const h = harness(['replication.distributionInterval=1s', 'replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=0', 'remote.mirror.threads=4'], { random: 0 });
+    const h = harness(
+      [
+        'replication.distributionInterval=1s',
+        'replication.randomDelay=0',
+        'remote.mirror.url=/dest/mirror/${name}.git',
+        'remote.mirror.replicationDelay=0',
+        'remote.mirror.threads=4',
+      ],
+      { random: 0 },
+    );
     for (const project of ['a', 'b', 'c', 'd']) await h.enqueue(project, ['refs/heads/main']);
     let full = true;
     let attempts = 0;
     const locks = {
-      acquire: async (lockName: string, uri: string) => {
+      acquire: async (lockName: string) => {
         attempts++;
         if (full) throw new StoreError(`write owner record failed (ENOSPC) at /store/ref-updates/running/${lockName}`, { cause: enospc() });
         return h.locks.acquire(lockName);

@@ -24,7 +24,14 @@ describe('parseUriState', () => {
   });
 
   it('fills optional fields that are missing or of the wrong type instead of refusing the state', () => {
-    expect(parseUriState({ attempts: 1, notBefore: now, uri: 7, updatedAt: Number.NaN })).toEqual({ uri: '', attempts: 1, lastError: '', notBefore: now, updatedAt: 0, nodeId: '' });
+    expect(parseUriState({ attempts: 1, notBefore: now, uri: 7, updatedAt: Number.NaN })).toEqual({
+      uri: '',
+      attempts: 1,
+      lastError: '',
+      notBefore: now,
+      updatedAt: 0,
+      nodeId: '',
+    });
   });
 
   it('is undefined for anything but an object', () => {

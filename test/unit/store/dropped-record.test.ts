@@ -14,7 +14,9 @@ describe('the record of a drop', () => {
 
   it('writes dropped.json as {version, droppedAt, by, via, nodeId?} on one line', () => {
     const at = Date.UTC(2026, 0, 1);
-    expect(droppedRecordText({ by: 'alice@m1', via: 'cli', nodeId: 'node-1' }, at)).toBe(`{"version":1,"droppedAt":${at},"by":"alice@m1","via":"cli","nodeId":"node-1"}\n`);
+    expect(droppedRecordText({ by: 'alice@m1', via: 'cli', nodeId: 'node-1' }, at)).toBe(
+      `{"version":1,"droppedAt":${at},"by":"alice@m1","via":"cli","nodeId":"node-1"}\n`,
+    );
     expect(droppedRecordText({ by: 'http 10.0.0.7', via: 'http' }, at)).toBe(`{"version":1,"droppedAt":${at},"by":"http 10.0.0.7","via":"http"}\n`);
   });
 

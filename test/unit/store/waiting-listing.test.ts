@@ -89,7 +89,12 @@ describe('waiting listing cache', () => {
     const cached = await store.listWaiting({ cached: true });
 
     expect(readdirs).toBe(before);
-    expect(cached.map((entry) => entry.name).sort()).toEqual(listed.slice(1).map((entry) => entry.name).sort());
+    expect(cached.map((entry) => entry.name).sort()).toEqual(
+      listed
+        .slice(1)
+        .map((entry) => entry.name)
+        .sort(),
+    );
     expect(await store.listWaiting()).toHaveLength(3);
   });
 });

@@ -82,7 +82,9 @@ describe('decodeTask', () => {
   });
 
   it('covers every invalid fixture with an expected message', () => {
-    const files = readdirSync(invalidDir).filter((name) => name !== 'expected-errors.json').sort();
+    const files = readdirSync(invalidDir)
+      .filter((name) => name !== 'expected-errors.json')
+      .sort();
     expect(files).toEqual(Object.keys(expectedErrors).sort());
   });
 

@@ -1,0 +1,27 @@
+// A small rule set: typescript-eslint's recommended rules, plus the few that catch real bugs in
+// async code. Formatting is Prettier's job (.prettierrc.json), not a lint rule.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      eqeqeq: ['error', 'always'],
+      // `this` of a prom-client collect() is the metric; the object it reads is named for what it is.
+      '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['metrics', 'locks'] }],
+      // Control characters in patterns are deliberate: names and untrusted text are checked for them.
+      'no-control-regex': 'off',
+    },
+  },
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: globals.node } },
+);
