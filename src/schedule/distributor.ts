@@ -1,7 +1,8 @@
 import type { OpenCircuit } from '../cluster/node-heartbeat.js';
 import { redactUrl } from '../runtime/redact.js';
 import type { HostHealth, SchedulerDeps } from './ports.js';
-import { movedToFailed, runPushJob, type JobResult } from './push-job.js';
+import { movedToFailed, type JobResult } from './job-result.js';
+import { runPushJob } from './push-job.js';
 import { PushSlots, type PushSlot } from './push-slots.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { FairShare, type FairCandidate } from './fair-share.js';

@@ -3,7 +3,7 @@ import { hostOf } from '../push/destination-host.js';
 import type { FairCandidate } from './fair-share.js';
 import type { CircuitGate } from './host-circuit.js';
 import type { JobTable } from './job-table.js';
-import type { JobResult } from './push-job.js';
+import type { JobResult } from './job-result.js';
 import type { UriGroup } from './uri-groups.js';
 
 /** What this node remembers about a URI between passes (the store remains the truth). */

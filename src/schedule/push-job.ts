@@ -4,57 +4,21 @@ import { redactUrl } from '../runtime/redact.js';
 import type { PushFailure, PushOutcome } from '../push/git-pusher.js';
 import { FAILURE_POLICY } from '../push/failure-policy.js';
 import type { WaitingTask } from '../store/store-types.js';
-import { DEFAULT_BACKOFF_CAP_MS, retryDelayMs } from './backoff.js';
-import type { Lease, SchedulerDeps } from './ports.js';
+import { DEFAULT_BACKOFF_CAP_MS } from './backoff.js';
+import type { SchedulerDeps } from './ports.js';
+import { alsoFailed, applyDecision, fence, LockLost, type Job, type PushedUnit } from './apply-decision.js';
+import type { JobResult } from './job-result.js';
 import type { PushSlot } from './push-slots.js';
 import type { UriGroup } from './uri-groups.js';
 import { ClaimLedger } from './claim-ledger.js';
 import { JobHeartbeat } from './job-heartbeat.js';
-import { decideJobOutcome, type JobDecision, type UnitResult } from './job-outcome.js';
+import { decideJobOutcome } from './job-outcome.js';
 import { logPush } from './push-log.js';
-import { isEmpty, type RefRejections } from './ref-rejections.js';
 import { settleRefs } from './settle-refs.js';
 import { capNotBefore, parseUriState, type UriState } from './uri-state.js';
 
-/**
- * `failedRefs`: rejected refs parked in failed/, one task file each. `refusedForNow`: refs the
- * destination refused for a passing-looking reason while taking others; their tasks wait again. `failedTasks` (present only
- * when not 0): claimed tasks of another push unit of the same URI that failed for good meanwhile.
- */
-export type JobResult =
-  | { readonly kind: 'pushed'; readonly claimed: number; readonly failedRefs: number; readonly failedTasks?: number; readonly refusedForNow?: number }
-  | { readonly kind: 'retry'; readonly notBefore: number; readonly attempts: number; readonly failedTasks?: number }
-  | { readonly kind: 'failed'; readonly claimed: number }
-  | { readonly kind: 'backoff'; readonly notBefore: number }
-  /** The host's circuit is open: the tasks wait, the URI's retry count unchanged. */
-  | { readonly kind: 'host-down'; readonly failedTasks?: number }
-  | { readonly kind: 'locked' }
-  | { readonly kind: 'nothing-claimed' }
-  | { readonly kind: 'aborted'; readonly failedTasks?: number }
-  | { readonly kind: 'lock-lost' }
-  /** Stopped by its own heartbeat: the lock's record could not be written (`error`, the last failure) for lockStale / 2. */
-  | { readonly kind: 'stalled'; readonly error: unknown; readonly failedTasks?: number };
-
-/** How many task files a job put in failed/: what `daemon --drain` exits 1 for. */
-export function movedToFailed(result: JobResult): number {
-  if (result.kind === 'failed') return result.claimed;
-  const failedTasks = 'failedTasks' in result ? (result.failedTasks ?? 0) : 0;
-  return result.kind === 'pushed' ? result.failedRefs + failedTasks : failedTasks;
-}
-
-class LockLost extends Error {}
-
 /** For callers that do not limit pushes (tests of a single job): the slot is always free. */
 export const unlimitedSlot: PushSlot = { acquire: async (signal) => !signal.aborted, release: () => undefined };
-
-/** What every step of one job works with, under its lock. */
-interface Job {
-  readonly deps: SchedulerDeps;
-  readonly group: UriGroup;
-  readonly lock: Lease;
-  readonly claims: ClaimLedger;
-  readonly heartbeat: JobHeartbeat;
-}
 
 /**
  * One consolidated push of a URI: take its lock, claim every waiting task of it, wait for a push
@@ -165,11 +129,6 @@ async function readRetryState({ deps, group, lock }: Job): Promise<UriState | un
   return repaired;
 }
 
-async function fence(lock: Lease): Promise<void> {
-  if (!(await lock.stillMine())) throw new LockLost();
-}
-
-/** Tasks of one URI grouped by (remote, project): each group is one git push. */
 function pushUnits(claimed: readonly WaitingTask[]): Array<{ remote: string; project: string; tasks: WaitingTask[] }> {
   const units = new Map<string, { remote: string; project: string; tasks: WaitingTask[] }>();
   for (const item of claimed) {
@@ -182,8 +141,6 @@ function pushUnits(claimed: readonly WaitingTask[]): Array<{ remote: string; pro
 }
 
 /** A push unit's result, with what its log lines name. */
-type PushedUnit = UnitResult & { readonly remote: string; readonly project: string };
-
 async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: UriState | undefined, onPushesDone: () => void): Promise<JobResult> {
   const { deps, group, lock } = job;
   const config = deps.config();
@@ -257,93 +214,6 @@ function tellHost({ deps: { hosts }, group }: Job, remote: RemoteConfig, failure
     default:
       return false;
   }
-}
-
-/** The store moves, retry state, log lines and events of a decision, in that order; fenced. */
-async function applyDecision(
-  { deps, group, lock, claims }: Job,
-  { finish, requeue, fail, verdict }: JobDecision<PushedUnit>,
-  job: { state: UriState | undefined; rejections: RefRejections | undefined; claimed: number; failedRefs: number; refusedForNow: number },
-): Promise<JobResult> {
-  const { store, clock, log } = deps;
-  const uri = redactUrl(group.uri);
-  const { remote, uriKey } = group;
-  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, [...requeue]));
-  for (const { names } of finish) if (!claims.pushedAll(names)) await store.finish(lock.claimName, [...names]);
-  let failedTasks = 0;
-  for (const unit of fail) {
-    const reason = unit.failure!.message;
-    failedTasks += unit.names.length;
-    claims.movedOut(await store.fail(lock.claimName, [...unit.names], { reason, attempts: (job.state?.attempts ?? 0) + 1 }));
-    log.error({ uri, remote: unit.remote, project: unit.project, tasks: unit.names.length, reason }, 'task failed');
-    deps.events?.({ type: 'task-failed', remote: unit.remote, uri, uriKey, tasks: unit.names.length, reason });
-  }
-  if (verdict.kind === 'aborted') return { kind: 'aborted', ...alsoFailed(failedTasks) };
-  if (verdict.kind === 'host-down') {
-    const why = verdict.overloaded ? 'host overloaded: fewer pushes to it at once, spaced out' : 'host unreachable, its circuit is open';
-    log.warn({ uri, reason: verdict.reason }, `${why}; the tasks wait without spending a retry`);
-    return { kind: 'host-down', ...alsoFailed(failedTasks) };
-  }
-  if (verdict.kind === 'give-up') {
-    const reason = `${verdict.reason} (gave up after ${verdict.attempts} attempts)`;
-    await fence(lock);
-    claims.movedOut(await store.fail(lock.claimName, [...verdict.names], { reason, attempts: verdict.attempts }));
-    await store.deleteUriState(uriKey);
-    log.error({ uri, remote: remote.name, attempts: verdict.attempts, reason: verdict.reason }, 'task failed: retries exhausted');
-    deps.events?.({ type: 'task-failed', remote: remote.name, uri, uriKey, tasks: verdict.names.length, reason });
-    return { kind: 'failed', claimed: verdict.names.length + failedTasks };
-  }
-  const now = clock.now();
-  if (verdict.kind === 'retry') {
-    const { attempts, reason } = verdict;
-    const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
-    await fence(lock);
-    await store.writeUriState(uriKey, {
-      uri: group.uri,
-      attempts,
-      lastError: reason,
-      notBefore,
-      updatedAt: now,
-      nodeId: deps.config().nodeId,
-      ...withRejections(job.rejections),
-    });
-    claims.movedOut(await store.reset(lock.claimName, [...verdict.names]));
-    log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
-    deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri, uriKey, attempts, retryInMs: notBefore - now, reason });
-    return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
-  }
-  if (!isEmpty(job.rejections)) {
-    // No backoff: the runs of refused refs are all that is kept.
-    await fence(lock);
-    await store.writeUriState(uriKey, {
-      uri: group.uri,
-      attempts: 0,
-      lastError: '',
-      notBefore: 0,
-      updatedAt: now,
-      nodeId: deps.config().nodeId,
-      refRejections: job.rejections,
-    } satisfies UriState);
-  } else if (job.state !== undefined) {
-    await fence(lock);
-    await store.deleteUriState(uriKey);
-  }
-  if (failedTasks > 0 && failedTasks === job.claimed) return { kind: 'failed', claimed: failedTasks };
-  return {
-    kind: 'pushed',
-    claimed: job.claimed,
-    failedRefs: job.failedRefs,
-    ...alsoFailed(failedTasks),
-    ...(job.refusedForNow > 0 ? { refusedForNow: job.refusedForNow } : {}),
-  };
-}
-
-function withRejections(rejections: RefRejections | undefined): { refRejections?: RefRejections } {
-  return isEmpty(rejections) ? {} : { refRejections: rejections };
-}
-
-function alsoFailed(failedTasks: number): { failedTasks?: number } {
-  return failedTasks > 0 ? { failedTasks } : {};
 }
 
 function oldestMtime(tasks: readonly WaitingTask[]): number {
