@@ -77,9 +77,11 @@ async function fanOut(root, dests, projects, perProject) {
       ]),
     ].join('\n'),
   );
+  // The store exists (with its marker) before the node starts: a node refuses an unmarked path.
+  const store = new TaskStore({ root: storePath, nodeId: 'hook' });
+  await store.open();
   const node = startNode(config, 'bench-1');
   const cpu = startCpuSampler(node.pid);
-  const store = new TaskStore({ root: storePath, nodeId: 'hook' });
   const relayRuns = [];
   const relayCpu = [];
   const rawRuns = [];
