@@ -226,7 +226,7 @@ export class GitPusher implements Pusher {
     const patterns = claimed.includes(FULL_SYNC_REF) || claimed.length > MAX_REF_PATTERNS ? [] : claimed;
     if (patterns.length > 0) {
       // Found there, the repository exists: no separate look at the folder for the common case.
-      const fromFiles = await readRefsFromFiles(run.request.localRepo, patterns);
+      const fromFiles = readRefsFromFiles(run.request.localRepo, patterns);
       if (fromFiles !== undefined) return { ok: fromFiles };
     }
     if (!(await isDirectory(run.request.localRepo))) {

@@ -1,12 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoName } from '../runtime/errno.js';
-import { mapBounded } from '../runtime/map-bounded.js';
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-
-/** Loose ref files read side by side. */
-const READS_IN_FLIGHT = 16;
 
 /** Longer than any loose ref file holding an object id ("<64 hex digits>\n"). */
 const MAX_LOOSE_REF_BYTES = 128;
@@ -28,10 +24,10 @@ const NOT_LOOSE = Symbol('not a loose ref');
  * A loose ref file's trimmed text. NOT_LOOSE when there is no such file (or a folder there);
  * undefined for anything else (an I/O error, a file too long to be an object id).
  */
-async function readLooseRef(path: string): Promise<string | typeof NOT_LOOSE | undefined> {
+function readLooseRef(path: string): string | typeof NOT_LOOSE | undefined {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = readFileSync(path);
   } catch (error) {
     const code = errnoName(error);
     return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' ? NOT_LOOSE : undefined;
@@ -43,9 +39,9 @@ async function readLooseRef(path: string): Promise<string | typeof NOT_LOOSE | u
 }
 
 /** Whether `path` exists; undefined when that cannot be told (any error but ENOENT). */
-async function present(path: string): Promise<boolean | undefined> {
+function present(path: string): boolean | undefined {
   try {
-    await stat(path);
+    statSync(path);
     return true;
   } catch (error) {
     return errnoName(error) === 'ENOENT' ? false : undefined;
@@ -53,14 +49,14 @@ async function present(path: string): Promise<boolean | undefined> {
 }
 
 /** A bare repository with the files ref backend: HEAD and refs/ there, no reftable, not a worktree. */
-async function filesBackend(gitDir: string): Promise<boolean> {
+function filesBackend(gitDir: string): boolean {
   try {
-    if (!(await stat(join(gitDir, 'HEAD'))).isFile() || !(await stat(join(gitDir, 'refs'))).isDirectory()) return false;
+    if (!statSync(join(gitDir, 'HEAD')).isFile() || !statSync(join(gitDir, 'refs')).isDirectory()) return false;
   } catch {
     return false;
   }
   for (const marker of ['reftable', 'commondir']) {
-    if ((await present(join(gitDir, marker))) !== false) return false;
+    if (present(join(gitDir, marker)) !== false) return false;
   }
   return true;
 }
@@ -72,10 +68,14 @@ async function filesBackend(gitDir: string): Promise<boolean> {
  * the order in which `git pack-refs` and ref deletion keep a ref visible. Returns undefined when
  * the answer would not be certain — reftable or worktree repositories, symbolic refs, anything
  * unexpected — and the caller asks git instead.
+ *
+ * The reads are synchronous: the files are the master's own, on its local disk, one line each.
+ * Through the thread pool each would cost four round trips (open, fstat, read, close), each a
+ * wake-up of the event loop on CPUs that concurrent git pushes keep busy.
  */
-export async function readRefsFromFiles(gitDir: string, refs: readonly string[]): Promise<Map<string, string> | undefined> {
-  if (!refs.every(plainRefName) || !(await filesBackend(gitDir))) return undefined;
-  const loose = await mapBounded(refs, READS_IN_FLIGHT, (ref) => readLooseRef(join(gitDir, ref)));
+export function readRefsFromFiles(gitDir: string, refs: readonly string[]): Map<string, string> | undefined {
+  if (!refs.every(plainRefName) || !filesBackend(gitDir)) return undefined;
+  const loose = refs.map((ref) => readLooseRef(join(gitDir, ref)));
   const values = new Map<string, string>();
   const notLoose = new Set<string>();
   for (const [i, ref] of refs.entries()) {
@@ -88,7 +88,7 @@ export async function readRefsFromFiles(gitDir: string, refs: readonly string[])
   if (notLoose.size === 0) return values;
   let packed: string;
   try {
-    packed = await readFile(join(gitDir, 'packed-refs'), 'utf8');
+    packed = readFileSync(join(gitDir, 'packed-refs'), 'utf8');
   } catch (error) {
     if (errnoName(error) === 'ENOENT') return values;
     return undefined;

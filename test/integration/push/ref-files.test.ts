@@ -26,7 +26,7 @@ describe('reading ref values from the repository files', () => {
     git(work, ['commit', '-q', '--allow-empty', '-m', 'loose again']);
     git(work, ['push', '-q', repo, 'main']); // main is now loose and packed: the loose value wins
     const wanted = ['refs/heads/main', 'refs/heads/packed-one', 'refs/heads/nested/deep', 'refs/tags/v1', 'refs/heads/gone', 'refs/heads/nested'];
-    const fromFiles = await readRefsFromFiles(repo, wanted);
+    const fromFiles = readRefsFromFiles(repo, wanted);
     const truth = refsOf(repo);
     expect(fromFiles).toEqual(new Map(wanted.filter((ref) => truth.has(ref)).map((ref) => [ref, truth.get(ref)!])));
     expect(fromFiles?.get('refs/heads/main')).toBe(git(work, ['rev-parse', 'HEAD']).trim());
@@ -36,22 +36,22 @@ describe('reading ref values from the repository files', () => {
     const { repo } = repoWithRefs();
     git(repo, ['pack-refs', '--all']);
     git(repo, ['update-ref', '-d', 'refs/heads/packed-one']);
-    expect(await readRefsFromFiles(repo, ['refs/heads/packed-one'])).toEqual(new Map());
+    expect(readRefsFromFiles(repo, ['refs/heads/packed-one'])).toEqual(new Map());
   });
 
   it('leaves symbolic refs, reftable repositories and odd names to git', async () => {
     const { repo } = repoWithRefs();
     git(repo, ['symbolic-ref', 'refs/heads/alias', 'refs/heads/main']);
-    expect(await readRefsFromFiles(repo, ['refs/heads/alias'])).toBeUndefined();
-    expect(await readRefsFromFiles(repo, ['refs/heads/../../config'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/alias'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/../../config'])).toBeUndefined();
     mkdirSync(join(repo, 'reftable'));
-    expect(await readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
   });
 
   it('reads a loose ref under a folder path, sees the folder itself as no ref, and takes a git dir with a trailing slash', async () => {
     const { repo } = repoWithRefs(); // nothing packed: every ref is a loose file
     const truth = refsOf(repo);
-    expect(await readRefsFromFiles(`${repo}/`, ['refs/heads/nested/deep', 'refs/heads/nested'])).toEqual(
+    expect(readRefsFromFiles(`${repo}/`, ['refs/heads/nested/deep', 'refs/heads/nested'])).toEqual(
       new Map([['refs/heads/nested/deep', truth.get('refs/heads/nested/deep')!]]),
     );
   });
@@ -60,18 +60,18 @@ describe('reading ref values from the repository files', () => {
     const { repo } = repoWithRefs();
     const main = join(repo, 'refs', 'heads', 'main');
     writeFileSync(main, `${'a'.repeat(40)}\n${' '.repeat(200)}\n`);
-    expect(await readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
     writeFileSync(main, Buffer.concat([Buffer.from('a'.repeat(40)), Buffer.from([0xa0, 0x0a])]));
-    expect(await readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
     writeFileSync(main, ` ${'a'.repeat(40)}\n`);
-    expect(await readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toBeUndefined();
     writeFileSync(main, `${'a'.repeat(40)} \r\n`);
-    expect(await readRefsFromFiles(repo, ['refs/heads/main'])).toEqual(new Map([['refs/heads/main', 'a'.repeat(40)]]));
+    expect(readRefsFromFiles(repo, ['refs/heads/main'])).toEqual(new Map([['refs/heads/main', 'a'.repeat(40)]]));
   });
 
   it('leaves a folder that is not a repository to git', async () => {
     const dir = tempDir('refrelay-notrepo');
     writeFileSync(join(dir, 'file'), 'x');
-    expect(await readRefsFromFiles(dir, ['refs/heads/main'])).toBeUndefined();
+    expect(readRefsFromFiles(dir, ['refs/heads/main'])).toBeUndefined();
   });
 });
