@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import type { ConfigProblem } from '../errors.js';
+import { errnoName } from '../runtime/errno.js';
 
 /**
  * One `section[.subsection].name = value` record, in file order. A multi-valued
@@ -49,7 +50,7 @@ function runGitConfigList(file: string, source: string[], input: Uint8Array | un
   });
   if (result.error) {
     const message =
-      (result.error as NodeJS.ErrnoException).code === 'ENOENT'
+      errnoName(result.error) === 'ENOENT'
         ? 'cannot run git to read the file: git is not installed or not on PATH'
         : `cannot run git to read the file: ${result.error.message}`;
     return failed(file, message);

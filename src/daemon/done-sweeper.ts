@@ -39,7 +39,7 @@ export class DoneSweeper {
     if (!idle && this.pending < DONE_SWEEP_BACKLOG) return;
     const pending = this.pending;
     this.pending = 0;
-    // Bounded even when idle: a burst may arrive meanwhile, and its claims share the file workers.
+    // Bounded even when idle: a burst may arrive meanwhile, and its claims share the store.
     const limit = idle ? DONE_SWEEP_BACKLOG : DONE_SWEEP_BUSY_FOLDERS;
     this.sweeping = this.store
       .sweepDone(limit)

@@ -8,6 +8,7 @@ import type { Clock } from '../runtime/clock.js';
 import { ownProcessGroup, readBootId, readCmdline, readProcessUid, readProcStat } from '../runtime/process-identity.js';
 import type { TaskStore } from '../store/task-store.js';
 import { judgeOrphanPush, type OrphanPushVerdict, type RunningProcess } from './orphan-push-proof.js';
+import { errnoName } from '../runtime/errno.js';
 
 export interface ProcessControl {
   isAlive(pid: number): boolean;
@@ -28,7 +29,7 @@ export const realProcessControl: ProcessControl = {
     try {
       process.kill(pid, 0);
     } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'EPERM';
+      return errnoName(error) === 'EPERM';
     }
     // A process that exited but was not reaped yet still answers signal 0: the orphaned push of
     // a dead node (until init reaps it) or the finished push of a paused one (its parent is stopped).

@@ -3,6 +3,7 @@ import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promi
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { CHAINED_SUFFIX, HOOK_MARKER, type HookKind } from './hook-script.js';
+import { errnoName } from '../runtime/errno.js';
 
 export type { HookCommand, HookKind } from './hook-script.js';
 
@@ -35,7 +36,7 @@ async function readText(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (errnoName(error) === 'ENOENT') return undefined;
     throw error;
   }
 }

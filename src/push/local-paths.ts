@@ -1,4 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
+import { errnoName } from '../runtime/errno.js';
 
 /** Checks of a local destination path (a plain path or file:// URL) before pushing to or creating it. */
 export async function isDirectory(path: string): Promise<boolean> {
@@ -13,6 +14,6 @@ export async function isAbsentOrEmpty(path: string): Promise<boolean> {
   try {
     return (await readdir(path)).length === 0;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return errnoName(error) === 'ENOENT';
   }
 }

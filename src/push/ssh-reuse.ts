@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostOf } from './destination-host.js';
 import { runProcess } from './run-process.js';
+import { errnoName } from '../runtime/errno.js';
 
 /** How long an idle master connection stays up after its last push. */
 export const CONTROL_PERSIST_SECONDS = 60;
@@ -73,7 +74,7 @@ function isPidAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errnoName(error) === 'EPERM';
   }
 }
 
