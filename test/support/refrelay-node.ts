@@ -98,10 +98,21 @@ export class RefrelayNode {
  * names (layout and marker) unless `initStore` is false or the store is already there.
  */
 export function writeConfig(path: string, lines: string[], options: { initStore?: boolean } = {}): string {
-  writeFileSync(path, `${lines.join('\n')}\n`);
+  writeFileSync(path, `${withoutDefaultListener(lines).join('\n')}\n`);
   const storePath = lines.map((line) => /^\s*storePath\s*=\s*(.+?)\s*$/.exec(line)?.[1]).find((found) => found !== undefined);
   if (storePath !== undefined && options.initStore !== false) initStoreSync(storePath);
   return path;
+}
+
+/**
+ * A node's HTTP endpoint listens on 127.0.0.1:9464 unless told otherwise: nodes of test files
+ * running side by side (or of two suites on one machine) would fight over that port, and the
+ * loser logs a warning. A config that does not name `httpListen` gets `httpListen = off`.
+ */
+function withoutDefaultListener(lines: string[]): string[] {
+  const section = lines.findIndex((line) => /^\s*\[replication\]\s*$/.test(line));
+  if (section < 0 || lines.some((line) => /^\s*httpListen\s*=/.test(line))) return lines;
+  return [...lines.slice(0, section + 1), '  httpListen = off', ...lines.slice(section + 1)];
 }
 
 /** The store's layout and marker, made synchronously (what `refrelay init` makes). */
