@@ -35,21 +35,32 @@ function mountSmallTmpfs(): { mountPoint: string } | { refused: string } {
   return { mountPoint };
 }
 
-/** Writes `path` until the filesystem has no page left. */
+/**
+ * Writes `path` until the filesystem has no page left, even for a one-byte file. Running nodes
+ * delete files meanwhile (temps, released locks), so the filler grows again until a probe file
+ * cannot be written.
+ */
 function fill(path: string): void {
   const fd = openSync(path, 'w');
   const chunk = Buffer.alloc(64 * 1024, 1);
+  const probe = join(path, '..', 'probe');
   try {
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+    for (let attempt = 0; ; attempt++) {
+      for (const size of [chunk.length, 4096, 1]) {
+        try {
+          for (;;) writeSync(fd, chunk, 0, size);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        }
+      }
+      if (spawnSync('sh', ['-c', `printf x > '${probe}'`]).status !== 0) break;
+      rmSync(probe, { force: true });
+      if (attempt === 100) throw new Error('the store could not be filled: something frees space as fast as it is written');
+    }
   } finally {
     closeSync(fd);
+    rmSync(probe, { force: true });
   }
-  // Full to the last page: even a one-byte file cannot be written.
-  const probe = join(path, '..', 'probe');
-  expect(spawnSync('sh', ['-c', `printf x > '${probe}'`]).status).not.toBe(0);
-  rmSync(probe, { force: true });
 }
 
 /** Store failures in a row the node's /healthz reports (0 while it answers healthy or not at all). */
