@@ -8,6 +8,7 @@ import type { Lease, SchedulerDeps } from './ports.js';
 import { isEmpty, type RefRejections } from './ref-rejections.js';
 import type { UriGroup } from './uri-groups.js';
 import type { UriState } from './uri-state.js';
+import type { WaitingTask } from '../store/store-types.js';
 
 /** What every step of one job works with, under its lock. */
 /** Thrown by `fence` when the lock is no longer this node's: the job stops writing at once. */
@@ -22,6 +23,8 @@ export interface Job {
   readonly lock: Lease;
   readonly claims: ClaimLedger;
   readonly heartbeat: JobHeartbeat;
+  /** Claimed tasks whose git push was started: queued again if the lock turns out lost (push-job.ts queueAgainAfterLostLock). */
+  readonly pushStarted: WaitingTask[];
 }
 
 export async function fence(lock: Lease): Promise<void> {

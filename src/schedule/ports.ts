@@ -10,7 +10,7 @@ import type { TaskStore } from '../store/task-store.js';
 /** The store operations the scheduler uses; the real TaskStore and test fakes provide them. */
 export type SchedulerStore = Pick<
   TaskStore,
-  'listWaiting' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState' | 'listUriStateKeys'
+  'listWaiting' | 'createMany' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState' | 'listUriStateKeys'
 >;
 
 /** A held URI lock, as the push job uses it (the real one is lock/HeldLock). */

@@ -34,7 +34,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   const lock = await deps.locks.acquire(group.uriKey, group.uri);
   if (lock === undefined) return { kind: 'locked' };
   const heartbeat = new JobHeartbeat(deps, lock, group.uri, signal, deps.config().lockStaleMs, acquiredFrom);
-  const job: Job = { deps, group, lock, claims: new ClaimLedger(lock), heartbeat };
+  const job: Job = { deps, group, lock, claims: new ClaimLedger(lock), heartbeat, pushStarted: [] };
   heartbeat.start();
   try {
     const result = await claimAndPush(job, slot);
@@ -44,8 +44,9 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     if (stall !== undefined && result.kind === 'aborted') return { kind: 'stalled', error: stall.error, ...alsoFailed(result.failedTasks ?? 0) };
     return result;
   } catch (error) {
-    if (error instanceof LockLost) return { kind: 'lock-lost' };
-    throw error;
+    if (!(error instanceof LockLost)) throw error;
+    await queueAgainAfterLostLock(job);
+    return { kind: 'lock-lost' };
   } finally {
     slot.release();
     await heartbeat.stop();
@@ -53,6 +54,24 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     await job.claims
       .close(deps.store, (error) => deps.log.warn({ uri, err: String(error) }, 'could not move the finished claim folder aside; deleting its files one by one'))
       .catch((error: unknown) => deps.log.warn({ uri, err: String(error) }, 'could not release the URI lock'));
+  }
+}
+
+/**
+ * A push that ends without the lock may have landed refs read before a peer took the URI over and
+ * pushed newer ones: a node paused between reading its local refs and starting git, past
+ * lockStale, pushes what it read once it runs again. Its tasks are queued again (never replacing a
+ * waiting file), so a push that starts after this one — and reads the refs anew — sets the
+ * destination right. waiting/ takes writes from anyone, so nothing is fenced here.
+ */
+async function queueAgainAfterLostLock({ deps, group, pushStarted }: Job): Promise<void> {
+  if (pushStarted.length === 0) return;
+  const uri = redactUrl(group.uri);
+  try {
+    await deps.store.createMany(pushStarted.map((item) => item.task));
+    deps.log.warn({ uri, tasks: pushStarted.length }, 'lost the URI lock after starting a push; its tasks are queued again');
+  } catch (error) {
+    deps.log.error({ uri, tasks: pushStarted.length, err: String(error) }, 'lost the URI lock after starting a push, and could not queue its tasks again');
   }
 }
 
@@ -153,6 +172,7 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
     const names = unit.tasks.map((item) => item.name);
     const refs = [...new Set(unit.tasks.flatMap((item) => item.task.refs))];
     await fence(lock);
+    job.pushStarted.push(...unit.tasks);
     const outcome: PushOutcome = await deps.pusher.push({
       remote,
       uri: group.uri,

@@ -39,6 +39,11 @@ function messages(node: RefrelayNode): string[] {
   return node.logs().map((line) => line.msg);
 }
 
+/** The push lines a node logged under one lease (push ids are `<leaseId>.<n>`). */
+function pushesUnder(node: RefrelayNode, leaseId: string): unknown[] {
+  return node.logs().filter((line) => line.msg === 'pushed' && String(line.pushId).startsWith(`${leaseId}.`));
+}
+
 function expectCleanStore(c: Cluster): void {
   expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual([]);
   expect(namesIn(storeDir(c.store, 'running'))).toEqual([]);
@@ -118,7 +123,7 @@ describe('stale URI lock takeover between running nodes', () => {
     expect(peer.problems()).toEqual([]);
   });
 
-  it("a node paused (SIGSTOP) past lockStale mid-push loses its lock; after SIGCONT it touches nothing of the peer's claim, and every update lands with no overlapping push", async () => {
+  it("a node paused (SIGSTOP) past lockStale mid-push loses its lock; after SIGCONT it touches nothing of the peer's claim and queues its task again, and every update lands with no overlapping push", async () => {
     // The paused node's git child is not stopped by SIGSTOP: its short push (0.5 s) lands while its
     // node is frozen. The node then wakes up with a "successful" push to finish, holding a lease the
     // peer has broken meanwhile, while the peer is in the middle of its own (3 s) push of the same URI.
@@ -157,22 +162,27 @@ describe('stale URI lock takeover between running nodes', () => {
     const during = lockSnapshot(c.store, c.lockName());
     expect(during.owner?.leaseId).toBe(peerLease);
     expect(during.entries).toEqual(peerClaim.entries);
+    // Its push may have landed after the peer's (it cannot tell), so its task is queued again.
+    expect(await holder.waitForLog((line) => line.msg === 'lost the URI lock after starting a push; its tasks are queued again', 10_000)).toMatchObject({
+      tasks: 1,
+    });
 
     await c.waitDelivered();
     await waitUntil('the peer to log its push', () => peer.logs().some((line) => line.msg === 'pushed'));
     expectCleanStore(c);
     expect(overlapsSeen(c.dest())).toBe(0);
+    // The task queued again found the destination up to date: no third push reached it.
     expect(pushesReceived(c.dest())).toBe(2);
-    // The frozen node's late "success" was fenced: it neither finished nor logged a push.
+    // The frozen node's late "success" was fenced: it neither finished nor logged a push under its lease.
+    expect(pushesUnder(holder, String(heldLease))).toEqual([]);
     const held = messages(holder);
-    expect(held).not.toContain('pushed');
     console.info(`resumed node logged: ${held.slice(held.indexOf('claimed')).join(' | ')}`);
     expect(peer.logs().find((line) => line.msg === 'claimed' && line.lease === peerLease)).toMatchObject({ tasks: 2 });
     expect(peer.problems()).toEqual([]);
     expect(holder.problems()).toEqual([]);
   });
 
-  it("a node paused with its git push paused too: the peer kills the frozen push group, takes over, and the resumed node neither pushes again nor touches the peer's claim", async () => {
+  it("a node paused with its git push paused too: the peer kills the frozen push group, takes over, and the resumed node queues its task again without touching the peer's claim", async () => {
     // Here the holder's whole git process group is stopped as well, so its push is truly frozen in
     // flight (as on a host that stalls). The peer runs on the same host and SIGKILLs that group.
     const c = cluster({ label: 'refrelay-takeover-stop-git' });
@@ -188,6 +198,7 @@ describe('stale URI lock takeover between running nodes', () => {
       return typeof found === 'number' ? found : undefined;
     });
     await waitUntil("the holder's push inside the hook", () => hookPids(c.dest()).length === 1);
+    const heldLease = String(lockSnapshot(c.store, c.lockName()).owner?.leaseId);
     holder.signal('SIGSTOP');
     process.kill(-pushPid, 'SIGSTOP');
     const frozenHook = hookPids(c.dest())[0]!;
@@ -206,13 +217,16 @@ describe('stale URI lock takeover between running nodes', () => {
     await waitUntil('the resumed node to beat again', () => nodeCounter(c, holder.nodeId) >= beforeResume + 3, 5000);
     expect(lockSnapshot(c.store, c.lockName()).entries).toEqual(peerClaim.entries);
     expect(lockSnapshot(c.store, c.lockName()).owner?.leaseId).toBe(peerClaim.owner?.leaseId);
+    expect(await holder.waitForLog((line) => line.msg === 'lost the URI lock after starting a push; its tasks are queued again', 10_000)).toMatchObject({
+      tasks: 1,
+    });
 
     await c.waitDelivered();
     expectCleanStore(c);
     expect(overlapsSeen(c.dest())).toBe(0);
     // Only the peer's push landed: the frozen one died in its hook.
     expect(pushesReceived(c.dest())).toBe(1);
-    expect(messages(holder)).not.toContain('pushed');
+    expect(pushesUnder(holder, heldLease)).toEqual([]);
     expect(peer.problems()).toEqual([]);
     expect(holder.problems()).toEqual([]);
   });

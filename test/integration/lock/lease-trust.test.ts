@@ -89,7 +89,7 @@ describe("fencing with a trust window after the holder's own owner-record write"
     expect(owner.pushPid).toBeUndefined();
   });
 
-  it('with the node adapter (records written on its worker thread) the beat after a takeover writes nothing and leaves no temp', async () => {
+  it('on the real file system the beat after a takeover writes nothing and leaves no temp', async () => {
     const runningDir = join(tempDir('refrelay-trust'), 'running');
     mkdirSync(runningDir);
     const locks = new UriLocks({

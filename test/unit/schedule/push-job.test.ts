@@ -145,6 +145,45 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(counting.finishes()).toBe(0);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}`).sort()).toEqual(group.tasks.map((t) => t.name).sort());
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
+    // Both pushes started, so both are queued again too (see the next test).
+    expect((await h.store.listWaitingNames()).sort()).toEqual(group.tasks.map((t) => t.name).sort());
+  });
+
+  it("queues the tasks of every push it started again when the lock turns out lost: what it pushed may be older than the new holder's push", async () => {
+    const h = harness(config);
+    const group = await twoUnits(h);
+    const log = recordingLog();
+    // The node read a's refs, then lay still past lockStale: a peer took the URI over meanwhile.
+    h.pusher.respond = () => {
+      h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
+      return {};
+    };
+
+    const result = await runPushJob({ ...h.deps, log }, group, new AbortController().signal);
+
+    expect(result.kind).toBe('lock-lost');
+    // Only a's push started: the lock was found lost before b's.
+    const a = group.tasks.find((t) => t.task.project === 'a')!;
+    expect(await h.store.listWaitingNames()).toEqual([a.name]);
+    expect(log.warnings).toContain('lost the URI lock after starting a push; its tasks are queued again');
+  });
+
+  it('queues nothing again when the lock is lost before any push started', async () => {
+    const h = harness(config);
+    const group = await twoUnits(h);
+    const store = Object.assign(Object.create(h.store) as typeof h.store, {
+      claim: async (lockName: string, names: readonly string[]) => {
+        const claimed = await h.store.claim(lockName, names);
+        h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
+        return claimed;
+      },
+    });
+
+    const result = await runPushJob({ ...h.deps, store }, group, new AbortController().signal);
+
+    expect(result.kind).toBe('lock-lost');
+    expect(h.pusher.requests).toEqual([]);
+    expect(await h.store.listWaitingNames()).toEqual([]);
   });
 
   it('does not retire when a task it meant to put back in waiting/ did not move: the pushed one is deleted, the other stays claimed', async () => {

@@ -78,6 +78,10 @@ class MemoryStore implements SchedulerStore {
   async listWaiting(): Promise<WaitingTask[]> {
     return [...this.waiting.values()];
   }
+  /** Only a job that lost its lock queues tasks itself, and no lock is ever lost here. */
+  async createMany(): Promise<never> {
+    throw new Error('the simulation never loses a lock, so no job queues tasks again');
+  }
   async claim(_lock: string, names: readonly string[]): Promise<string[]> {
     return names.filter((name) => {
       const item = this.waiting.get(name);
