@@ -3,9 +3,11 @@ import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
 import { HeldLocks } from '../lock/held-locks.js';
 import { UriLocks } from '../lock/uri-lock.js';
+import { spoolTasks } from '../intake/spool.js';
 import { Waker } from '../runtime/waker.js';
 import { Distributor } from '../schedule/distributor.js';
 import type { SchedulerLocks } from '../schedule/ports.js';
+import type { Task } from '../task/task.js';
 import { ConfigReloader } from './config-reload.js';
 import type { DaemonOptions, NodeCollaborators } from './daemon-options.js';
 import { DoneSweeper } from './done-sweeper.js';
@@ -47,6 +49,7 @@ export function nodeParts(options: DaemonOptions) {
   const schedulerLocks: SchedulerLocks = leases;
   const identifyPush = (pushPid: number) => ({ pushStartTime: processes.identify(pushPid).startTime, bootId: processes.bootId() });
   const events = options.observability?.events;
+  const spoolDir = options.spoolDir;
   const distributor = new Distributor(
     {
       config,
@@ -60,6 +63,7 @@ export function nodeParts(options: DaemonOptions) {
       storeClockOffsetMs,
       ...(events ? { events } : {}),
       identifyPush,
+      ...(spoolDir === undefined ? {} : { spool: (tasks: readonly Task[]) => spoolTasks(spoolDir, config().storePath, tasks, new Date(clock.now())) }),
     },
     () => waker.wake('slot'),
   );
@@ -91,6 +95,6 @@ export function nodeParts(options: DaemonOptions) {
     distributor,
     doneSweeper,
     offset,
-    spool: options.spoolDir === undefined ? undefined : new SpoolForwarder({ dir: options.spoolDir, store, log, storeClockOffsetMs }),
+    spool: spoolDir === undefined ? undefined : new SpoolForwarder({ dir: spoolDir, store, log, storeClockOffsetMs }),
   };
 }

@@ -6,6 +6,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import type { TaskStore } from '../store/task-store.js';
+import type { Task } from '../task/task.js';
 
 /** The store operations the scheduler uses; the real TaskStore and test fakes provide them. */
 export type SchedulerStore = Pick<
@@ -79,4 +80,9 @@ export interface SchedulerDeps {
    * only the pid is recorded, and such a push is never signalled.
    */
   readonly identifyPush?: (pid: number) => { pushStartTime?: number; bootId?: string };
+  /**
+   * Writes tasks to this node's local spool, from which they are forwarded once the store takes
+   * writes again: where a task the job itself must queue goes when the store refuses it.
+   */
+  readonly spool?: (tasks: readonly Task[]) => Promise<void>;
 }

@@ -67,11 +67,26 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
 async function queueAgainAfterLostLock({ deps, group, pushStarted }: Job): Promise<void> {
   if (pushStarted.length === 0) return;
   const uri = redactUrl(group.uri);
+  const tasks = pushStarted.map((item) => item.task);
   try {
-    await deps.store.createMany(pushStarted.map((item) => item.task));
-    deps.log.warn({ uri, tasks: pushStarted.length }, 'lost the URI lock after starting a push; its tasks are queued again');
+    await deps.store.createMany(tasks);
+    deps.log.warn({ uri, tasks: tasks.length }, 'lost the URI lock after starting a push; its tasks are queued again');
+    return;
   } catch (error) {
-    deps.log.error({ uri, tasks: pushStarted.length, err: String(error) }, 'lost the URI lock after starting a push, and could not queue its tasks again');
+    // A lock is mostly lost to a store that failed the holder's writes: it may refuse this one too.
+    if (deps.spool === undefined) {
+      deps.log.error({ uri, tasks: tasks.length, err: String(error) }, 'lost the URI lock after starting a push, and could not queue its tasks again');
+      return;
+    }
+    deps.log.warn(
+      { uri, tasks: tasks.length, err: String(error) },
+      'lost the URI lock after starting a push; the store refused its tasks, so they are spooled',
+    );
+  }
+  try {
+    await deps.spool(tasks);
+  } catch (error) {
+    deps.log.error({ uri, tasks: tasks.length, err: String(error) }, 'lost the URI lock after starting a push, and could not queue or spool its tasks again');
   }
 }
 

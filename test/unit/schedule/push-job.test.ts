@@ -5,6 +5,7 @@ import type { SchedulerLocks } from '../../../src/schedule/ports.js';
 import { FakeTimers } from '../../support/fake-clock.js';
 import { runPushJob } from '../../../src/schedule/push-job.js';
 import type { UriGroup } from '../../../src/schedule/uri-groups.js';
+import type { Task } from '../../../src/task/task.js';
 import { harness, uriKey, ROOT, type FakePusher } from './scheduler-harness.js';
 
 const config = ['replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=0'];
@@ -166,6 +167,25 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const a = group.tasks.find((t) => t.task.project === 'a')!;
     expect(await h.store.listWaitingNames()).toEqual([a.name]);
     expect(log.warnings).toContain('lost the URI lock after starting a push; its tasks are queued again');
+  });
+
+  it('spools the tasks to queue again when the store refuses them, as a full store does', async () => {
+    const h = harness(config);
+    const group = await twoUnits(h);
+    const log = recordingLog();
+    h.pusher.respond = () => {
+      h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
+      return {};
+    };
+    const full = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    const store = Object.assign(Object.create(h.store) as typeof h.store, { createMany: async () => Promise.reject(full) });
+    const spooled: Task[] = [];
+
+    const result = await runPushJob({ ...h.deps, store, log, spool: async (tasks) => void spooled.push(...tasks) }, group, new AbortController().signal);
+
+    expect(result.kind).toBe('lock-lost');
+    expect(spooled).toEqual([group.tasks.find((t) => t.task.project === 'a')!.task]);
+    expect(log.warnings).toContain('lost the URI lock after starting a push; the store refused its tasks, so they are spooled');
   });
 
   it('queues nothing again when the lock is lost before any push started', async () => {
