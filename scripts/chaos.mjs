@@ -24,7 +24,7 @@ import { Processes, missingPrerequisites, mountSshfs, sleep, startGitDaemon, sta
 import { ChaosNode } from './chaos/nodes.mjs';
 import { analyseLogs, claimsOf, compareDestinations, storeIsEmpty, storeLeftovers, summarize } from './chaos/report.mjs';
 import { Driver, gitEnv, makeRecordingDestination, makeSource } from './chaos/repos.mjs';
-import { HostilePlanter, SECRET } from './chaos/hostile.mjs';
+import { HostilePlanter, SECRET, hostileTaskUri } from './chaos/hostile.mjs';
 import { StoreFiller, mountStoreTmpfs } from './chaos/store-full.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -291,7 +291,7 @@ async function run(options, root, processes, interrupted) {
     { name: 'git://', pathOf: (project) => join(destDaemon, `${project}.git`), filter: (ref) => ref.startsWith('refs/heads/') || ref.startsWith('refs/tags/') },
   ];
   const compared = compareDestinations({ projects, sourceOf, destinations });
-  const leftovers = storeLeftovers(store, hostile.stillInPlace());
+  const leftovers = storeLeftovers(store, hostile.stillInPlace(), hostileTaskUri(victim));
   const audit = hostile.audit({ viewRoots: views.map((view) => view.storePath), victimBefore });
   // corrupt/ holds the hostile entries refrelay moved there; anything else in it was its own file.
   // Named with its quarantine reason (type, size or what failed to parse: never content), to find why.
@@ -314,10 +314,12 @@ async function run(options, root, processes, interrupted) {
     .filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));
   // A full store fails passes, heartbeats and pushes with ENOSPC (through sshfs as an I/O or
   // permission failure); those error lines, during an episode or soon after, are the fault's.
-  const expectedError = (line, err) =>
+  const fullStoreError = (line, err) =>
     filler !== undefined &&
     filler.during(line.at, 15_000) &&
     /ENOSPC|No space left|EIO|EPERM|Operation not permitted|Input\/output error/.test(`${line.code ?? ''} ${err}`);
+  const plantedTaskParked = (line) => line.msg === 'task refused: parked in failed/ without pushing' && line.uri === hostileTaskUri(victim);
+  const expectedError = (line, err) => fullStoreError(line, err) || plantedTaskParked(line);
   const logs = analyseLogs(nodes, faults, expectedError);
   const storeFull = { skipped: tmpfs.refused, episodes: filler?.episodes.length ?? 0, seconds: filler?.seconds ?? 0 };
   return { nodes, faultCounts, faults, driver: driver.stats, compared, leftovers, logs, drainMs, hostile: { ...audit, secretIn }, storeFull };

@@ -3,7 +3,8 @@
 // folder outside the store, so the end of the run can prove that nothing was followed, changed
 // or echoed: every entry is either still where it was put (a name refrelay does not read) or
 // moved to ref-updates/corrupt/ with a reason that does not quote it (or, a regular file named
-// like refrelay's own bookkeeping in a lock folder, removed with that folder).
+// like refrelay's own bookkeeping in a lock folder, removed with that folder; or, a well-formed
+// task for a URL no remote has, parked in failed/ unpushed).
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -54,10 +55,22 @@ function randomBytes(random) {
   return Buffer.concat([bytes.subarray(0, at), Buffer.from(SECRET), bytes.subarray(at)]);
 }
 
-/** JSON that is sometimes shaped like a task, owner or state record, always quoting the secret. */
-function randomJson(random) {
+/**
+ * The uri of a well-formed task a hostile hand plants: a real project and remote, pushing into the
+ * victim folder. No remote has that URL, so the task is parked in failed/ unpushed (DESIGN.md
+ * "Task lifecycle verbs"), with a reason that quotes the uri; the secret rides in a field no reader uses.
+ */
+export function hostileTaskUri(victim) {
+  return `file://${victim}/dir`;
+}
+
+/** JSON that is sometimes shaped like a task, owner or state record, always carrying the secret. */
+function randomJson(random, victim, made) {
   const shapes = [
-    () => ({ uri: `file:///${SECRET}`, project: SECRET, refs: [`refs/heads/${SECRET}`], remote: 'dr' }),
+    () => {
+      made.taskShaped = true;
+      return { uri: hostileTaskUri(victim), project: 'team/p0', refs: ['refs/heads/main'], remote: 'dr', note: SECRET };
+    },
     () => ({ leaseId: SECRET, nodeId: SECRET, uri: SECRET, pid: 1, counter: -1 }),
     () => ({ failures: 1e308, nextAttemptAt: SECRET, note: SECRET }),
     () => [SECRET, random.next(), null, { [SECRET]: true }],
@@ -67,7 +80,9 @@ function randomJson(random) {
   const value = random.pick(shapes)();
   // Sometimes cut short: not JSON at all, but still the secret inside.
   const text = JSON.stringify(value);
-  return random.next() < 0.2 ? text.slice(0, Math.max(SECRET.length + 12, Math.floor(text.length / 2))) : text;
+  if (random.next() >= 0.2) return text;
+  made.taskShaped = false;
+  return text.slice(0, Math.max(SECRET.length + 12, Math.floor(text.length / 2)));
 }
 
 export class HostilePlanter {
@@ -114,7 +129,7 @@ export class HostilePlanter {
       this.skipped++;
       return undefined;
     }
-    const entry = { folder, name, kind, path, type: typeOf(path), at: Date.now(), inner: made.inner };
+    const entry = { folder, name, kind, path, type: typeOf(path), at: Date.now(), inner: made.inner, taskShaped: made.taskShaped === true };
     this.planted.push(entry);
     this.counts[kind]++;
     return entry;
@@ -171,8 +186,18 @@ export class HostilePlanter {
       const original = typeof record.originalPath === 'string' ? relativeOf(record.originalPath) : undefined;
       add(original ?? `?${name}`, { name, reason: record.reason });
     }
+    // Well-formed tasks for a URL no remote has are parked in failed/<uriKey>/ under their own name.
+    const failedDir = join(this.store, 'ref-updates', 'failed');
+    const parkedNames = new Set();
+    for (const uriKey of list(failedDir).filter((name) => LOCK_NAME.test(name))) {
+      for (const name of list(join(failedDir, uriKey)).filter((file) => file.endsWith('.json') && !file.endsWith('.reason.json'))) {
+        const text = readStoreText(join(failedDir, uriKey, name));
+        if (text !== undefined && parsesToUri(text, hostileTaskUri(this.victim))) parkedNames.add(name);
+      }
+    }
     const plantedInCorrupt = new Set();
     let quarantined = 0;
+    let parked = 0;
     let ignored = 0;
     const vanished = [];
     const removedAsOwn = [];
@@ -191,6 +216,11 @@ export class HostilePlanter {
       // Recovering a lock folder moves task-named files to waiting/ first; the bad ones are quarantined from there.
       if (take(rel) !== undefined || (inLock && /^[0-9a-f]{40}\.json$/.test(entry.name) && take(`ref-updates/waiting/${entry.name}`) !== undefined)) {
         quarantined++;
+        continue;
+      }
+      // From waiting/, or from a lock folder by way of waiting/ (recovery moves task-named files there).
+      if (entry.taskShaped && parkedNames.has(entry.name)) {
+        parked++;
         continue;
       }
       // What the lock protocol takes for its own (store-records.ts removeBookkeeping): a regular
@@ -224,6 +254,7 @@ export class HostilePlanter {
     return {
       planted: this.planted.length,
       quarantined,
+      parked,
       ignored,
       removedAsOwn,
       vanished,
@@ -258,7 +289,7 @@ function plant(path, kind, random, victim, made) {
     case 'bytes':
       return writeNew(randomBytes(random));
     case 'json':
-      return writeNew(randomJson(random));
+      return writeNew(randomJson(random, victim, made));
     case 'sparse': {
       closeSync(createFile());
       // 1 MiB to 4 GiB of holes: a reader that trusts sizes would try to swallow it whole.
@@ -282,6 +313,14 @@ function plant(path, kind, random, victim, made) {
       return undefined;
     default:
       throw new Error(`unknown kind ${kind}`);
+  }
+}
+
+function parsesToUri(text, uri) {
+  try {
+    return JSON.parse(text)?.uri === uri;
+  } catch {
+    return false;
   }
 }
 

@@ -72,8 +72,9 @@ export function claimsOf(storeDir, nodeId) {
 /**
  * Store folders that must be empty once the cluster drained; failed/ is listed per task.
  * `planted`: paths of hostile entries still where they were put, which are nobody's leftovers.
+ * `parkedHostileUri`: the uri of planted well-formed tasks, whose place is failed/.
  */
-export function storeLeftovers(storeDir, planted = new Set()) {
+export function storeLeftovers(storeDir, planted = new Set(), parkedHostileUri = undefined) {
   const refUpdates = join(storeDir, 'ref-updates');
   const listOwn = (dir) => list(dir).filter((name) => !planted.has(join(dir, name)));
   const failed = [];
@@ -81,6 +82,8 @@ export function storeLeftovers(storeDir, planted = new Set()) {
     for (const name of list(join(refUpdates, 'failed', uriKey)).filter((file) => TASK_FILE.test(file))) {
       const reason = readJson(join(refUpdates, 'failed', uriKey, `${name}.reason.json`));
       const task = readJson(join(refUpdates, 'failed', uriKey, name));
+      // A planted task for a URL no remote has: parked unpushed, as the design says (the hostile audit counts it).
+      if (parkedHostileUri !== undefined && task?.uri === parkedHostileUri) continue;
       failed.push(`${task?.uri ?? uriKey} ${JSON.stringify(task?.refs ?? [])}: ${reason?.reason ?? 'no reason'}`);
     }
   }
@@ -245,7 +248,7 @@ export function summarize(options, outcome) {
     ['faults were injected', faultTotal > 0, []],
     ['hostile entries were planted', hostile.planted > 0, []],
     [
-      'every hostile entry moved to corrupt/ with a .reason, left where it was put, or removed as lock bookkeeping',
+      'every hostile entry moved to corrupt/ with a .reason, left where it was put, removed as lock bookkeeping, or (a well-formed task for a URL no remote has) parked in failed/',
       hostile.vanished.length === 0 && hostile.missingReason.length === 0,
       [...hostile.missingReason, ...hostile.vanished],
     ],
@@ -291,13 +294,14 @@ export function summarize(options, outcome) {
       .map(([kind, n]) => `${kind} ${n}`)
       .join(
         ', ',
-      )}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`,
+      )}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.parked} well-formed tasks for a URL no remote has parked in failed/, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`,
   );
   out.push(
     storeFull.skipped !== undefined
       ? `store full: skipped (${storeFull.skipped})`
-      : `store full: ${storeFull.episodes} episodes, ${storeFull.seconds.toFixed(1)} s in all; hooks spooled ${spooled} updates (${JSON.stringify(driver.spooled)}), nodes forwarded ${logs.spoolForwarded} tasks; error lines explained by it: ${JSON.stringify(logs.expectedErrors)}`,
+      : `store full: ${storeFull.episodes} episodes, ${storeFull.seconds.toFixed(1)} s in all; hooks spooled ${spooled} updates (${JSON.stringify(driver.spooled)}), nodes forwarded ${logs.spoolForwarded} tasks`,
   );
+  out.push(`error lines a full store or a planted task explains: ${JSON.stringify(logs.expectedErrors)}`);
   out.push(
     `store after drain (${s(drainMs)}), hostile entries left in place not counted: waiting ${leftovers.waiting.length}, running ${leftovers.running.length}, building ${leftovers.building.length} (and ${leftovers.killDebris?.length ?? 0} temps of writers SIGKILLed mid-write, swept after 1 h), corrupt (not hostile) ${leftovers.corrupt.length}, failed ${leftovers.failed.length}, spool ${leftovers.spool.length}`,
   );
@@ -338,6 +342,7 @@ export function summarize(options, outcome) {
     hostile: {
       planted: hostile.planted,
       quarantined: hostile.quarantined,
+      parked: hostile.parked,
       ignored: hostile.ignored,
       removedAsBookkeeping: hostile.removedAsOwn.length,
       vanished: hostile.vanished.length,

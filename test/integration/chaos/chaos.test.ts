@@ -30,6 +30,8 @@ interface ChaosSummary {
   hostile: {
     planted: number;
     quarantined: number;
+    /** Well-formed planted tasks for a URL no remote has, parked in failed/ unpushed. */
+    parked: number;
     ignored: number;
     removedAsBookkeeping: number;
     vanished: number;
@@ -101,8 +103,9 @@ describe('chaos: three nodes on one store through a local directory and two sshf
       expect(summary.hostile.planted, output).toBeGreaterThan(0);
       expect(summary.hostile.secretEchoed, output).toBe(0);
       // Each hostile entry is quarantined with its reason (written first, so a full store leaves
-      // the entry in place rather than unexplained), left where it was, or removed as lock
-      // bookkeeping; nothing outside the store is touched.
+      // the entry in place rather than unexplained), left where it was, removed as lock
+      // bookkeeping, or (a well-formed task for a URL no remote has) parked in failed/ unpushed;
+      // nothing outside the store is touched.
       expect(summary.hostile.vanished, output).toBe(0);
       expect(summary.hostile.missingReason, output).toBe(0);
       expect(summary.hostile.victimIntact, output).toBe(true);
