@@ -19,6 +19,7 @@ const suites = [
   ['watcher', './bench/watcher.mjs'],
   ['live-lag', './bench/live-lag.mjs'],
   ['ssh-reuse', './bench/ssh-reuse.mjs'],
+  ['backlog', './bench/backlog.mjs'],
 ];
 
 console.log(`refrelay bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);

@@ -24,7 +24,7 @@ function childrenTicksMs(pid) {
  * /proc/PID/stat are 10 ms). A thread that ends takes its time with it; the node's threads live
  * as long as it does. Ticks where the kernel keeps no schedstat.
  */
-function processCpuMs(pid) {
+export function processCpuMs(pid) {
   let ns = 0;
   let read = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
