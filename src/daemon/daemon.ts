@@ -42,6 +42,8 @@ export class Daemon {
   /** Monotonic time of the last completed distributor pass, of its last fresh listing, and the last heartbeat outcome. */
   private lastPassAt: number | undefined;
   private listedAt = Number.NEGATIVE_INFINITY;
+  /** Monotonic start of the last pass not woken by a freed slot: the periodic pass comes one interval after it. */
+  private periodFrom = Number.NEGATIVE_INFINITY;
   private heartbeatError: string | undefined;
   private beats = 0;
   private readonly beatEvery: () => Promise<void>;
@@ -169,6 +171,7 @@ export class Daemon {
     let nextDueAt: number | undefined;
     let pendingUris = 1;
     let fresh = false;
+    if (woke !== 'slot' || now - this.periodFrom >= passEveryMs(config)) this.periodFrom = now;
     try {
       await this.sweepEvery();
       if (!drain) this.parts.verify.maybeRun();
@@ -193,7 +196,8 @@ export class Daemon {
       reportPassFailure(distributor.storeOutage, log, error);
     }
     if (drain && pendingUris === 0 && distributor.runningCount === 0 && this.spooledTasks === 0) return fresh ? 'drained' : 'list-again';
-    let waitMs = passEveryMs(config);
+    // Counted from the start of the last periodic pass: a slow pass does not stretch the period.
+    let waitMs = Math.max(0, Math.min(passEveryMs(config), this.periodFrom + passEveryMs(config) - clock.monotonic()));
     if (nextDueAt !== undefined) waitMs = Math.min(waitMs, Math.max(0, nextDueAt - clock.now()));
     // Spooled updates go into the store within a second of it taking writes again.
     if (this.spooledTasks > 0) waitMs = Math.min(waitMs, SPOOL_RETRY_MS);

@@ -147,6 +147,21 @@ describe('Daemon.tick', () => {
     expect(await n.h.store.listWaitingNames()).toHaveLength(1);
   });
 
+  it('starts the periodic pass one interval after the last one started, however long that pass took', async () => {
+    const n = node();
+    await n.daemon.start();
+    const listWaiting = n.h.store.listWaiting.bind(n.h.store);
+    // A listing of a big backlog on a slow store: 600 ms of the 1 s interval.
+    n.h.store.listWaiting = async (options) => {
+      if (options?.cached !== true) n.h.clock.advance(600);
+      return listWaiting(options);
+    };
+    expect(await n.daemon.tick()).toBe(400);
+    // A pass for a freed slot (reusing the listing) does not move the period: the periodic one is still due 1 s after the last.
+    n.h.clock.advance(100);
+    expect(await n.daemon.tick('slot')).toBe(300);
+  });
+
   it('writes the heartbeat and observes locks once per interval, however many passes run', async () => {
     const n = node();
     await n.daemon.start();
