@@ -44,6 +44,14 @@ function countingFinish(h: ReturnType<typeof harness>): { store: typeof h.store;
   return { store, finishes: () => finishes };
 }
 
+/** The node read the first unit's refs, then lay still past lockStale: a peer took the URI over before its push ended. */
+function takenOverDuringFirstPush(h: ReturnType<typeof harness>): void {
+  h.pusher.respond = () => {
+    h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
+    return {};
+  };
+}
+
 /** Project b's push fails with a retryable error; a's lands. */
 const bFailsTransiently: FakePusher['respond'] = (request) =>
   request.localRepo.endsWith('/b.git')
@@ -154,11 +162,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const h = harness(config);
     const group = await twoUnits(h);
     const log = recordingLog();
-    // The node read a's refs, then lay still past lockStale: a peer took the URI over meanwhile.
-    h.pusher.respond = () => {
-      h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
-      return {};
-    };
+    takenOverDuringFirstPush(h);
 
     const result = await runPushJob({ ...h.deps, log }, group, new AbortController().signal);
 
@@ -173,10 +177,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const h = harness(config);
     const group = await twoUnits(h);
     const log = recordingLog();
-    h.pusher.respond = () => {
-      h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
-      return {};
-    };
+    takenOverDuringFirstPush(h);
     const full = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     const store = Object.assign(Object.create(h.store) as typeof h.store, { createMany: async () => Promise.reject(full) });
     const spooled: Task[] = [];
