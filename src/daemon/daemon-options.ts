@@ -1,3 +1,4 @@
+import type { WaitingUri } from '../schedule/waiting-uris.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { ReplicationConfig } from '../config/types.js';
 import type { EventSink } from '../schedule/events.js';
@@ -68,6 +69,8 @@ export interface DaemonView {
   readonly storeClockOffsetMs: () => number;
   /** Tasks in this machine's spool for the store, not forwarded yet. */
   readonly spooledTasks: () => number;
+  /** The waiting tasks per URI as the last pass listed them; undefined before the first pass. */
+  readonly waitingUris: () => readonly WaitingUri[] | undefined;
 }
 
 export interface DaemonObservability {

@@ -121,6 +121,7 @@ export class Daemon {
       schedule: () => this.parts.distributor.schedule(config.nodeId),
       storeClockOffsetMs: () => this.parts.offset.current() ?? 0,
       spooledTasks: () => this.spooledTasks,
+      waitingUris: () => this.parts.distributor.waitingUris(),
     });
     try {
       await this.start();

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { ReplicationConfig } from '../config/types.js';
-import { collectClusterStatus, type ClusterStatus } from '../observe/cluster-status.js';
+import { collectClusterStatus, oldestWaitingByRemote, type ClusterStatus } from '../observe/cluster-status.js';
 import type { ReplicationEvent } from '../schedule/events.js';
 import { startHttpServer, type RunningHttpServer } from '../observe/http-server.js';
 import type { Log } from '../runtime/log.js';
@@ -97,6 +97,10 @@ export class NodeObservability implements DaemonObservability {
       health: () => view.health(),
       caughtUpThresholdMs: () => view.config().caughtUpThresholdMs,
       spooledTasks: () => view.spooledTasks(),
+      oldestWaiting: () => {
+        const waiting = view.waitingUris();
+        return waiting === undefined ? undefined : oldestWaitingByRemote(waiting, this.clock.now());
+      },
       retry: async ({ uriKey, names }) => {
         const retried = await this.store.retryFailed((task) => task.uriKey === uriKey && (names === undefined || names.includes(task.name)));
         this.statusCache = undefined;
@@ -134,7 +138,9 @@ export class NodeObservability implements DaemonObservability {
     const cached = this.statusCache;
     if (cached !== undefined && now - cached.at < STATUS_CACHE_MS) return cached.value;
     const config = this.view?.config() ?? this.config;
-    const value = collectClusterStatus(config, this.store, this.clock, { storeClockOffsetMs: this.view?.storeClockOffsetMs() ?? null });
+    // The queue as this node's last pass listed it: a request never lists waiting/ again.
+    const waiting = this.view?.waitingUris();
+    const value = collectClusterStatus(config, this.store, this.clock, { storeClockOffsetMs: this.view?.storeClockOffsetMs() ?? null, waiting });
     this.statusCache = { at: now, value };
     value.catch(() => {
       if (this.statusCache?.value === value) this.statusCache = undefined;

@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
+import { waitingByUri, type WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
 
 export type { FailedTaskStatus } from './failed-view.js';
+export type { WaitingUri } from '../schedule/waiting-uris.js';
 
 /** Version of the `status --json` shape; bump on any incompatible change. */
 export const STATUS_FORMAT_VERSION = 1;
@@ -122,11 +124,23 @@ async function readVerify(storePath: string, storeNow: number): Promise<VerifySt
   }
 }
 
+/** The oldest waiting task's age per remote that has any: what /readyz compares with caughtUpThreshold. */
+export function oldestWaitingByRemote(waiting: readonly WaitingUri[], now: number): Map<string, number> {
+  const oldest = new Map<string, number>();
+  for (const { remote, oldestMtimeMs } of waiting) {
+    const age = Math.max(0, now - oldestMtimeMs);
+    if (age > (oldest.get(remote) ?? -1)) oldest.set(remote, age);
+  }
+  return oldest;
+}
+
 export interface StatusOptions {
   /** Measured by the caller (a probe file in nodes/); null or absent: the local clock stands in for the store's. */
   readonly storeClockOffsetMs?: number | null;
   /** How many failed tasks to list one by one (default FAILED_LISTED); `status --all`: Infinity. */
   readonly failedLimit?: number;
+  /** The waiting tasks as a node's last pass counted them; absent: waiting/ is listed. */
+  readonly waiting?: readonly WaitingUri[];
 }
 
 interface UriAccumulator extends UriStatus {
@@ -138,8 +152,9 @@ interface UriAccumulator extends UriStatus {
 export async function collectClusterStatus(config: ReplicationConfig, store: TaskStore, clock: Clock, options: StatusOptions = {}): Promise<ClusterStatus> {
   const now = clock.now();
   const storeClockOffsetMs = options.storeClockOffsetMs ?? null;
+  const counted: Promise<readonly WaitingUri[]> = options.waiting === undefined ? store.listWaiting().then(waitingByUri) : Promise.resolve(options.waiting);
   const [waiting, running, failed, corrupt, nodeFiles] = await Promise.all([
-    store.listWaiting(),
+    counted,
     store.listRunning(),
     store.listFailed(),
     store.countCorrupt(),
@@ -156,9 +171,9 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     return found;
   };
   for (const item of waiting) {
-    const acc = entry(item.task.remote, item.task.uri);
-    acc.waiting++;
-    if (acc.oldestMtimeMs === null || item.mtimeMs < acc.oldestMtimeMs) acc.oldestMtimeMs = item.mtimeMs;
+    const acc = entry(item.remote, item.uri);
+    acc.waiting += item.waiting;
+    if (acc.oldestMtimeMs === null || item.oldestMtimeMs < acc.oldestMtimeMs) acc.oldestMtimeMs = item.oldestMtimeMs;
   }
   const claims: RunningClaim[] = [];
   for (const lock of running) {
@@ -198,7 +213,12 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     version: STATUS_FORMAT_VERSION,
     generatedAt: new Date(now).toISOString(),
     storePath: config.storePath,
-    totals: { waiting: waiting.length, running: running.reduce((sum, lock) => sum + lock.tasks.length, 0), failed: failed.length, corrupt },
+    totals: {
+      waiting: waiting.reduce((sum, item) => sum + item.waiting, 0),
+      running: running.reduce((sum, lock) => sum + lock.tasks.length, 0),
+      failed: failed.length,
+      corrupt,
+    },
     remotes: [...remotes.values()],
     running: claims,
     failed: failed

@@ -19,6 +19,8 @@ export interface HttpDeps {
   readonly schedule: () => NodeSchedule;
   readonly health: () => Health;
   readonly caughtUpThresholdMs: () => number;
+  /** The oldest waiting task's age per remote that has any, as the node's last pass saw it; undefined (before it): from clusterStatus. */
+  readonly oldestWaiting?: () => ReadonlyMap<string, number> | undefined;
   /** Tasks spooled on this machine and not in the store yet: the node is not caught up while there are any. */
   readonly spooledTasks?: () => number;
   /** Puts failed tasks back in the queue: all of a URI, or the named task files. Returns how many. */
@@ -92,17 +94,15 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
       return sendJson(response, health.ok ? 200 : 503, { status: health.ok ? 'ok' : 'unhealthy', reasons: health.reasons });
     }
     case 'GET /readyz': {
-      const status = await deps.clusterStatus();
+      const ages = await oldestWaiting(deps);
       const threshold = deps.caughtUpThresholdMs();
-      const oldest = status.remotes.reduce<number | null>(
-        (max, remote) => (remote.oldestWaitingAgeMs !== null && (max === null || remote.oldestWaitingAgeMs > max) ? remote.oldestWaitingAgeMs : max),
-        null,
-      );
+      const oldest = ages.size === 0 ? null : Math.max(...ages.values());
       const spooledTasks = deps.spooledTasks?.() ?? 0;
       const ready = (oldest === null || oldest <= threshold) && spooledTasks === 0;
-      const lagging = status.remotes
-        .filter((remote) => remote.oldestWaitingAgeMs !== null && remote.oldestWaitingAgeMs > threshold)
-        .map((remote) => remote.name);
+      const lagging = [...ages]
+        .filter(([, age]) => age > threshold)
+        .map(([remote]) => remote)
+        .sort();
       return sendJson(response, ready ? 200 : 503, {
         status: ready ? 'caught up' : 'lagging',
         oldestWaitingAgeMs: oldest,
@@ -133,6 +133,13 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
       }
       return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
   }
+}
+
+async function oldestWaiting(deps: HttpDeps): Promise<ReadonlyMap<string, number>> {
+  const fromPass = deps.oldestWaiting?.();
+  if (fromPass !== undefined) return fromPass;
+  const { remotes } = await deps.clusterStatus();
+  return new Map(remotes.flatMap((remote) => (remote.oldestWaitingAgeMs === null ? [] : [[remote.name, remote.oldestWaitingAgeMs] as const])));
 }
 
 async function retry(request: IncomingMessage, response: ServerResponse, deps: HttpDeps, loopbackOnly: boolean): Promise<void> {

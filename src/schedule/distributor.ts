@@ -16,6 +16,7 @@ import { StoreOutage, storeFailureCode } from './store-outage.js';
 import { newSchedule, planDue, scheduleAfter, type DuePlan, type UriSchedule } from './due-planner.js';
 import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
+import { waitingByUri, type WaitingUri } from './waiting-uris.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
@@ -58,6 +59,8 @@ export class Distributor {
   readonly storeOutage: StoreOutage;
   /** The last pass's plan (for `/status`), and each group's oldest due URI it could not start. */
   private last: { plan: DuePlan | undefined; heads: readonly DueHead[] } = { plan: undefined, heads: [] };
+  /** What the last pass listed, grouped: the endpoints count the queue from it instead of listing again. */
+  private listed: { groups: ReadonlyMap<string, UriGroup>; untrusted: readonly UntrustedTask[] } | undefined;
   private accepting = true;
   private failedToFailedDir = 0;
   /** URIs whose refused task files are being moved to failed/ right now. */
@@ -125,6 +128,20 @@ export class Distributor {
       );
   }
 
+  /**
+   * The waiting tasks per URI as the last pass listed them (minus what this node claimed since, for
+   * a pass that reused the listing); undefined before the first pass. Refused tasks count too.
+   */
+  waitingUris(): WaitingUri[] | undefined {
+    if (this.listed === undefined) return undefined;
+    const { groups, untrusted } = this.listed;
+    const waiting: WaitingUri[] = [];
+    for (const group of groups.values()) {
+      waiting.push({ remote: group.remote.name, uri: group.uri, waiting: group.tasks.length, oldestMtimeMs: group.oldestMtimeMs });
+    }
+    return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ item }) => item))];
+  }
+
   runningUris(): string[] {
     return [...this.jobs.values()].map((job) => redactUrl(job.group.uri));
   }
@@ -182,6 +199,7 @@ export class Distributor {
     const start = (group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void => this.start(group, fair, probe, ahead);
     const { started, heads } = startDue({ jobs, fairShare, circuits, pacing, storeOutage, accepting, start }, plan, config, now);
     this.last = { plan, heads };
+    this.listed = { groups, untrusted };
     this.pushSlots.reconsider();
     const refusing = this.parkUntrusted(untrusted, config, offsetMs, now);
     let pushingUnlisted = 0;

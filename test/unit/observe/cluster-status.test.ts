@@ -272,3 +272,31 @@ describe('status: failed tasks', () => {
     ]);
   });
 });
+
+describe('status: the waiting queue', () => {
+  it('counts waiting/ per remote and URI, or takes the counts a node already has without listing it', async () => {
+    const { clock, store } = setup();
+    await store.create({ project: 'a', refs: ['refs/heads/main'], uri: '/dest/a.git', remote: 'mirror' });
+    clock.advance(5_000);
+    await store.create({ project: 'a', refs: ['refs/heads/dev'], uri: '/dest/a.git', remote: 'mirror' });
+    const listed = await collectClusterStatus(config, store, clock);
+    expect(listed.totals.waiting).toBe(2);
+    expect(listed.remotes[0]).toMatchObject({
+      name: 'mirror',
+      waiting: 2,
+      oldestWaitingAgeMs: 5_000,
+      uris: [{ uri: '/dest/a.git', waiting: 2, oldestWaitingAgeMs: 5_000 }],
+    });
+
+    const counting = Object.assign(Object.create(store) as TaskStore, {
+      listWaiting: async () => {
+        throw new Error('waiting/ was listed');
+      },
+    });
+    const given = await collectClusterStatus(config, counting, clock, {
+      waiting: [{ remote: 'mirror', uri: '/dest/b.git', waiting: 7, oldestMtimeMs: clock.now() - 9_000 }],
+    });
+    expect(given.totals.waiting).toBe(7);
+    expect(given.remotes[0]).toMatchObject({ name: 'mirror', waiting: 7, oldestWaitingAgeMs: 9_000, uris: [{ uri: '/dest/b.git', waiting: 7 }] });
+  });
+});

@@ -84,6 +84,34 @@ describe('HTTP endpoints', () => {
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
   });
 
+  it("answers /readyz from the node's last pass when it has one, without reading the store", async () => {
+    let statusReads = 0;
+    const base = await start(
+      deps({
+        clusterStatus: async () => {
+          statusReads++;
+          throw new Error('the store was read');
+        },
+        oldestWaiting: () =>
+          new Map([
+            ['pub', 120_000],
+            ['dr', 90_000],
+            ['ci', 10_000],
+          ]),
+      }),
+    );
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({
+      status: 'lagging',
+      oldestWaitingAgeMs: 120_000,
+      caughtUpThresholdMs: 60_000,
+      laggingRemotes: ['dr', 'pub'],
+      spooledTasks: 0,
+    });
+    expect(statusReads).toBe(0);
+  });
+
   it('sends durations and instants as whole milliseconds in /status and /readyz', async () => {
     const status = await deps().clusterStatus();
     const fractional: ClusterStatus = {

@@ -542,3 +542,26 @@ describe('Distributor and the retry state in the store (untrusted input)', () =>
     expect(await h.store.listWaitingNames()).toEqual([]);
   });
 });
+
+describe('Distributor.waitingUris: the queue as the last pass listed it, for the endpoints', () => {
+  it('is unknown before the first pass, then counts each URI with its oldest task, refused tasks included', async () => {
+    const h = harness(base);
+    const distributor = new Distributor(h.deps);
+    expect(distributor.waitingUris()).toBeUndefined();
+    const first = h.clock.now();
+    await h.enqueue('p', ['refs/heads/main']);
+    h.clock.advance(1_000);
+    await h.enqueue('p', ['refs/heads/dev']);
+    await h.enqueue('q', ['refs/heads/main']);
+    await h.enqueue('p', ['refs/heads/x'], 'mirror', '/elsewhere/evil.git');
+
+    await distributor.tick();
+
+    const counted = distributor.waitingUris()!.sort((a, b) => a.uri.localeCompare(b.uri));
+    expect(counted).toEqual([
+      { remote: 'mirror', uri: '/dest/mirror/p.git', waiting: 2, oldestMtimeMs: first },
+      { remote: 'mirror', uri: '/dest/mirror/q.git', waiting: 1, oldestMtimeMs: h.clock.now() },
+      { remote: 'mirror', uri: '/elsewhere/evil.git', waiting: 1, oldestMtimeMs: h.clock.now() },
+    ]);
+  });
+});
