@@ -7,6 +7,8 @@ import { andMore, plainTable, printable, reasonText, refsText } from './format-f
 
 /** Failed tasks the table lists one by one, newest first; `status --all` lists every one. */
 export const FAILED_SHOWN = 10;
+/** URIs the table lists one by one, the longest waiting first; `status --limit N` changes it, 0 or `--all` lists every one. */
+export const URIS_SHOWN = 50;
 
 export function formatAge(ms: number | null): string {
   return ms === null ? '-' : ageText(ms);
@@ -28,21 +30,13 @@ function table(rows: string[][], style: TableStyle): string {
  * The human view of `refrelay status`: queue per remote and URI, running claims, failed tasks with
  * their reasons (the newest `failedShown`), counts, nodes.
  */
-export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain', options: { failedShown?: number } = {}): string {
+export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain', options: { failedShown?: number; urisShown?: number } = {}): string {
   const out: string[] = [];
   const { totals } = status;
   out.push(`store ${status.storePath}`);
   out.push(`waiting ${totals.waiting}  running ${totals.running}  failed ${totals.failed}  corrupt ${totals.corrupt}`);
   out.push('');
-  const rows = [['REMOTE', 'URI', 'WAITING', 'OLDEST', 'RUNNING', 'FAILED']];
-  for (const remote of status.remotes) {
-    const label = remote.configured ? remote.name : `${remote.name} (not configured)`;
-    if (remote.uris.length === 0) rows.push([label, '-', '0', '-', '0', '0']);
-    for (const uri of remote.uris) {
-      rows.push([label, uri.uri, String(uri.waiting), formatAge(uri.oldestWaitingAgeMs), String(uri.running), String(uri.failed)]);
-    }
-  }
-  out.push(table(rows, style));
+  out.push(...uriTables(status, style, options.urisShown ?? URIS_SHOWN));
   if (status.running.length > 0) {
     out.push('');
     const claimRows = [['RUNNING URI', 'REMOTE', 'TASKS', 'OWNER', 'AGE']];
@@ -116,4 +110,41 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     }
   }
   return out.join('\n') + '\n';
+}
+
+/**
+ * One row per remote with its totals, then the URIs that waited longest (then the most tasks),
+ * `shown` of them: at a backlog of 100,000 URIs, a table of every one says nothing.
+ */
+function uriTables(status: ClusterStatus, style: TableStyle, shown: number): string[] {
+  const label = (remote: ClusterStatus['remotes'][number]): string => (remote.configured ? remote.name : `${remote.name} (not configured)`);
+  const remoteRows = [['REMOTE', 'URIS', 'WAITING', 'OLDEST', 'RUNNING', 'FAILED']];
+  const uris: Array<{ remote: string; uri: ClusterStatus['remotes'][number]['uris'][number] }> = [];
+  for (const remote of status.remotes) {
+    remoteRows.push([
+      label(remote),
+      String(remote.uris.length),
+      String(remote.waiting),
+      formatAge(remote.oldestWaitingAgeMs),
+      String(remote.running),
+      String(remote.failed),
+    ]);
+    for (const uri of remote.uris) uris.push({ remote: label(remote), uri });
+  }
+  const oldestFirst = uris.sort(
+    (a, b) =>
+      (b.uri.oldestWaitingAgeMs ?? -1) - (a.uri.oldestWaitingAgeMs ?? -1) ||
+      b.uri.waiting - a.uri.waiting ||
+      a.remote.localeCompare(b.remote) ||
+      a.uri.uri.localeCompare(b.uri.uri),
+  );
+  const listed = shown > 0 ? oldestFirst.slice(0, shown) : oldestFirst;
+  const out = [table(remoteRows, style)];
+  if (listed.length === 0) return out;
+  const uriRows = [['REMOTE', 'URI', 'WAITING', 'OLDEST', 'RUNNING', 'FAILED']];
+  for (const { remote, uri } of listed) {
+    uriRows.push([remote, uri.uri, String(uri.waiting), formatAge(uri.oldestWaitingAgeMs), String(uri.running), String(uri.failed)]);
+  }
+  out.push('', table(uriRows, style), ...andMore(listed.length, uris.length, 'refrelay status --limit 0 lists every URI'));
+  return out;
 }

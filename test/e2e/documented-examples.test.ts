@@ -295,7 +295,19 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
     expect(await ok(s, line)).toBe('Nothing to drop\nno failed task 3f786850e387550fdab836ed7e6dc881de23001b\n');
     expect(await ok(s, 'refrelay failed list')).toContain(key);
   },
-  'refrelay status --all   # every failed task with its reason': async (line) => {
+  'refrelay status --limit 10   # the 10 URIs that waited longest': async (line) => {
+    const s = sandbox();
+    const store = new TaskStore({ root: s.store, nodeId: 'doc' });
+    for (let i = 0; i < 12; i++) await store.create({ project: `team/p${i}`, refs: ['refs/heads/main'], uri: `${s.root}/dr/team/p${i}.git`, remote: 'dr' });
+    const lines = (await ok(s, line)).split('\n');
+    expect(lines[1]).toBe('waiting 12  running 0  failed 0  corrupt 0');
+    const header = lines.findIndex((text) => /^REMOTE\s+URI\s/.test(text));
+    const listed = lines.slice(header + 1, lines.indexOf('', header));
+    expect(listed).toHaveLength(11);
+    expect(listed.slice(0, 10).every((text) => text.startsWith('dr '))).toBe(true);
+    expect(listed[10]).toBe('… and 2 more (refrelay status --limit 0 lists every URI)');
+  },
+  'refrelay status --all   # every URI, and every failed task with its reason': async (line) => {
     const s = sandbox();
     await parked(s);
     const lines = (await ok(s, line)).split('\n');

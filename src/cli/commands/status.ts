@@ -6,7 +6,7 @@ import { timesJson } from '../../observe/json-times.js';
 import { systemClock } from '../../runtime/clock.js';
 import { TaskStore } from '../../store/task-store.js';
 import { configOption } from '../config-option.js';
-import { FAILED_SHOWN, formatStatus } from '../format-status.js';
+import { FAILED_SHOWN, URIS_SHOWN, formatStatus } from '../format-status.js';
 import { loadCliConfig } from '../load-cli-config.js';
 import { seeHelp } from './see-help.js';
 
@@ -27,14 +27,17 @@ export function statusCommand(cli: Argv): Argv {
           all: {
             type: 'boolean',
             default: false,
-            describe: `list every failed task (default: the newest ${FAILED_SHOWN} in the table, ${FAILED_LISTED} in --json)`,
+            describe: `list every URI and every failed task (default: the newest ${FAILED_SHOWN} failed in the table, ${FAILED_LISTED} in --json)`,
           },
+          limit: { type: 'number', default: URIS_SHOWN, describe: 'how many URIs the table lists, the longest waiting first (0: all)' },
         })
         .example('refrelay status --config /etc/refrelay/replication.config', '')
         .example('refrelay status --json', '')
-        .example('refrelay status --all   # every failed task with its reason', ''),
+        .example('refrelay status --all   # every URI, and every failed task with its reason', '')
+        .example('refrelay status --limit 10   # the 10 URIs that waited longest', ''),
     async (args) => {
       if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
+      if (!Number.isInteger(args.limit) || args.limit < 0) throw new UsageError(`status: --limit must be a whole number ≥ 0, got ${String(args.limit)}`);
       const config = loadCliConfig({ config: args.config });
       const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
       await store.open();
@@ -52,7 +55,8 @@ export function statusCommand(cli: Argv): Argv {
         }
         // Clear the screen and home the cursor only on a terminal; in a pipe each refresh follows the last.
         const clear = args.watch && style === 'boxed' ? '\u001b[2J\u001b[H' : '';
-        process.stdout.write(`${clear}${formatStatus(status, style, args.all ? { failedShown: Number.POSITIVE_INFINITY } : {})}`);
+        const shown = args.all ? { failedShown: Number.POSITIVE_INFINITY, urisShown: 0 } : { urisShown: args.limit };
+        process.stdout.write(`${clear}${formatStatus(status, style, shown)}`);
         if (!args.watch) return;
         process.stdout.write(`(every 2 s; Ctrl-C to stop) ${new Date().toISOString()}\n${style === 'plain' ? '\n' : ''}`);
         await new Promise((resolve) => setTimeout(resolve, STATUS_WATCH_MS));

@@ -300,3 +300,36 @@ describe('status: the waiting queue', () => {
     expect(given.remotes[0]).toMatchObject({ name: 'mirror', waiting: 7, oldestWaitingAgeMs: 9_000, uris: [{ uri: '/dest/b.git', waiting: 7 }] });
   });
 });
+
+describe('status: the URI table', () => {
+  it('totals each remote, then lists the URIs that waited longest (then the most tasks), as many as asked, and says how many more there are', async () => {
+    const { clock, store } = setup();
+    const now = clock.now();
+    const waiting = [
+      { remote: 'mirror', uri: '/dest/new.git', waiting: 1, oldestMtimeMs: now - 1_000 },
+      { remote: 'mirror', uri: '/dest/old.git', waiting: 2, oldestMtimeMs: now - 3_600_000 },
+      { remote: 'mirror', uri: '/dest/big.git', waiting: 9, oldestMtimeMs: now - 1_000 },
+      { remote: 'gone', uri: '/elsewhere/x.git', waiting: 1, oldestMtimeMs: now - 60_000 },
+    ];
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0, waiting });
+
+    const rows = formatStatus(status, 'plain', { urisShown: 3 })
+      .split('\n')
+      .map((row) => row.split(/\s{2,}/));
+    const remotes = rows.findIndex((row) => row[0] === 'REMOTE' && row[1] === 'URIS');
+    expect(rows.slice(remotes, remotes + 3)).toEqual([
+      ['REMOTE', 'URIS', 'WAITING', 'OLDEST', 'RUNNING', 'FAILED'],
+      ['mirror', '3', '12', '1h00m', '0', '0'],
+      ['gone (not configured)', '1', '1', '1m00s', '0', '0'],
+    ]);
+    const uris = rows.findIndex((row) => row[0] === 'REMOTE' && row[1] === 'URI');
+    expect(rows.slice(uris, uris + 5)).toEqual([
+      ['REMOTE', 'URI', 'WAITING', 'OLDEST', 'RUNNING', 'FAILED'],
+      ['mirror', '/dest/old.git', '2', '1h00m', '0', '0'],
+      ['gone (not configured)', '/elsewhere/x.git', '1', '1m00s', '0', '0'],
+      ['mirror', '/dest/big.git', '9', '1s', '0', '0'],
+      ['… and 1 more (refrelay status --limit 0 lists every URI)'],
+    ]);
+    expect(formatStatus(status, 'plain', { urisShown: 0 })).toContain('/dest/new.git');
+  });
+});
