@@ -54,6 +54,8 @@ export class NodeObservability implements DaemonObservability {
   readonly storeEvents = (event: StoreEvent): void => {
     if (event.type === 'store-marked') {
       this.log.warn({ store: event.root }, event.opening === 'adopted' ? "adopted an earlier refrelay's store: wrote its marker" : 'created the store');
+    } else if (event.type === 'folder-recreated') {
+      this.log.warn({ folder: event.path }, 'a store folder was missing; made it again (was it removed by hand?)');
     } else if (event.type === 'quarantined') {
       this.log.warn({ file: event.path, movedTo: event.movedTo, reason: event.reason }, 'task file quarantined');
       this.events({ type: 'quarantined', file: event.movedTo, reason: event.reason });

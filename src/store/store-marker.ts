@@ -132,7 +132,12 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
     throw new StoreMissingError(ctx.paths.root, `made by an earlier refrelay, without ${STORE_MARKER_NAME}; \`refrelay init\` or a daemon's start adopts it`);
   }
   if (state.kind === 'missing') await makeFolder(ctx, ctx.paths.root, true);
-  for (const dir of ctx.paths.folders) await makeFolder(ctx, dir, true);
+  for (const dir of ctx.paths.folders) {
+    // In a marked store a missing folder was removed by someone: made again, and said so.
+    const missing = state.kind === 'marked' && !(await isRealFolder(ctx, dir));
+    await makeFolder(ctx, dir, true);
+    if (missing) ctx.onEvent({ type: 'folder-recreated', path: dir });
+  }
   if (state.kind === 'marked') return 'existing';
   await writeMarker(ctx);
   return state.kind === 'earlier' ? 'adopted' : 'created';

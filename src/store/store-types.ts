@@ -74,4 +74,6 @@ export type StoreEvent =
   | { readonly type: 'quarantined'; readonly path: string; readonly movedTo: string; readonly reason: string }
   | { readonly type: 'quarantine-failed'; readonly path: string; readonly reason: string; readonly error: unknown }
   /** The store had no marker and got one: made new, or an earlier refrelay's store adopted. */
-  | { readonly type: 'store-marked'; readonly root: string; readonly opening: 'created' | 'adopted' };
+  | { readonly type: 'store-marked'; readonly root: string; readonly opening: 'created' | 'adopted' }
+  /** A folder of the layout was missing from a marked store (removed by hand or a tool) and was made again. */
+  | { readonly type: 'folder-recreated'; readonly path: string };

@@ -85,6 +85,16 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     expect((await env.store('c', { ifUnmarked: 'refuse' }).create(task)).created).toBe(true);
   });
 
+  it('makes a folder missing from a marked store again, and says which one', async () => {
+    const env = makeEnv();
+    await env.store('a').init();
+    await env.fs.rmdir(`${env.root}/ref-updates/waiting`);
+    const events: unknown[] = [];
+    expect(await env.store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) }).listWaiting()).toEqual([]);
+    expect(events).toEqual([{ type: 'folder-recreated', path: `${env.root}/ref-updates/waiting` }]);
+    expect(env.list('ref-updates')).toContain('waiting');
+  });
+
   it('refuses a marker that is not a plain small JSON file, or one from a newer format', async () => {
     const env = makeEnv();
     env.mkdir('.');
