@@ -125,13 +125,21 @@ describe('consolidated pushes', () => {
       taskFilesIn(join(storePath, 'ref-updates', 'waiting')).length === 0 &&
       namesIn(join(storePath, 'ref-updates', 'running')).length === 0;
     await waitUntil('every ref delivered', delivered, 30_000);
-    await waitUntil('done/ swept', () => namesIn(join(storePath, 'ref-updates', 'done')).length === 0, 30_000);
+    // A push's refs land before its job logs it and retires its claim folder.
+    const pushed = (): unknown[] => node.logs().filter((line) => line.msg === 'pushed');
+    await waitUntil('a push logged for every destination', () => new Set(pushed().map((line) => (line as { uri: string }).uri)).size === names.length, 30_000);
+    const ownRetired = (): string[] => [...retired].filter((name) => /^[0-9a-f]{40}\.node-1\./.test(name));
+    await waitUntil(
+      'every claim folder retired to done/, and done/ swept',
+      () => ownRetired().length >= pushed().length && namesIn(join(storePath, 'ref-updates', 'done')).length === 0,
+      30_000,
+    );
     watcher.close();
 
     // Each push moved its claim folder (lease, owner record, task files) there in one rename.
-    const pushes = node.logs().filter((line) => line.msg === 'pushed').length;
+    const pushes = pushed().length;
     expect(pushes).toBeGreaterThanOrEqual(3);
-    expect([...retired].filter((name) => /^[0-9a-f]{40}\.node-1\./.test(name))).toHaveLength(pushes);
+    expect(ownRetired()).toHaveLength(pushes);
     expect(node.logs().filter((line) => line.level >= 40)).toEqual([]);
     expect(node.child.exitCode).toBeNull();
     expect(taskFilesIn(join(storePath, 'ref-updates', 'waiting'))).toEqual([]);
