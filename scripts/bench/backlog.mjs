@@ -5,7 +5,9 @@
 //   due:  every task is due; maxPushes 2, so pushing does not dominate. Start → first claim,
 //         node CPU per push (git's CPU not counted) over a window, peak RSS.
 //   idle: the same backlog with a replicationDelay of a day, so nothing is due: node CPU per
-//         pass (distributionInterval 1 s), and the latency of /metrics and /readyz.
+//         second, i.e. per pass while passes keep their 1 s period (a node whose passes take
+//         longer than that is busy all the time: its figure is then about 1,000 ms), and the
+//         latency of /metrics and /readyz.
 // `refrelay status` runs against the idle store: wall time and peak RSS.
 // Sizes: BENCH_BACKLOG_SIZES=10000,100000 (default 10,000, 100,000 and 1,000,000; --quick: 10,000).
 import { spawnSync } from 'node:child_process';
@@ -126,6 +128,7 @@ async function measureIdle(config, port) {
     await sleep(3 * INTERVAL_MS);
     const cpuBefore = processCpuMs(node.pid);
     await sleep(IDLE_WINDOW_MS);
+    // Passes start every interval (daemon/daemon.ts), so the window holds one pass per interval.
     const cpuPerPassMs = (processCpuMs(node.pid) - cpuBefore) / (IDLE_WINDOW_MS / INTERVAL_MS);
     const metricsMs = await timeRequest(`http://127.0.0.1:${port}/metrics`);
     const readyzMs = await timeRequest(`http://127.0.0.1:${port}/readyz`);
@@ -198,7 +201,7 @@ export async function run({ quick }) {
       (r) =>
         `${n(r.taskCount)} tasks (${n(r.uriCount)} URIs, generated in ${fmt(r.generateMs)}): start → first claim ${fmt(r.due.firstClaimMs)}, ` +
         `node CPU ${fmt(r.due.cpuPerPushMs)}/push over ${r.due.pushes} pushes, peak RSS ${r.due.peakRssMb.toFixed(0)} MB pushing / ${r.idle.peakRssMb.toFixed(0)} MB idle; ` +
-        `idle pass ${fmt(r.idle.cpuPerPassMs)} CPU, /metrics ${fmt(r.idle.metricsMs)}, /readyz ${fmt(r.idle.readyzMs)}; status ${fmt(r.status.ms)}, ${r.status.rssMb.toFixed(0)} MB`,
+        `idle: node CPU ${fmt(r.idle.cpuPerPassMs)} per 1 s pass period, /metrics ${fmt(r.idle.metricsMs)}, /readyz ${fmt(r.idle.readyzMs)}; status ${fmt(r.status.ms)}, ${r.status.rssMb.toFixed(0)} MB`,
     ),
   };
 }
