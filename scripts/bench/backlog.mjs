@@ -122,9 +122,8 @@ async function timeRequest(url) {
 async function measureIdle(config, port) {
   const node = startNode(config, 'bench');
   try {
-    // /readyz answers (200 or 503) once the node has started.
-    await waitFor('the node to answer /readyz', async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined)) !== undefined, 600_000);
-    // The start's listing is behind it once /readyz answers; a few passes settle the caches.
+    // The first pass reads every task file; the endpoints answer from a pass once it is done.
+    await waitFor('the first pass', () => node.logs().some((line) => line.msg === 'first pass over the queue done'), 600_000);
     await sleep(3 * INTERVAL_MS);
     const cpuBefore = processCpuMs(node.pid);
     await sleep(IDLE_WINDOW_MS);

@@ -190,6 +190,9 @@ export class Daemon {
       this.parts.doneSweeper.maybeSweep(idle);
       nextDueAt = report.nextDueAt;
       pendingUris = report.pendingUris;
+      // The first pass reads every waiting task file: at a big backlog, the start's long part.
+      if (this.lastPassAt === undefined)
+        log.info({ pendingUris, started: report.started, ms: Math.round(clock.monotonic() - now) }, 'first pass over the queue done');
       this.lastPassAt = clock.monotonic();
       reportStoreWorks(distributor.storeOutage, log, 'pass');
     } catch (error) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Daemon, type DaemonOptions } from '../../../src/daemon/daemon.js';
 import type { NodeRecord } from '../../../src/cluster/node-heartbeat.js';
 import type { PushOutcome, PushRequest } from '../../../src/push/push-types.js';
-import { silentLog } from '../../../src/runtime/log.js';
+import { silentLog, type Log } from '../../../src/runtime/log.js';
 import { FakeTimers } from '../../support/fake-clock.js';
 import { FakeLocks, FakePusher, harness, type Harness } from '../schedule/scheduler-harness.js';
 
@@ -45,7 +45,7 @@ interface Node {
   until<T>(promise: Promise<T>, stepMs?: number): Promise<T>;
 }
 
-function node(options: { drain?: boolean; pusher?: FakePusher; h?: Harness } = {}): Node {
+function node(options: { drain?: boolean; pusher?: FakePusher; h?: Harness; log?: Log } = {}): Node {
   const h = options.h ?? harness(base);
   const timers = new FakeTimers(h.clock);
   const calls: string[] = [];
@@ -58,7 +58,7 @@ function node(options: { drain?: boolean; pusher?: FakePusher; h?: Harness } = {
     clock: h.clock,
     random: h.deps.random,
     timers,
-    log: silentLog,
+    log: options.log ?? silentLog,
     host: 'host-a',
     pid: 4242,
     version: 'test',
@@ -160,6 +160,18 @@ describe('Daemon.tick', () => {
     // A pass for a freed slot (reusing the listing) does not move the period: the periodic one is still due 1 s after the last.
     n.h.clock.advance(100);
     expect(await n.daemon.tick('slot')).toBe(300);
+  });
+
+  it('says once when its first pass over the queue is done, with how many URIs wait', async () => {
+    const infos: Array<[unknown, string | undefined]> = [];
+    const n = node({ log: { ...silentLog, info: (fields, message) => void infos.push([fields, message]) } });
+    await n.daemon.start();
+    await n.h.enqueue('p', ['refs/heads/main']);
+    await n.daemon.tick();
+    await n.daemon.tick();
+    const firstPass = infos.filter(([, message]) => message === 'first pass over the queue done');
+    expect(firstPass).toHaveLength(1);
+    expect(firstPass[0]![0]).toMatchObject({ pendingUris: 1, started: 0 });
   });
 
   it('writes the heartbeat and observes locks once per interval, however many passes run', async () => {
