@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../src/store/task-store.js';
@@ -66,7 +65,7 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
       });
 
     // A fresh profile; the flags keep Chromium from calling out to a network this machine does not have.
-    const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'refrelay-chromium-')), {
+    const browser = await chromium.launchPersistentContext(tempDir('refrelay-chromium'), {
       executablePath: CHROMIUM,
       headless: true,
       args: [
@@ -144,7 +143,7 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
     nodes.push(node);
     await node.waitForLog((line) => line.msg.startsWith('http endpoints listening'));
 
-    const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'refrelay-chromium-')), {
+    const browser = await chromium.launchPersistentContext(tempDir('refrelay-chromium'), {
       executablePath: CHROMIUM,
       headless: true,
       args: [
