@@ -61,9 +61,8 @@ export class PeriodicVerify {
 
   private async runIfDue(): Promise<void> {
     const config = this.config();
-    const last = await readSummary(join(this.dir, 'last.json'));
     const storeNow = this.clock.now() + this.storeOffsetMs();
-    if (last !== undefined && storeNow - last.finishedAt < config.verifyIntervalMs) return;
+    if (await this.ranLately(config, storeNow)) return;
     const lock = join(this.dir, 'run.lock');
     try {
       await mkdir(lock);
@@ -76,10 +75,18 @@ export class PeriodicVerify {
       return;
     }
     try {
-      await this.runOnce(config);
+      // Read again under the lock: a peer may have finished a run, and released the lock, since
+      // the check above; without this, two runs come back to back.
+      if (!(await this.ranLately(config, storeNow))) await this.runOnce(config);
     } finally {
       await rm(lock, { recursive: true, force: true });
     }
+  }
+
+  /** Whether a run, by any node, finished less than an interval ago. */
+  private async ranLately(config: ReplicationConfig, storeNow: number): Promise<boolean> {
+    const last = await readSummary(join(this.dir, 'last.json'));
+    return last !== undefined && storeNow - last.finishedAt < config.verifyIntervalMs;
   }
 
   private async runOnce(config: ReplicationConfig): Promise<void> {
