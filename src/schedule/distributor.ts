@@ -11,12 +11,12 @@ import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
 import { groupByUri, type ResolutionCache, type UntrustedTask, type UriGroup } from './uri-groups.js';
 import { slotHeldFor, startDue, threadsOf, type DueHead } from './start-pass.js';
-import { parkUntrusted } from './park-untrusted.js';
+import { parkUntrusted, untrustedByUri } from './park-untrusted.js';
 import { StoreOutage, storeFailureCode } from './store-outage.js';
 import { newSchedule, planDue, scheduleAfter, type DuePlan, type UriSchedule } from './due-planner.js';
 import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
-import { waitingByUri, type WaitingUri } from './waiting-uris.js';
+import { countListed, type WaitingUri } from './waiting-uris.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
@@ -133,13 +133,7 @@ export class Distributor {
    * a pass that reused the listing); undefined before the first pass. Refused tasks count too.
    */
   waitingUris(): WaitingUri[] | undefined {
-    if (this.listed === undefined) return undefined;
-    const { groups, untrusted } = this.listed;
-    const waiting: WaitingUri[] = [];
-    for (const group of groups.values()) {
-      waiting.push({ remote: group.remote.name, uri: group.uri, waiting: group.tasks.length, oldestMtimeMs: group.oldestMtimeMs });
-    }
-    return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ item }) => item))];
+    return this.listed === undefined ? undefined : countListed(this.listed.groups, this.listed.untrusted);
   }
 
   runningUris(): string[] {
@@ -227,19 +221,11 @@ export class Distributor {
   }
 
   /**
-   * Task files no configured remote accepts are parked in failed/, once they have waited long
-   * enough for a config change rolling through the cluster (reload, restart) to reach this node:
-   * lockStale plus two passes. Returns how many URIs still have such tasks (a drain waits for them).
+   * Task files no configured remote accepts are parked in failed/ once past their grace
+   * (untrustedByUri). Returns how many URIs still have such tasks (a drain waits for them).
    */
   private parkUntrusted(untrusted: readonly UntrustedTask[], config: ReplicationConfig, offset: number, now: number): number {
-    if (untrusted.length === 0) return 0;
-    const graceMs = config.lockStaleMs + 2 * (config.distributionIntervalMs + config.randomDelayMs);
-    const byUri = new Map<string, { uri: string; tasks: UntrustedTask[] }>();
-    for (const entry of untrusted) {
-      let batch = byUri.get(entry.uriKey);
-      if (batch === undefined) byUri.set(entry.uriKey, (batch = { uri: entry.item.task.uri, tasks: [] }));
-      if (now - (entry.item.mtimeMs - offset) >= graceMs) batch.tasks.push(entry);
-    }
+    const byUri = untrustedByUri(untrusted, config, offset, now);
     for (const [key, { uri, tasks }] of byUri) {
       if (tasks.length === 0 || this.parking.has(key) || this.jobs.has(key) || !this.accepting) continue;
       const parking = parkUntrusted(this.jobDeps, key, uri, tasks)

@@ -1,5 +1,6 @@
 import { redactText, redactUrl } from '../runtime/redact.js';
 import type { SchedulerDeps } from './ports.js';
+import type { ReplicationConfig } from '../config/types.js';
 import type { UntrustedTask } from './uri-groups.js';
 
 /**
@@ -35,4 +36,25 @@ export async function parkUntrusted(deps: SchedulerDeps, uriKey: string, uri: st
     await lock.release().catch((error: unknown) => deps.log.warn({ uri: redactUrl(uri), err: String(error) }, 'could not release the URI lock'));
   }
   return parked;
+}
+
+/**
+ * Refused tasks per URI, with those that waited long enough for a config change rolling through
+ * the cluster (reload, restart) to reach this node: lockStale plus two passes. A URI whose tasks
+ * are all younger is listed with none (a drain still waits for it).
+ */
+export function untrustedByUri(
+  untrusted: readonly UntrustedTask[],
+  config: ReplicationConfig,
+  offsetMs: number,
+  now: number,
+): Map<string, { uri: string; tasks: UntrustedTask[] }> {
+  const graceMs = config.lockStaleMs + 2 * (config.distributionIntervalMs + config.randomDelayMs);
+  const byUri = new Map<string, { uri: string; tasks: UntrustedTask[] }>();
+  for (const entry of untrusted) {
+    let batch = byUri.get(entry.uriKey);
+    if (batch === undefined) byUri.set(entry.uriKey, (batch = { uri: entry.item.task.uri, tasks: [] }));
+    if (now - (entry.item.mtimeMs - offsetMs) >= graceMs) batch.tasks.push(entry);
+  }
+  return byUri;
 }

@@ -1,4 +1,5 @@
 import type { WaitingTask } from '../store/store-types.js';
+import type { UntrustedTask, UriGroup } from './uri-groups.js';
 
 /** The waiting tasks of one URI, as a listing or a node's last pass counted them. */
 export interface WaitingUri {
@@ -22,4 +23,13 @@ export function waitingByUri(tasks: readonly WaitingTask[]): WaitingUri[] {
     }
   }
   return [...byUri.values()];
+}
+
+/** A pass's groups and refused tasks, counted per URI. */
+export function countListed(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedTask[]): WaitingUri[] {
+  const waiting: WaitingUri[] = [];
+  for (const group of groups.values()) {
+    waiting.push({ remote: group.remote.name, uri: group.uri, waiting: group.tasks.length, oldestMtimeMs: group.oldestMtimeMs });
+  }
+  return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ item }) => item))];
 }
