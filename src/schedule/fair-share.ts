@@ -5,7 +5,9 @@ import type { Clock } from '../runtime/clock.js';
  * on startup: full-sync tasks) are scheduled as two groups, so a replicate-all of every project
  * cannot hold a developer's fresh push behind it, and still always progresses.
  */
-export type Lane = 'live' | 'bulk';
+import type { Lane } from '../task/task.js';
+
+export type { Lane };
 
 export interface FairShareSettings {
   /** Usage halves over this long without pushes. */

@@ -5,6 +5,14 @@ import { StoreError } from '../errors.js';
 export const TASK_FILE_PATTERN = /^[0-9a-f]{40}\.json$/;
 export const TASK_FILE_NAME_LENGTH = 45;
 export const URI_KEY_PATTERN = /^[0-9a-f]{40}$/;
+/**
+ * The waiting folder of a URI's live tasks is `waiting/<uriKey>`, of its full syncs
+ * `waiting/<uriKey>.bulk` (DESIGN.md "Store layout"): listing names alone tells which URIs have
+ * work and in which lane, and a live update arriving for a URI with only bulk work waiting makes a
+ * new folder, which every node sees.
+ */
+export const WAITING_FOLDER_PATTERN = /^([0-9a-f]{40})(\.bulk)?$/;
+export const BULK_SUFFIX = '.bulk';
 /** The lock component's record inside a lock folder; never treated as a task. */
 export const OWNER_RECORD_NAME = 'owner.json';
 export const CORRUPT_REASON_SUFFIX = '.reason';
@@ -17,6 +25,17 @@ export const DROPPED_FOLDER_NAME = 'dropped';
 export const DROPPED_RECORD_NAME = 'dropped.json';
 /** The store marker at the top of the store (store-marker.ts). */
 export const STORE_MARKER_NAME = 'refrelay-store.json';
+
+/** `waiting/<uriKey>` for the live lane, `waiting/<uriKey>.bulk` for full syncs. */
+export function waitingFolderName(uriKey: string, lane: 'live' | 'bulk'): string {
+  return lane === 'bulk' ? `${uriKey}${BULK_SUFFIX}` : uriKey;
+}
+
+/** The URI key and lane of a waiting folder's name; undefined for any other name. */
+export function parseWaitingFolderName(name: string): { readonly uriKey: string; readonly lane: 'live' | 'bulk' } | undefined {
+  const match = WAITING_FOLDER_PATTERN.exec(name);
+  return match === null ? undefined : { uriKey: match[1]!, lane: match[2] === undefined ? 'live' : 'bulk' };
+}
 
 export function isTaskFileName(name: string): boolean {
   return name.length === TASK_FILE_NAME_LENGTH && TASK_FILE_PATTERN.test(name);
@@ -59,8 +78,14 @@ export class StorePaths {
     return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.done, this.uriState, this.nodes, this.history, this.verify];
   }
 
-  waitingFile(name: string): string {
-    return inFolder(this.waiting, name);
+  /** `waiting/<folder>`, a URI's waiting folder (waitingFolderName). */
+  waitingFolder(folder: string): string {
+    return inFolder(this.waiting, folder, 'waiting folder name');
+  }
+
+  /** A task file in a URI's waiting folder. */
+  waitingFile(folder: string, name: string): string {
+    return inFolder(this.waitingFolder(folder), name);
   }
 
   /**
@@ -114,8 +139,8 @@ export class StorePaths {
  * A task file in one of the store's folders. Plain concatenation: the folder is already
  * normalised and a checked name has no separator, and this runs for every claimed file.
  */
-function inFolder(folder: string, name: string): string {
-  return `${folder}${sep}${plainName(name, 'task file name')}`;
+function inFolder(folder: string, name: string, what = 'task file name'): string {
+  return `${folder}${sep}${plainName(name, what)}`;
 }
 
 /** Names come from listings and other components; one with a separator would escape its folder. */

@@ -9,6 +9,13 @@ export interface Task {
   readonly remote: string;
 }
 
+/** Full syncs (replicate, replicate on startup) are bulk work; single ref updates are live. */
+export type Lane = 'live' | 'bulk';
+
+export function laneOfTask(task: Pick<Task, 'refs'>): Lane {
+  return task.refs.length === 1 && task.refs[0] === FULL_SYNC_REF ? 'bulk' : 'live';
+}
+
 /**
  * Two tasks that push the same thing must have the same key on every node, so the
  * ref order and duplicates a caller happened to produce must not reach the hash.
