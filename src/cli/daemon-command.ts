@@ -58,7 +58,14 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
   const clock = offsetClock(systemClock, skewMs);
   // The store reports quarantined files; the observability side (built on the store) logs and counts them.
   let storeEvents: (event: StoreEvent) => void = () => undefined;
-  const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, clock, onEvent: (event) => storeEvents(event), ifUnmarked: 'adopt-earlier' });
+  const store = new TaskStore({
+    root: config.storePath,
+    nodeId: config.nodeId,
+    clock,
+    onEvent: (event) => storeEvents(event),
+    ifUnmarked: 'adopt-earlier',
+    emptyFolderAgeMs: () => config.lockStaleMs,
+  });
   const observability = new NodeObservability(config, store, clock, log);
   storeEvents = observability.storeEvents;
   const daemon = new Daemon({

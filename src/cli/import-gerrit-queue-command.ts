@@ -11,6 +11,7 @@ import { TaskStore } from '../store/task-store.js';
 import { taskKey, type Task } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
 import { gerritQueueDirs, listGerritTaskFiles, readGerritFile, type GerritFileRead } from './gerrit-queue-files.js';
+import { waitingFolderOf } from '../store/waiting-folder.js';
 import { loadCliConfig } from './load-cli-config.js';
 
 export interface ImportGerritQueueArgs {
@@ -88,7 +89,7 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
   }
 
   if (args.dryRun) {
-    const wouldCreate = [...oldest.keys()].filter((key) => !isFile(paths.waitingFile(`${key}.json`))).length;
+    const wouldCreate = [...oldest].filter(([key, item]) => !isFile(paths.waitingFile(waitingFolderOf(item.task), `${key}.json`))).length;
     process.stdout.write(`dry run: would import ${counts(importable, wouldCreate)}, skip ${skipped.length}${leftText(left, 'leave')}; nothing written\n`);
     return skipped.length > 0 ? EXIT_FAILED : EXIT_OK;
   }

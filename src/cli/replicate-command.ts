@@ -86,8 +86,11 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
 async function settle(store: TaskStore, tracked: Tracked[], since: number): Promise<void> {
   const open = tracked.filter((item) => item.state === 'queued');
   if (open.length === 0) return;
-  const [waiting, running, failed] = await Promise.all([store.listWaitingNames(), store.listRunning(), store.listFailed()]);
-  const pending = new Set(waiting);
+  const [pending, running, failed] = await Promise.all([
+    store.waitingNamesOf(new Set(open.map((item) => item.uriKey))),
+    store.listRunning(),
+    store.listFailed(),
+  ]);
   for (const lock of running) for (const task of lock.tasks) pending.add(task.name);
   const failedByName = new Map(failed.map((item) => [item.name, item]));
   // Refs a destination rejected are parked as new tasks of the same URI.

@@ -2,7 +2,7 @@ import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
-import type { TaskStore } from '../store/task-store.js';
+import type { TaskStore, WaitingFolder } from '../store/task-store.js';
 import { waitingByUri, type WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
@@ -148,11 +148,19 @@ interface UriAccumulator extends UriStatus {
   oldestMtimeMs: number | null;
 }
 
+/** Every waiting folder learned: listing again learns the next batch of folders not read yet. */
+async function listAllWaiting(store: TaskStore): Promise<readonly WaitingFolder[]> {
+  for (;;) {
+    const listing = await store.listWaiting();
+    if (listing.unlearned === 0) return listing.folders;
+  }
+}
+
 /** The whole cluster's queue, read from the store alone: any machine that mounts it sees the same. */
 export async function collectClusterStatus(config: ReplicationConfig, store: TaskStore, clock: Clock, options: StatusOptions = {}): Promise<ClusterStatus> {
   const now = clock.now();
   const storeClockOffsetMs = options.storeClockOffsetMs ?? null;
-  const counted: Promise<readonly WaitingUri[]> = options.waiting === undefined ? store.listWaiting().then(waitingByUri) : Promise.resolve(options.waiting);
+  const counted: Promise<readonly WaitingUri[]> = options.waiting === undefined ? listAllWaiting(store).then(waitingByUri) : Promise.resolve(options.waiting);
   const [waiting, running, failed, corrupt, nodeFiles] = await Promise.all([
     counted,
     store.listRunning(),

@@ -25,7 +25,7 @@ const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constant
 /** What `lstat` tells of an entry, as far as the checks here need it. */
 export type EntryStats = Pick<
   fs.Stats,
-  'mtimeMs' | 'size' | 'isFile' | 'isDirectory' | 'isSymbolicLink' | 'isFIFO' | 'isSocket' | 'isBlockDevice' | 'isCharacterDevice'
+  'mtimeMs' | 'ctimeMs' | 'ino' | 'size' | 'isFile' | 'isDirectory' | 'isSymbolicLink' | 'isFIFO' | 'isSocket' | 'isBlockDevice' | 'isCharacterDevice'
 >;
 
 /** What an entry is, in words for a log line or a quarantine reason. */

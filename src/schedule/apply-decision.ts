@@ -23,6 +23,8 @@ export interface Job {
   readonly lock: Lease;
   readonly claims: ClaimLedger;
   readonly heartbeat: JobHeartbeat;
+  /** The claimed tasks it pushes, by file name. */
+  readonly claimed: Map<string, WaitingTask>;
   /** Claimed tasks whose git push was started: queued again if the lock turns out lost (push-job.ts queueAgainAfterLostLock). */
   readonly pushStarted: WaitingTask[];
 }
@@ -36,12 +38,19 @@ export async function fence(lock: Lease): Promise<void> {
 export async function applyDecision(
   { deps, group, lock, claims }: Job,
   { finish, requeue, fail, verdict }: JobDecision<PushedUnit>,
-  job: { state: UriState | undefined; rejections: RefRejections | undefined; claimed: number; failedRefs: number; refusedForNow: number },
+  job: {
+    state: UriState | undefined;
+    rejections: RefRejections | undefined;
+    /** The tasks this job pushes, by file name. */
+    claimed: ReadonlyMap<string, WaitingTask>;
+    failedRefs: number;
+    refusedForNow: number;
+  },
 ): Promise<JobResult> {
   const { store, clock, log } = deps;
   const uri = redactUrl(group.uri);
   const { remote, uriKey } = group;
-  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, [...requeue]));
+  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, tasksNamed(job.claimed, requeue)));
   for (const { names } of finish) if (!claims.pushedAll(names)) await store.finish(lock.claimName, [...names]);
   let failedTasks = 0;
   for (const unit of fail) {
@@ -80,7 +89,7 @@ export async function applyDecision(
       nodeId: deps.config().nodeId,
       ...withRejections(job.rejections),
     });
-    claims.movedOut(await store.reset(lock.claimName, [...verdict.names]));
+    claims.movedOut(await store.reset(lock.claimName, tasksNamed(job.claimed, verdict.names)));
     log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
     deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri, uriKey, attempts, retryInMs: notBefore - now, reason });
     return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
@@ -101,10 +110,10 @@ export async function applyDecision(
     await fence(lock);
     await store.deleteUriState(uriKey);
   }
-  if (failedTasks > 0 && failedTasks === job.claimed) return { kind: 'failed', claimed: failedTasks };
+  if (failedTasks > 0 && failedTasks === job.claimed.size) return { kind: 'failed', claimed: failedTasks };
   return {
     kind: 'pushed',
-    claimed: job.claimed,
+    claimed: job.claimed.size,
     failedRefs: job.failedRefs,
     ...alsoFailed(failedTasks),
     ...(job.refusedForNow > 0 ? { refusedForNow: job.refusedForNow } : {}),
@@ -113,6 +122,10 @@ export async function applyDecision(
 
 function withRejections(rejections: RefRejections | undefined): { refRejections?: RefRejections } {
   return isEmpty(rejections) ? {} : { refRejections: rejections };
+}
+
+function tasksNamed(claimed: ReadonlyMap<string, WaitingTask>, names: Iterable<string>): WaitingTask[] {
+  return [...names].map((name) => claimed.get(name)!);
 }
 
 export function alsoFailed(failedTasks: number): { failedTasks?: number } {

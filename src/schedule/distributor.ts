@@ -9,7 +9,7 @@ import { FairShare, type FairCandidate } from './fair-share.js';
 import { HostCircuits } from './host-circuit.js';
 import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
-import { groupByUri, type ResolutionCache, type UntrustedTask, type UriGroup } from './uri-groups.js';
+import { groupByUri, type ResolutionCache, type UntrustedFolder, type UriGroup } from './uri-groups.js';
 import { slotHeldFor, startDue, threadsOf, type DueHead } from './start-pass.js';
 import { parkUntrusted, untrustedByUri } from './park-untrusted.js';
 import { StoreOutage, storeFailureCode } from './store-outage.js';
@@ -60,7 +60,7 @@ export class Distributor {
   /** The last pass's plan (for `/status`), and each group's oldest due URI it could not start. */
   private last: { plan: DuePlan | undefined; heads: readonly DueHead[] } = { plan: undefined, heads: [] };
   /** What the last pass listed, grouped: the endpoints count the queue from it instead of listing again. */
-  private listed: { groups: ReadonlyMap<string, UriGroup>; untrusted: readonly UntrustedTask[] } | undefined;
+  private listed: { groups: ReadonlyMap<string, UriGroup>; untrusted: readonly UntrustedFolder[] } | undefined;
   private accepting = true;
   private failedToFailedDir = 0;
   /** URIs whose refused task files are being moved to failed/ right now. */
@@ -174,8 +174,8 @@ export class Distributor {
     const waiting = await deps.store.listWaiting({ cached: reuse });
     let resolutions = this.resolutions.get(config);
     if (resolutions === undefined) this.resolutions.set(config, (resolutions = new WeakMap()));
-    const untrusted: UntrustedTask[] = [];
-    const groups = groupByUri(config, waiting, resolutions, untrusted);
+    const untrusted: UntrustedFolder[] = [];
+    const groups = groupByUri(config, waiting.folders, resolutions, untrusted);
     // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
     // here): only a fresh one tells which URIs have nothing left.
     if (!reuse) {
@@ -198,7 +198,9 @@ export class Distributor {
     const refusing = this.parkUntrusted(untrusted, config, offsetMs, now);
     let pushingUnlisted = 0;
     for (const key of jobs.keys()) if (!groups.has(key)) pushingUnlisted++;
-    return { pendingUris: groups.size + refusing + pushingUnlisted, started, nextDueAt: plan.nextDueAt };
+    // Folders not learned yet (a node that started on a big backlog) and flat files to sort are work too.
+    const unseen = waiting.unlearned + waiting.loose.length;
+    return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt };
   }
 
   /**
@@ -221,14 +223,14 @@ export class Distributor {
   }
 
   /**
-   * Task files no configured remote accepts are parked in failed/ once past their grace
-   * (untrustedByUri). Returns how many URIs still have such tasks (a drain waits for them).
+   * Folders whose task no configured remote accepts are parked in failed/ once past their grace
+   * (park-untrusted.ts). Returns how many URIs still have such tasks (a drain waits for them).
    */
-  private parkUntrusted(untrusted: readonly UntrustedTask[], config: ReplicationConfig, offset: number, now: number): number {
+  private parkUntrusted(untrusted: readonly UntrustedFolder[], config: ReplicationConfig, offset: number, now: number): number {
     const byUri = untrustedByUri(untrusted, config, offset, now);
-    for (const [key, { uri, tasks }] of byUri) {
-      if (tasks.length === 0 || this.parking.has(key) || this.jobs.has(key) || !this.accepting) continue;
-      const parking = parkUntrusted(this.jobDeps, key, uri, tasks)
+    for (const [key, { uri, due }] of byUri) {
+      if (!due || this.parking.has(key) || this.jobs.has(key) || !this.accepting) continue;
+      const parking = parkUntrusted(this.jobDeps, key, uri, offset)
         .then((parked) => {
           this.failedToFailedDir += parked;
         })

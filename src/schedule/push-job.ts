@@ -15,6 +15,7 @@ import { JobHeartbeat } from './job-heartbeat.js';
 import { decideJobOutcome } from './job-outcome.js';
 import { logPush } from './push-log.js';
 import { settleRefs } from './settle-refs.js';
+import { parkRefused, sortClaimed } from './park-untrusted.js';
 import { capNotBefore, parseUriState, type UriState } from './uri-state.js';
 
 /** For callers that do not limit pushes (tests of a single job): the slot is always free. */
@@ -34,7 +35,7 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   const lock = await deps.locks.acquire(group.uriKey, group.uri);
   if (lock === undefined) return { kind: 'locked' };
   const heartbeat = new JobHeartbeat(deps, lock, group.uri, signal, deps.config().lockStaleMs, acquiredFrom);
-  const job: Job = { deps, group, lock, claims: new ClaimLedger(lock), heartbeat, pushStarted: [] };
+  const job: Job = { deps, group, lock, claims: new ClaimLedger(lock), heartbeat, claimed: new Map(), pushStarted: [] };
   heartbeat.start();
   try {
     const result = await claimAndPush(job, slot);
@@ -98,15 +99,18 @@ async function claimAndPush(job: Job, slot: PushSlot): Promise<JobResult> {
   const state = await readRetryState(job);
   if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
 
-  const claimedNames = new Set(
-    await store.claim(
-      lock.claimName,
-      group.tasks.map((item) => item.name),
-    ),
-  );
-  claims.claimed(claimedNames);
-  const claimed = group.tasks.filter((item) => claimedNames.has(item.name));
-  if (claimed.length === 0) return { kind: 'nothing-claimed' };
+  const all = await store.claim(lock.claimName, group.uriKey);
+  claims.claimed(all.map(({ name }) => name));
+  const sorted = sortClaimed(deps.config(), group.uriKey, all, deps.storeClockOffsetMs?.() ?? 0, clock.now());
+  const parked = await parkRefused(deps, lock, group.uriKey, group.uri, sorted.park);
+  for (const tasks of sorted.park.values()) claims.movedOut(tasks.map(({ name }) => name));
+  if (sorted.putBack.length > 0) {
+    await fence(lock);
+    claims.movedOut(await store.reset(lock.claimName, sorted.putBack));
+  }
+  const claimed = sorted.push;
+  for (const item of claimed) job.claimed.set(item.name, item);
+  if (claimed.length === 0) return { kind: 'nothing-claimed', ...alsoFailed(parked) };
   log.info({ uri: redactUrl(group.uri), tasks: claimed.length, lease: lock.leaseId }, 'claimed');
   deps.events?.({
     type: 'claimed',
@@ -119,25 +123,15 @@ async function claimAndPush(job: Job, slot: PushSlot): Promise<JobResult> {
   if (!(await slot.acquire(job.heartbeat.signal))) {
     // Stopped, or the lock lost, before a push slot came free: nothing was pushed.
     await fence(lock);
-    claims.movedOut(
-      await store.reset(
-        lock.claimName,
-        claimed.map((item) => item.name),
-      ),
-    );
-    return { kind: 'aborted' };
+    claims.movedOut(await store.reset(lock.claimName, claimed));
+    return { kind: 'aborted', ...alsoFailed(parked) };
   }
   if (deps.hosts?.mayPush(group.uri, group.uriKey) === false) {
     // Claimed ahead, and the host's circuit opened meanwhile: back to waiting, retries unspent.
     slot.release();
     await fence(lock);
-    claims.movedOut(
-      await store.reset(
-        lock.claimName,
-        claimed.map((item) => item.name),
-      ),
-    );
-    return { kind: 'host-down' };
+    claims.movedOut(await store.reset(lock.claimName, claimed));
+    return { kind: 'host-down', ...alsoFailed(parked) };
   }
   return await pushClaimed(job, claimed, state, () => slot.release());
 }
@@ -233,7 +227,7 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
   }
   const decision = decideJobOutcome(results, { attempts: state?.attempts ?? 0, maxRetries: group.remote.replicationMaxRetries });
   const refusedForNow = results.reduce((sum, unit) => sum + (unit.refusedForNow ?? 0), 0);
-  return applyDecision(job, decision, { state, rejections, claimed: claimed.length, failedRefs, refusedForNow });
+  return applyDecision(job, decision, { state, rejections, claimed: job.claimed, failedRefs, refusedForNow });
 }
 
 /** Tells the host's circuit and pacing what the push found; true when they take the failure as the host's. */

@@ -56,7 +56,7 @@ export function nodeSchedule(nodeId: string, state: ScheduleState): NodeSchedule
       uri: redactUrl(group.uri),
       remote: group.remote.name,
       lane: group.lane,
-      waiting: group.tasks.length,
+      waiting: group.taskCount,
       nextDueInMs: job === undefined ? at - now : null,
       backoffUntilMs: notBefore > now ? notBefore - now : null,
       running: job !== undefined,

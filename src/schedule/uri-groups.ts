@@ -1,44 +1,28 @@
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { expandUrl } from '../config/remote-url.js';
-import type { WaitingTask } from '../store/store-types.js';
+import type { WaitingFolder, WaitingTask } from '../store/task-store.js';
 import { FULL_SYNC_REF, uriKey as computeUriKey } from '../task/task.js';
-import type { Lane } from './fair-share.js';
+import type { Lane } from '../task/task.js';
 import { projectNameProblem, quoteUntrusted, refNameProblem } from '../task/names.js';
 import { redactUrl } from '../runtime/redact.js';
 
-/** Every waiting task of one destination URI. */
+/** The waiting work of one destination URI, as this node learned its folders (store/waiting-folders.ts). */
 export interface UriGroup {
   readonly uriKey: string;
   readonly uri: string;
   /** The remote whose settings pace this URI (the first remote seen; URIs rarely span remotes). */
   readonly remote: RemoteConfig;
-  readonly tasks: WaitingTask[];
+  /** Task files counted when its folders were learned (later arrivals ride along uncounted). */
+  taskCount: number;
   oldestMtimeMs: number;
-  /** Live when any of its tasks is (the push carries every claimed ref anyway). */
+  /** Live when it has a live folder (the push carries every claimed ref anyway). */
   lane: Lane;
 }
 
-/** Full syncs (replicate, replicate on startup) are bulk work; single ref updates are live. */
-export function laneOfTask(task: WaitingTask['task']): Lane {
-  return task.refs.length === 1 && task.refs[0] === FULL_SYNC_REF ? 'bulk' : 'live';
-}
-
-interface Resolved {
-  readonly remote: RemoteConfig;
-  readonly uriKey: string;
-}
-
-/** Why no node with this config may push a task: task files are input from anyone who can write the store. */
-interface Refused {
-  readonly refused: string;
-  readonly uriKey: string;
-}
-
-/** A waiting task this node must never push, with the reason it will be parked under. */
-export interface UntrustedTask {
-  readonly item: WaitingTask;
+/** A waiting folder whose task says no node may push it, with the reason it will be parked under. */
+export interface UntrustedFolder {
+  readonly folder: WaitingFolder;
   readonly reason: string;
-  readonly uriKey: string;
 }
 
 /**
@@ -69,53 +53,58 @@ export function taskNameProblem(config: Pick<ReplicationConfig, 'maxRefNameBytes
   return undefined;
 }
 
-/** Why a task file must not be pushed (see resolveTask), or undefined when it may be. */
-export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task']): string | undefined {
+/**
+ * Why a task file found in the waiting folders of `folderUriKey` must not be pushed (see
+ * resolveTask; or it names another URI than its folder's), or undefined when it may be.
+ */
+export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task'], folderUriKey: string): string | undefined {
   const resolved = resolveTask(config, task);
-  return typeof resolved === 'string' ? resolved : undefined;
+  if (typeof resolved === 'string') return resolved;
+  if (computeUriKey(task.uri) !== folderUriKey) return `a task for ${quoteUntrusted(redactUrl(task.uri))} in the waiting folder of another URI`;
+  return undefined;
 }
 
 /**
- * Per-task resolution (remote, uriKey) is cached on the task object itself: listings return the
- * same frozen objects while a file exists, so a pass over 100,000 tasks costs map lookups only.
- * The cache belongs to one config; the caller starts a new one when the config changes.
+ * Per-folder resolution (remote, or why refused) is cached on the folder object itself: listings
+ * return the same frozen objects until a folder is learned again, so a pass over 100,000 URIs
+ * costs map lookups only. The cache belongs to one config; the caller starts a new one when the
+ * config changes.
  */
-export type ResolutionCache = WeakMap<WaitingTask, Resolved | Refused>;
+export type ResolutionCache = WeakMap<WaitingFolder, RemoteConfig | string>;
 
-/** `untrusted`, when given, receives the tasks no node may push (see untrustedReason). */
+/** `untrusted`, when given, receives the folders whose task no node may push (see untrustedReason). */
 export function groupByUri(
   config: ReplicationConfig,
-  waiting: readonly WaitingTask[],
+  folders: readonly WaitingFolder[],
   cache: ResolutionCache = new WeakMap(),
-  untrusted?: UntrustedTask[],
+  untrusted?: UntrustedFolder[],
 ): Map<string, UriGroup> {
   const groups = new Map<string, UriGroup>();
-  for (const item of waiting) {
-    let resolved = cache.get(item);
+  for (const folder of folders) {
+    let resolved = cache.get(folder);
     if (resolved === undefined) {
-      const remote = resolveTask(config, item.task);
-      const uriKey = computeUriKey(item.task.uri);
-      resolved = typeof remote === 'string' ? { refused: remote, uriKey } : { remote, uriKey };
-      cache.set(item, resolved);
+      const reason = untrustedReason(config, folder.sample.task, folder.uriKey);
+      resolved = reason ?? (resolveTask(config, folder.sample.task) as RemoteConfig);
+      cache.set(folder, resolved);
     }
-    if ('refused' in resolved) {
-      untrusted?.push({ item, reason: resolved.refused, uriKey: resolved.uriKey });
+    if (typeof resolved === 'string') {
+      untrusted?.push({ folder, reason: resolved });
       continue;
     }
-    const group = groups.get(resolved.uriKey);
+    const group = groups.get(folder.uriKey);
     if (group === undefined) {
-      groups.set(resolved.uriKey, {
-        uriKey: resolved.uriKey,
-        uri: item.task.uri,
-        remote: resolved.remote,
-        tasks: [item],
-        oldestMtimeMs: item.mtimeMs,
-        lane: laneOfTask(item.task),
+      groups.set(folder.uriKey, {
+        uriKey: folder.uriKey,
+        uri: folder.sample.task.uri,
+        remote: resolved,
+        taskCount: folder.taskCount,
+        oldestMtimeMs: folder.oldestMtimeMs,
+        lane: folder.lane,
       });
     } else {
-      group.tasks.push(item);
-      if (item.mtimeMs < group.oldestMtimeMs) group.oldestMtimeMs = item.mtimeMs;
-      if (group.lane === 'bulk') group.lane = laneOfTask(item.task);
+      group.taskCount += folder.taskCount;
+      if (folder.oldestMtimeMs < group.oldestMtimeMs) group.oldestMtimeMs = folder.oldestMtimeMs;
+      if (folder.lane === 'live') group.lane = 'live';
     }
   }
   return groups;

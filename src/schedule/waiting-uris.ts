@@ -1,5 +1,5 @@
-import type { WaitingTask } from '../store/store-types.js';
-import type { UntrustedTask, UriGroup } from './uri-groups.js';
+import type { WaitingFolder } from '../store/task-store.js';
+import type { UntrustedFolder, UriGroup } from './uri-groups.js';
 
 /** The waiting tasks of one URI, as a listing or a node's last pass counted them. */
 export interface WaitingUri {
@@ -10,26 +10,27 @@ export interface WaitingUri {
   readonly oldestMtimeMs: number;
 }
 
-/** Counts a listing of waiting/ per URI (and remote, as each task names it). */
-export function waitingByUri(tasks: readonly WaitingTask[]): WaitingUri[] {
+/** Counts learned waiting folders per URI (and remote, as each folder's task names it). */
+export function waitingByUri(folders: readonly WaitingFolder[]): WaitingUri[] {
   const byUri = new Map<string, { remote: string; uri: string; waiting: number; oldestMtimeMs: number }>();
-  for (const { task, mtimeMs } of tasks) {
-    const key = `${task.remote}\u0000${task.uri}`;
+  for (const { sample, taskCount, oldestMtimeMs } of folders) {
+    const { remote, uri } = sample.task;
+    const key = `${remote}\u0000${uri}`;
     const found = byUri.get(key);
-    if (found === undefined) byUri.set(key, { remote: task.remote, uri: task.uri, waiting: 1, oldestMtimeMs: mtimeMs });
+    if (found === undefined) byUri.set(key, { remote, uri, waiting: taskCount, oldestMtimeMs });
     else {
-      found.waiting++;
-      if (mtimeMs < found.oldestMtimeMs) found.oldestMtimeMs = mtimeMs;
+      found.waiting += taskCount;
+      if (oldestMtimeMs < found.oldestMtimeMs) found.oldestMtimeMs = oldestMtimeMs;
     }
   }
   return [...byUri.values()];
 }
 
-/** A pass's groups and refused tasks, counted per URI. */
-export function countListed(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedTask[]): WaitingUri[] {
+/** A pass's groups and refused folders, counted per URI. */
+export function countListed(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedFolder[]): WaitingUri[] {
   const waiting: WaitingUri[] = [];
   for (const group of groups.values()) {
-    waiting.push({ remote: group.remote.name, uri: group.uri, waiting: group.tasks.length, oldestMtimeMs: group.oldestMtimeMs });
+    waiting.push({ remote: group.remote.name, uri: group.uri, waiting: group.taskCount, oldestMtimeMs: group.oldestMtimeMs });
   }
-  return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ item }) => item))];
+  return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ folder }) => folder))];
 }

@@ -5,6 +5,7 @@ import { quarantine } from './quarantine.js';
 import { encodeTask, taskKey, uriKey, type Task } from '../task/task.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { replaceAtomic, wakeLocalNodes } from './publish.js';
+import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
 import type { StoreContext } from './store-context.js';
 import { exists, storeError } from './store-fs.js';
 import { errnoName, isGone } from '../runtime/errno.js';
@@ -81,17 +82,9 @@ export async function retryFailed(ctx: StoreContext, filter: (task: FailedTask) 
   const matching = (await listFailed(ctx)).filter(filter);
   const back = await mapBounded(matching, ctx.concurrency, async (failed) => {
     const from = ctx.paths.failedFile(failed.uriKey, failed.name);
-    const to = ctx.paths.waitingFile(failed.name);
-    try {
-      await ctx.fs.link(from, to);
-    } catch (error) {
-      const code = errnoName(error);
-      const alreadyWaiting = code === 'EEXIST' || (code === 'EPERM' && (await exists(ctx.fs, to)));
-      if (!alreadyWaiting) {
-        if (isGone(error)) return false; // Another node retried it first.
-        throw storeError('retry failed task', to, error);
-      }
-    }
+    // 'already-there': the same task was queued meanwhile, and the failed copy is simply dropped.
+    const outcome = await intoWaitingFolder(ctx, from, waitingFolderOf(failed.task), failed.name, 'link', 'retry failed task');
+    if (outcome === 'source-gone') return false; // Another node retried it first.
     await unlinkTolerant(ctx, from, 'retry failed task');
     await unlinkTolerant(ctx, ctx.paths.failedReasonFile(failed.uriKey, failed.name), 'retry failed task');
     return true;

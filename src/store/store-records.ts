@@ -76,16 +76,14 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
     return { recovered: 0, removed: true };
   }
   if (names === undefined) return { recovered: 0, removed: true };
-  let recovered = 0;
+  // Each task goes back to its own URI's folder, as its content says (read here: unreadable
+  // ones are quarantined); a task of another URI in a lock folder is then refused by that URI's claim.
+  let recovered = (await resetTasks(ctx, lockName, await loadTasks(ctx, dir, names))).length;
   for (const name of names) {
-    if (isTaskFileName(name)) {
-      recovered += (await resetTasks(ctx, lockName, [name])).length;
-      continue;
-    }
-    if (lockName.includes('/') || name === OWNER_RECORD_NAME) continue;
+    if (isTaskFileName(name) || lockName.includes('/') || name === OWNER_RECORD_NAME) continue;
     const inner = await readdirTolerant(ctx, join(dir, name), 'recover lock folder');
     if (inner === undefined) continue;
-    recovered += (await resetTasks(ctx, `${lockName}/${name}`, inner.filter(isTaskFileName))).length;
+    recovered += (await resetTasks(ctx, `${lockName}/${name}`, await loadTasks(ctx, join(dir, name), inner))).length;
     await removeBookkeeping(ctx, join(dir, name), false);
   }
   return { recovered, removed: await removeBookkeeping(ctx, dir, !lockName.includes('/')) };

@@ -1,4 +1,9 @@
+import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
+import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
+import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
+import type { ClaimedTask, WaitingTask } from './store-types.js';
+import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { errnoName, isGone } from '../runtime/errno.js';
@@ -15,29 +20,55 @@ export type FileOp =
  * takeover) and is skipped, never an error. Each returns the names it actually moved.
  */
 
-/** waiting/ → running/<lockName>/. The caller holds the lock, so the folder exists. */
-export function claimTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
-  const claimed = ctx.paths.claimedFiles(lockName, names);
-  return moveEach(
-    ctx,
-    names,
-    'claim task',
-    names.map((name, i) => ({ op: 'rename', from: ctx.paths.waitingFile(name), to: claimed[i]! })),
-  );
+/**
+ * Every task of the URI's waiting folders (both lanes) → `running/<lockName>/`, then read. The
+ * caller holds the URI's lock, so the claim folder exists and no other claim races this one;
+ * publishers may, and what they add after the `readdir` stays for the next push. An emptied
+ * folder is removed (ENOTEMPTY: an update just arrived). Returns the tasks claimed and read
+ * (unreadable ones are quarantined), and the folders claimed from.
+ */
+export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
+  const claimDir = ctx.paths.lockFolder(lockName);
+  const tasks: ClaimedTask[] = [];
+  const folders: string[] = [];
+  for (const lane of ['live', 'bulk'] as const) {
+    const folder = waitingFolderName(uriKey, lane);
+    const dir = ctx.paths.waitingFolder(folder);
+    const names = (await readdirTolerant(ctx, dir, 'claim task'))?.filter(isTaskFileName);
+    if (names === undefined) continue;
+    folders.push(folder);
+    const ops: FileOp[] = names.map((name) => ({ op: 'rename', from: join(dir, name), to: join(claimDir, name) }));
+    const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops));
+    const moved = names.filter((_, i) => done[i]);
+    tasks.push(...(await loadTasks(ctx, claimDir, moved)));
+    await ctx.fs.rmdir(dir).catch(() => undefined);
+  }
+  return { tasks, folders };
+}
+
+/** The task file names in the waiting folders of `uriKeys` (both lanes), or of every URI. */
+export async function waitingNamesOf(ctx: StoreContext, uriKeys?: Iterable<string>): Promise<Set<string>> {
+  const folders =
+    uriKeys === undefined
+      ? (await readdirStrict(ctx, ctx.paths.waiting, 'list waiting tasks')).filter((name) => parseWaitingFolderName(name) !== undefined)
+      : [...uriKeys].flatMap((key) => [waitingFolderName(key, 'live'), waitingFolderName(key, 'bulk')]);
+  const listed = await mapBounded(folders, ctx.concurrency, (folder) => readdirTolerant(ctx, ctx.paths.waitingFolder(folder), 'list waiting tasks'));
+  return new Set(listed.flatMap((names) => (names ?? []).filter(isTaskFileName)));
 }
 
 /**
- * running/<lockName>/ → waiting/. Rename keeps the first-enqueue mtime; if the same task
- * was queued again meanwhile, replacing it with identical content and the older mtime is right.
+ * running/<lockName>/ → the waiting folder of each task's URI and lane, made again when a claim
+ * removed it. Rename keeps the first-enqueue mtime; if the same task was queued again meanwhile,
+ * replacing it with identical content and the older mtime is right.
  */
-export function resetTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
-  const claimed = ctx.paths.claimedFiles(lockName, names);
-  return moveEach(
-    ctx,
-    names,
-    'reset task',
-    names.map((name, i) => ({ op: 'rename', from: claimed[i]!, to: ctx.paths.waitingFile(name) })),
+export async function resetTasks(ctx: StoreContext, lockName: string, tasks: readonly WaitingTask[]): Promise<string[]> {
+  const claimDir = ctx.paths.lockFolder(lockName);
+  const moved = await mapBounded(
+    tasks,
+    ctx.concurrency,
+    async ({ name, task }) => (await intoWaitingFolder(ctx, join(claimDir, name), waitingFolderOf(task), name, 'rename', 'reset task')) === 'moved',
   );
+  return tasks.filter((_, i) => moved[i]).map(({ name }) => name);
 }
 
 export function finishTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {

@@ -5,10 +5,11 @@ import { mapBounded } from '../runtime/map-bounded.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
 import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
-import { fsyncDirectory, publishNoReplace, replaceAtomic } from './publish.js';
+import { fsyncDirectory, replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { nodeStoreFs, type StoreFs } from './store-fs.js';
-import { WaitingListing } from './store-listing.js';
+import { WaitingFolders, type WaitingListing } from './waiting-folders.js';
+import { publishWaiting, waitingFolderOf } from './waiting-folder.js';
 import { StorePaths, fileSafe } from './store-paths.js';
 import {
   countCorrupt,
@@ -32,11 +33,12 @@ import type {
   StoreEvent,
   WaitingTask,
 } from './store-types.js';
-import { claimTasks, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
+import { claimUri, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
 import { listUriStateKeys, listUriStates } from './uri-state-files.js';
 
 export type * from './store-types.js';
+export type { WaitingFolder, WaitingListing } from './waiting-folders.js';
 export type { DropActor, DropOutcome } from './dropped-tasks.js';
 export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
 export { nodeStoreFs } from './store-fs.js';
@@ -60,6 +62,12 @@ export interface TaskStoreOptions {
    * refrelay's store, refuse an empty or missing folder) or 'refuse' (every other command).
    */
   readonly ifUnmarked?: UnmarkedStorePolicy;
+  /** waiting/ is listed in full at least this often, changed or not (`fullListingInterval`). Default 5 min. */
+  readonly fullListingIntervalMs?: number;
+  /** Waiting folders learned per listing (waiting-folders.ts). Default 2,000. */
+  readonly learnPerPass?: number;
+  /** An empty waiting folder older than this is removed. Default 5 min; the daemon passes lockStale. */
+  readonly emptyFolderAgeMs?: () => number;
 }
 
 /** Tasks a `createMany` publishes side by side. */
@@ -74,7 +82,7 @@ export class TaskStore {
   readonly paths: StorePaths;
   private readonly ctx: StoreContext;
   private readonly syncDirectory: boolean;
-  private readonly waiting: WaitingListing;
+  private readonly waiting: WaitingFolders;
   private readonly ifUnmarked: UnmarkedStorePolicy;
   private layoutReady = false;
   private layoutPending: Promise<void> | undefined;
@@ -93,7 +101,11 @@ export class TaskStore {
     };
     this.syncDirectory = options.syncDirectory ?? true;
     this.ifUnmarked = options.ifUnmarked ?? 'create';
-    this.waiting = new WaitingListing(this.ctx);
+    this.waiting = new WaitingFolders(this.ctx, {
+      fullListingIntervalMs: options.fullListingIntervalMs ?? 300_000,
+      learnPerPass: options.learnPerPass ?? 2000,
+      emptyFolderAgeMs: options.emptyFolderAgeMs ?? (() => 300_000),
+    });
   }
 
   /** Publishes one task; `created: false` means it was already queued (its first file and mtime stay). */
@@ -110,46 +122,57 @@ export class TaskStore {
   async createMany(tasks: readonly Task[], options: { mtimeOf?: (task: Task) => Date | undefined } = {}): Promise<CreateResult[]> {
     await this.ready();
     // The same task twice in one batch is published once: the first occurrence reports it.
-    const pending = new Map<string, { text: string; mtime: Date | undefined }>();
+    const pending = new Map<string, { text: string; folder: string; mtime: Date | undefined }>();
     const keys = tasks.map((task) => {
       const key = taskKey(task);
-      if (!pending.has(key)) pending.set(key, { text: encodeTask(task), mtime: options.mtimeOf?.(task) });
+      if (!pending.has(key)) pending.set(key, { text: encodeTask(task), folder: waitingFolderOf(task), mtime: options.mtimeOf?.(task) });
       return key;
     });
     const unique = [...pending.entries()];
-    const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, { text, mtime }]) =>
-      publishNoReplace(this.ctx, this.paths.waitingFile(`${key}.json`), text, key, 'create task', mtime),
+    const madeFolders = new Set<string>();
+    const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, { text, folder, mtime }]) =>
+      publishWaiting(this.ctx, folder, `${key}.json`, text, { stem: key, operation: 'create task', mtime, made: (made) => madeFolders.add(made) }),
     );
     const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
     if (this.syncDirectory && createdKeys.size > 0) {
-      await fsyncDirectory(this.ctx, this.paths.waiting, 'create task');
+      const touched = new Set(unique.filter((_, i) => published[i]).map(([, { folder }]) => folder));
+      for (const folder of touched) await fsyncDirectory(this.ctx, this.paths.waitingFolder(folder), 'create task');
+      if (madeFolders.size > 0) await fsyncDirectory(this.ctx, this.paths.waiting, 'create task');
     }
     return keys.map((key) => ({ key, created: createdKeys.delete(key) }));
   }
 
-  /** Task file names in `waiting/`, one `readdir`, no reads. */
+  /**
+   * The waiting folders this node knows, learning what changed since the last call (bounded per
+   * call); `cached`: what it knows, without reading the store — for a pass that follows the last
+   * one closely (a push slot came free).
+   */
+  async listWaiting(options: { cached?: boolean } = {}): Promise<WaitingListing> {
+    if (!this.layoutReady) await this.ready();
+    return this.waiting.list(options);
+  }
+
+  /** Every waiting task file name: a `readdir` of waiting/ and of each folder in it, no reads. */
   async listWaitingNames(): Promise<string[]> {
     await this.ready();
-    return this.waiting.names();
+    return [...(await waitingNamesOf(this.ctx))];
+  }
+
+  /** The task file names waiting for these URIs (both lanes): one `readdir` per folder, no reads. */
+  async waitingNamesOf(uriKeys: Iterable<string>): Promise<Set<string>> {
+    await this.ready();
+    return waitingNamesOf(this.ctx, uriKeys);
   }
 
   /**
-   * Every readable waiting task, in no particular order; unreadable ones are quarantined.
-   * `cached`: the previous listing minus this node's claims since, without reading the folder —
-   * for a pass that follows the last one closely (a push slot came free); a lost race against
-   * another node is a lock refused or nothing claimed, never a lost task.
+   * Moves every waiting task of the URI into the lock folder `running/<lockName>/` the caller
+   * holds, and reads them; the folders claimed from are learned again.
    */
-  async listWaiting(options: { cached?: boolean } = {}): Promise<WaitingTask[]> {
-    if (!this.layoutReady) await this.ready();
-    return options.cached === true ? this.waiting.cached() : this.waiting.list();
-  }
-
-  /** Moves waiting tasks into the lock folder `running/<lockName>/` the caller holds; returns those it got. */
-  async claim(lockName: string, names: readonly string[]): Promise<string[]> {
+  async claim(lockName: string, uriKey: string): Promise<ClaimedTask[]> {
     await this.ready();
-    const claimed = await claimTasks(this.ctx, lockName, names);
-    for (const name of claimed) this.waiting.forget(name);
-    return claimed;
+    const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey);
+    for (const folder of folders) this.waiting.forget(folder);
+    return tasks;
   }
 
   async listClaimed(lockName: string): Promise<ClaimedTask[]> {
@@ -158,9 +181,9 @@ export class TaskStore {
   }
 
   /** Back to `waiting/` for a retry, keeping the first-enqueue mtime. Returns the names moved. */
-  async reset(lockName: string, names: readonly string[]): Promise<string[]> {
+  async reset(lockName: string, tasks: readonly WaitingTask[]): Promise<string[]> {
     await this.ready();
-    return resetTasks(this.ctx, lockName, names);
+    return resetTasks(this.ctx, lockName, tasks);
   }
 
   /** Deletes claimed tasks after a successful push. Returns the names removed. */

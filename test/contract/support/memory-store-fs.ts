@@ -196,6 +196,8 @@ export class MemoryStoreFs implements StoreFs {
     const no = () => false;
     return {
       mtimeMs: node.mtimeMs,
+      ctimeMs: node.mtimeMs,
+      ino: 0,
       size: node.kind === 'file' ? Buffer.byteLength(node.content) : 0,
       isFile: is('file'),
       isDirectory: is('dir'),

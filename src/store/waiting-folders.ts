@@ -1,0 +1,169 @@
+import { join } from 'node:path';
+import { entryType } from '../runtime/bounded-read.js';
+import { isGone } from '../runtime/errno.js';
+import { mapBounded } from '../runtime/map-bounded.js';
+import type { Lane } from '../task/task.js';
+import { quarantine } from './quarantine.js';
+import type { StoreContext } from './store-context.js';
+import { storeError } from './store-fs.js';
+import { loadTask, lstatTolerant, readdirStrict } from './store-listing.js';
+import { isTaskFileName, parseWaitingFolderName } from './store-paths.js';
+import type { WaitingTask } from './store-types.js';
+
+/**
+ * A change to waiting/ within this long of its listing may share its timestamp with a change
+ * after it; the stamp proves nothing then (store clock against ours, so skew up to this is fine).
+ */
+const RECENT_CHANGE_MS = 10_000;
+
+/** One URI's waiting folder in one lane, as this node learned it (DESIGN.md "Waiting folders"). */
+export interface WaitingFolder {
+  /** Its name in waiting/: `<uriKey>` or `<uriKey>.bulk`. */
+  readonly folder: string;
+  readonly uriKey: string;
+  readonly lane: Lane;
+  /** The oldest task that could be read: the folder's URI, remote and project as its content says. */
+  readonly sample: WaitingTask;
+  /** The oldest task file's mtime (store clock). */
+  readonly oldestMtimeMs: number;
+  /** Task files in the folder when it was learned; later arrivals are not counted. */
+  readonly taskCount: number;
+}
+
+/** What a listing tells the distributor. */
+export interface WaitingListing {
+  readonly folders: readonly WaitingFolder[];
+  /** Folders seen but not learned yet (learning is bounded per pass). */
+  readonly unlearned: number;
+  /** Flat task files at the top of waiting/ (format 1, or written by hand): to be sorted into folders. */
+  readonly loose: readonly string[];
+}
+
+export interface WaitingFoldersOptions {
+  /** waiting/ is listed in full at least this often, changed or not: NFS attribute caches may be stale. */
+  readonly fullListingIntervalMs: number;
+  /** Folders learned per listing; the rest wait for the next ones. */
+  readonly learnPerPass: number;
+  /** An empty folder whose mtime is older than this is removed (a claim or publish that died midway). */
+  readonly emptyFolderAgeMs: () => number;
+}
+
+/**
+ * `waiting/` by folder name. waiting/ is read again only when its mtime or ctime changed — a
+ * folder made or removed — or a full listing is due; a folder is read once, when first seen (or
+ * after this node claimed from it), so a pass with nothing new opens no file, and a node never
+ * holds more than one parsed task per folder.
+ */
+export class WaitingFolders {
+  private readonly learned = new Map<string, WaitingFolder>();
+  /** Seen, not learned yet, in the order seen; those this node claimed from first. */
+  private readonly toLearn = new Set<string>();
+  private readonly relearn = new Set<string>();
+  private loose: readonly string[] = [];
+  private stamp = '';
+  private stampWasOld = false;
+  private listedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly options: WaitingFoldersOptions,
+  ) {}
+
+  /** This node claimed from the folder: what is left there (if anything) is learned again. */
+  forget(folder: string): void {
+    if (this.learned.delete(folder) || this.toLearn.delete(folder)) this.relearn.add(folder);
+  }
+
+  /** `cached`: what this node knows, without any I/O. */
+  async list(options: { cached?: boolean } = {}): Promise<WaitingListing> {
+    if (options.cached !== true) {
+      await this.readNamesIfChanged();
+      await this.learnSome();
+    }
+    return { folders: [...this.learned.values()], unlearned: this.toLearn.size + this.relearn.size, loose: this.loose };
+  }
+
+  private async readNamesIfChanged(): Promise<void> {
+    const { ctx } = this;
+    const dir = ctx.paths.waiting;
+    const stats = await ctx.fs.lstat(dir).catch((error: unknown) => {
+      throw storeError('list waiting tasks', dir, error);
+    });
+    const stamp = `${stats.ino}:${stats.mtimeMs}:${stats.ctimeMs}`;
+    const now = ctx.clock.monotonic();
+    // File times have a granularity (a jiffy on Linux): a folder made in the same tick as a
+    // change we listed leaves the stamp as it was. Only a stamp that was already old when we
+    // listed proves that nothing came after.
+    if (stamp === this.stamp && this.stampWasOld && now - this.listedAt < this.options.fullListingIntervalMs) return;
+    // Taken before the readdir: a folder made while it runs changes the stamp again.
+    this.stamp = stamp;
+    this.stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
+    this.listedAt = now;
+    const names = await readdirStrict(ctx, dir, 'list waiting tasks');
+    const present = new Set<string>();
+    const loose: string[] = [];
+    for (const name of names) {
+      if (parseWaitingFolderName(name) !== undefined) {
+        present.add(name);
+        if (!this.learned.has(name) && !this.relearn.has(name)) this.toLearn.add(name);
+      } else if (isTaskFileName(name)) {
+        loose.push(name);
+      }
+    }
+    this.loose = loose;
+    for (const known of [this.learned, this.toLearn, this.relearn]) {
+      for (const name of known.keys()) if (!present.has(name)) known.delete(name);
+    }
+  }
+
+  private async learnSome(): Promise<void> {
+    const batch: string[] = [];
+    for (const queue of [this.relearn, this.toLearn]) {
+      for (const name of queue) {
+        if (batch.length >= this.options.learnPerPass) break;
+        batch.push(name);
+      }
+    }
+    if (batch.length === 0) return;
+    const learned = await mapBounded(batch, this.ctx.concurrency, (name) => this.learnFolder(name));
+    batch.forEach((name, i) => {
+      this.relearn.delete(name);
+      this.toLearn.delete(name);
+      const folder = learned[i];
+      if (folder !== undefined) this.learned.set(name, folder);
+    });
+  }
+
+  /** One folder: undefined when it is gone, empty, or not a real folder (then quarantined). */
+  private async learnFolder(name: string): Promise<WaitingFolder | undefined> {
+    const { ctx } = this;
+    const dir = ctx.paths.waitingFolder(name);
+    const stats = await lstatTolerant(ctx, dir, 'list waiting tasks');
+    if (stats === undefined) return undefined;
+    if (!stats.isDirectory()) {
+      await quarantine(ctx, dir, name, `${entryType(stats)} where a waiting folder is expected`);
+      return undefined;
+    }
+    let names: string[];
+    try {
+      names = (await ctx.fs.readdir(dir)).filter(isTaskFileName);
+    } catch (error) {
+      if (isGone(error)) return undefined;
+      throw storeError('list waiting tasks', dir, error);
+    }
+    const ages = await mapBounded(names, ctx.concurrency, async (task) => ({ task, stats: await lstatTolerant(ctx, join(dir, task), 'list waiting tasks') }));
+    const files = ages.filter((entry) => entry.stats !== undefined).sort((a, b) => a.stats!.mtimeMs - b.stats!.mtimeMs);
+    if (files.length === 0) {
+      if (ctx.clock.now() - stats.mtimeMs > this.options.emptyFolderAgeMs()) await ctx.fs.rmdir(dir).catch(() => undefined);
+      return undefined;
+    }
+    // The oldest readable task speaks for the folder; unreadable ones are quarantined on the way.
+    for (const { task } of files) {
+      const sample = await loadTask(ctx, dir, task);
+      if (sample === undefined) continue;
+      const parsed = parseWaitingFolderName(name)!;
+      return { folder: name, uriKey: parsed.uriKey, lane: parsed.lane, sample, oldestMtimeMs: files[0]!.stats!.mtimeMs, taskCount: files.length };
+    }
+    return undefined;
+  }
+}
