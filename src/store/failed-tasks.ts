@@ -7,7 +7,7 @@ import { mapBounded } from '../runtime/map-bounded.js';
 import { replaceAtomic, wakeLocalNodes } from './publish.js';
 import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
 import type { StoreContext } from './store-context.js';
-import { exists, storeError } from './store-fs.js';
+import { storeError } from './store-fs.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { loadTask, readdirStrict, readdirTolerant } from './store-listing.js';
 import { URI_KEY_PATTERN, isTaskFileName } from './store-paths.js';
