@@ -1,6 +1,6 @@
 // Backlog: what a node's start, its passes and pushes, its monitoring endpoints and
 // `refrelay status` cost at 10,000 / 100,000 / 1,000,000 waiting tasks, ten per URI. The tasks
-// are written straight into the store in the format `enqueue` writes, backdated an hour.
+// are written straight into the store in the layout and format `enqueue` writes, backdated an hour.
 // Each size is measured twice, by fresh node processes:
 //   due:  every task is due; maxPushes 2, so pushing does not dominate. Start → first claim,
 //         node CPU per push (git's CPU not counted) over a window, peak RSS.
@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeTask } from '../../dist/task/task-codec.js';
-import { taskKey } from '../../dist/task/task-key.js';
+import { taskKey, uriKey } from '../../dist/task/task-key.js';
 import { bin, makeSource, startNode } from './cluster-util.mjs';
 import { processCpuMs } from './cpu-sampler.mjs';
 import { destinationsParent, fmt, median, withTempDir } from './util.mjs';
@@ -51,9 +51,12 @@ function writeTasks(store, dests, uriCount, refs) {
   const waiting = join(store, 'ref-updates', 'waiting');
   const anHourAgo = new Date(Date.now() - 3600_000);
   for (let u = 0; u < uriCount; u++) {
+    const uri = `file://${dests}/p${u}.git`;
+    const folder = join(waiting, uriKey(uri));
+    mkdirSync(folder);
     for (const ref of refs) {
-      const task = { project: `p${u}`, refs: [ref], uri: `file://${dests}/p${u}.git`, remote: 'mirror' };
-      const path = join(waiting, `${taskKey(task)}.json`);
+      const task = { project: `p${u}`, refs: [ref], uri, remote: 'mirror' };
+      const path = join(folder, `${taskKey(task)}.json`);
       writeFileSync(path, encodeTask(task));
       utimesSync(path, anHourAgo, anHourAgo);
     }
@@ -122,8 +125,8 @@ async function timeRequest(url) {
 async function measureIdle(config, port) {
   const node = startNode(config, 'bench');
   try {
-    // The first pass reads every task file; the endpoints answer from a pass once it is done.
-    await waitFor('the first pass', () => node.logs().some((line) => line.msg === 'first pass over the queue done'), 600_000);
+    // A node reads one task of every waiting folder over its first passes; steady passes come after.
+    await waitFor('every folder learned', () => node.logs().some((line) => line.msg === 'every waiting folder learned'), 600_000);
     await sleep(3 * INTERVAL_MS);
     const cpuBefore = processCpuMs(node.pid);
     await sleep(IDLE_WINDOW_MS);

@@ -41,6 +41,9 @@ export class Daemon {
   private refWatcher: RefWatcher | undefined;
   /** Monotonic time of the last completed distributor pass, of its last fresh listing, and the last heartbeat outcome. */
   private lastPassAt: number | undefined;
+  private readonly startedAt: number;
+  /** Said once: every waiting folder has been read once (see WaitingFolders). */
+  private queueLearned = false;
   private listedAt = Number.NEGATIVE_INFINITY;
   /** Monotonic start of the last pass not woken by a freed slot: the periodic pass comes one interval after it. */
   private periodFrom = Number.NEGATIVE_INFINITY;
@@ -53,6 +56,7 @@ export class Daemon {
   constructor(private readonly options: DaemonOptions) {
     this.parts = nodeParts(options);
     const { clock, store, log } = options;
+    this.startedAt = clock.monotonic();
     this.beatEvery = runEvery(
       clock,
       () => this.config.distributionIntervalMs,
@@ -190,9 +194,13 @@ export class Daemon {
       this.parts.doneSweeper.maybeSweep(idle);
       nextDueAt = report.nextDueAt;
       pendingUris = report.pendingUris;
-      // The first pass reads every waiting task file: at a big backlog, the start's long part.
       if (this.lastPassAt === undefined)
         log.info({ pendingUris, started: report.started, ms: Math.round(clock.monotonic() - now) }, 'first pass over the queue done');
+      // A node that starts on a big backlog reads one task per waiting folder over several passes.
+      if (report.unlearned === 0 && !this.queueLearned) {
+        this.queueLearned = true;
+        log.info({ pendingUris, ms: Math.round(clock.monotonic() - this.startedAt) }, 'every waiting folder learned');
+      }
       this.lastPassAt = clock.monotonic();
       reportStoreWorks(distributor.storeOutage, log, 'pass');
     } catch (error) {

@@ -27,6 +27,8 @@ export interface TickReport {
   readonly started: number;
   /** Earliest local time at which a waiting URI becomes due; undefined when none waits. */
   readonly nextDueAt: number | undefined;
+  /** Waiting folders seen but not read yet: a node that starts on a big backlog learns it over several passes. */
+  readonly unlearned: number;
 }
 
 /**
@@ -200,7 +202,7 @@ export class Distributor {
     for (const key of jobs.keys()) if (!groups.has(key)) pushingUnlisted++;
     // Folders not learned yet (a node that started on a big backlog) and flat files to sort are work too.
     const unseen = waiting.unlearned + waiting.loose.length;
-    return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt };
+    return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt, unlearned: waiting.unlearned };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { StoreContext } from './store-context.js';
 import { exists, removeQuietly, storeError, type StoreFileHandle } from './store-fs.js';
-import { errnoName } from '../runtime/errno.js';
+import { errnoName, isGone } from '../runtime/errno.js';
 
 /** A unique name in `building/`, so a crash leaves its debris in one known place. */
 export function tempPath(ctx: StoreContext, stem: string): string {
@@ -90,12 +90,13 @@ export async function replaceAtomic(ctx: StoreContext, target: string, text: str
  * network filesystems cannot fsync a directory; there the entry is already durable or
  * there is nothing better to do, so those refusals are ignored.
  */
-export async function fsyncDirectory(ctx: StoreContext, dir: string, operation: string): Promise<void> {
+export async function fsyncDirectory(ctx: StoreContext, dir: string, operation: string, options: { goneIsFine?: boolean } = {}): Promise<void> {
   let handle: StoreFileHandle | undefined;
   try {
     handle = await ctx.fs.open(dir, 'r');
     await handle.sync();
   } catch (error) {
+    if (options.goneIsFine === true && isGone(error)) return;
     const code = errnoName(error);
     if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EBADF' && code !== 'EPERM' && code !== 'EACCES' && code !== 'ENOTSUP') {
       throw storeError(operation, dir, error);

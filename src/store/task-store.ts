@@ -136,7 +136,8 @@ export class TaskStore {
     const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
     if (this.syncDirectory && createdKeys.size > 0) {
       const touched = new Set(unique.filter((_, i) => published[i]).map(([, { folder }]) => folder));
-      for (const folder of touched) await fsyncDirectory(this.ctx, this.paths.waitingFolder(folder), 'create task');
+      // A folder a claimer removed meanwhile took the new entries with it into its claim.
+      for (const folder of touched) await fsyncDirectory(this.ctx, this.paths.waitingFolder(folder), 'create task', { goneIsFine: true });
       if (madeFolders.size > 0) await fsyncDirectory(this.ctx, this.paths.waiting, 'create task');
     }
     return keys.map((key) => ({ key, created: createdKeys.delete(key) }));

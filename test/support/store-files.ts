@@ -31,3 +31,38 @@ export async function waitUntil<T>(what: string, check: () => T | undefined | fa
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** A URI's waiting folder in layout 2: `<uriKey>` (live) or `<uriKey>.bulk` (full syncs). */
+const WAITING_FOLDER = /^[0-9a-f]{40}(\.bulk)?$/;
+
+/**
+ * Every waiting task file of a store as `<folder>/<taskKey>.json` paths relative to waiting/,
+ * sorted; the folder says the URI and lane. [] when waiting/ does not exist.
+ */
+export function waitingTaskEntries(store: string): string[] {
+  const waiting = join(store, 'ref-updates', 'waiting');
+  return namesIn(waiting)
+    .filter((folder) => WAITING_FOLDER.test(folder))
+    .flatMap((folder) => taskFilesIn(join(waiting, folder)).map((name) => `${folder}/${name}`))
+    .sort();
+}
+
+/** Every waiting task file name (`<taskKey>.json`) of a store, whatever its folder, sorted. */
+export function waitingTaskNames(store: string): string[] {
+  return waitingTaskEntries(store)
+    .map((entry) => entry.slice(entry.indexOf('/') + 1))
+    .sort();
+}
+
+/** Full paths of every waiting task file of a store, sorted by name. */
+export function waitingTaskPaths(store: string): string[] {
+  const waiting = join(store, 'ref-updates', 'waiting');
+  return waitingTaskEntries(store)
+    .sort((a, b) => a.slice(a.indexOf('/')).localeCompare(b.slice(b.indexOf('/'))))
+    .map((entry) => join(waiting, entry));
+}
+
+/** Parsed waiting tasks of a store (the JSON of each file), sorted by file name. */
+export function readWaitingTasks(store: string): Array<Record<string, unknown>> {
+  return waitingTaskPaths(store).map((path) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>);
+}
