@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
@@ -106,6 +106,51 @@ describe('a store with entries refrelay never wrote', () => {
         node.logs().filter((line) => line.msg === 'distributor pass failed'),
         node.nodeId,
       ).toEqual([]);
+    }
+    for (const project of c.projects) expect(overlapsSeen(c.dest(project)), project).toBe(0);
+  });
+  it('waiting folders: a symlink and a file named like URI folders, a FIFO and tasks of another URI inside a real one: the young task moves to its own folder and is delivered, the old one is parked, the rest in corrupt/, nothing outside touched', async () => {
+    const c = cluster({ label: 'refrelay-hostile-folders', projects: ['app', 'lib'] });
+    await c.update('app', 'main');
+    const waiting = storeDir(c.store, 'waiting');
+    const appFolder = join(waiting, c.lockName('app'));
+    execFileSync('mkfifo', [join(appFolder, taskName('5'))]);
+    // Well-formed tasks of a real URL, but in the folder of another URI: one just written, one an hour old.
+    writeFileSync(join(appFolder, taskName('6')), `${JSON.stringify({ project: 'lib', refs: ['refs/heads/main'], uri: c.uri('lib'), remote: 'mirror' })}\n`);
+    const old = join(appFolder, taskName('8'));
+    writeFileSync(old, `${JSON.stringify({ project: 'lib', refs: ['refs/heads/old'], uri: c.uri('lib'), remote: 'mirror', note: SECRET })}\n`);
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(old, anHourAgo, anHourAgo);
+    const victim = tempDir('refrelay-victim');
+    writeFileSync(join(victim, taskName('7')), JSON.stringify({ project: 'app', refs: ['refs/heads/victim'], uri: c.uri('app'), remote: 'mirror' }));
+    const victimBefore = readdirSync(victim).sort();
+    symlinkSync(victim, join(waiting, 'a'.repeat(40)));
+    writeFileSync(join(waiting, `${'b'.repeat(40)}.bulk`), 'not a folder');
+
+    const a = c.start('node-a');
+    const b = c.start('node-b');
+    // lib's main arrives only through the task found in app's folder.
+    await c.waitDelivered();
+    // failed/ is by the URI a task names.
+    const failedLib = join(storeDir(c.store, 'failed'), c.lockName('lib'));
+    await waitUntil('the old foreign task parked in failed/', () => namesIn(failedLib).includes(taskName('8')));
+
+    expect(readdirSync(victim).sort()).toEqual(victimBefore);
+    expect(namesIn(waiting)).toEqual([]);
+    const reasons = corruptReasons(c.store);
+    expect(reasons).toContain('a FIFO where a file is expected');
+    expect(reasons).toContain('a symbolic link where a waiting folder is expected');
+    expect(reasons).toContain('a regular file where a waiting folder is expected');
+    expect(readFileSync(join(failedLib, `${taskName('8')}.reason.json`), 'utf8')).toContain('in the waiting folder of another URI');
+    const refusals = [a, b].flatMap((node) => node.logs().filter((line) => line.msg === 'task refused: parked in failed/ without pushing'));
+    expect(refusals).toHaveLength(1);
+    for (const node of [a, b]) {
+      expect(node.child.exitCode, node.nodeId).toBeNull();
+      expect(
+        node.problems().filter((line) => !line.endsWith('task refused: parked in failed/ without pushing')),
+        node.nodeId,
+      ).toEqual([]);
+      expect(JSON.stringify(node.logs()) + node.stderr).not.toContain('never-in-any-output');
     }
     for (const project of c.projects) expect(overlapsSeen(c.dest(project)), project).toBe(0);
   });
