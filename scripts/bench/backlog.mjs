@@ -3,7 +3,8 @@
 // are written straight into the store in the layout and format `enqueue` writes, backdated an hour.
 // Each size is measured twice, by fresh node processes:
 //   due:  every task is due; maxPushes 2, so pushing does not dominate. Start → first claim,
-//         node CPU per push (git's CPU not counted) over a window, peak RSS.
+//         start → every waiting folder learned, then node CPU per push (git's CPU not counted)
+//         over a window, peak RSS.
 //   idle: the same backlog with a replicationDelay of a day, so nothing is due: node CPU per
 //         second, i.e. per pass while passes keep their 1 s period (a node whose passes take
 //         longer than that is busy all the time: its figure is then about 1,000 ms), and the
@@ -99,12 +100,15 @@ async function measureDue(config) {
   try {
     await waitFor('the first claim', () => node.logs().find((line) => line.msg === 'claimed'), 600_000);
     const firstClaimMs = Date.now() - started;
+    // Pushes go on while the node reads one task per folder; the steady cost comes after.
+    await waitFor('every folder learned', () => node.logs().some((line) => line.msg === 'every waiting folder learned'), 1_200_000);
+    const learnedMs = Date.now() - started;
     const pushesBefore = node.logs().filter((line) => line.msg === 'pushed').length;
     const cpuBefore = processCpuMs(node.pid);
     await sleep(PUSH_WINDOW_MS);
     const pushes = node.logs().filter((line) => line.msg === 'pushed').length - pushesBefore;
     const cpuPerPushMs = (processCpuMs(node.pid) - cpuBefore) / Math.max(1, pushes);
-    return { firstClaimMs, cpuPerPushMs, pushes, peakRssMb: peakRssMb(node.pid) };
+    return { firstClaimMs, learnedMs, cpuPerPushMs, pushes, peakRssMb: peakRssMb(node.pid) };
   } finally {
     await node.stop();
   }
@@ -201,7 +205,7 @@ export async function run({ quick }) {
       (million === undefined ? '' : '; at 1,000,000: first claim ≤ 5 s, node RSS ≤ 300 MB, status ≤ 2 s and ≤ 150 MB'),
     details: results.map(
       (r) =>
-        `${n(r.taskCount)} tasks (${n(r.uriCount)} URIs, generated in ${fmt(r.generateMs)}): start → first claim ${fmt(r.due.firstClaimMs)}, ` +
+        `${n(r.taskCount)} tasks (${n(r.uriCount)} URIs, generated in ${fmt(r.generateMs)}): start → first claim ${fmt(r.due.firstClaimMs)}, every folder learned ${fmt(r.due.learnedMs)}, ` +
         `node CPU ${fmt(r.due.cpuPerPushMs)}/push over ${r.due.pushes} pushes, peak RSS ${r.due.peakRssMb.toFixed(0)} MB pushing / ${r.idle.peakRssMb.toFixed(0)} MB idle; ` +
         `idle: node CPU ${fmt(r.idle.cpuPerPassMs)} per 1 s pass period, /metrics ${fmt(r.idle.metricsMs)}, /readyz ${fmt(r.idle.readyzMs)}; status ${fmt(r.status.ms)}, ${r.status.rssMb.toFixed(0)} MB`,
     ),
