@@ -35,6 +35,9 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
   const { totals } = status;
   out.push(`store ${status.storePath}`);
   out.push(`waiting ${totals.waiting}  running ${totals.running}  failed ${totals.failed}  corrupt ${totals.corrupt}`);
+  if (status.queueFrom !== null) {
+    out.push(`waiting as node ${status.queueFrom.nodeId} counted it ${formatAge(status.queueFrom.ageMs)} ago (refrelay status --all counts the store)`);
+  }
   out.push('');
   out.push(...uriTables(status, style, options.urisShown ?? URIS_SHOWN));
   if (status.running.length > 0) {

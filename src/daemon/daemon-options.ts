@@ -71,6 +71,8 @@ export interface DaemonView {
   readonly spooledTasks: () => number;
   /** The waiting tasks per URI as the last pass listed them; undefined before the first pass. */
   readonly waitingUris: () => readonly WaitingUri[] | undefined;
+  /** True once the node has read every waiting folder it has seen (its counts then cover the queue). */
+  readonly queueLearned: () => boolean;
 }
 
 export interface DaemonObservability {

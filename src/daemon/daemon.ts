@@ -44,6 +44,8 @@ export class Daemon {
   private readonly startedAt: number;
   /** Said once: every waiting folder has been read once (see WaitingFolders). */
   private queueLearned = false;
+  /** Waiting folders not read yet, as of the last pass. */
+  private unlearned = Number.POSITIVE_INFINITY;
   private listedAt = Number.NEGATIVE_INFINITY;
   /** Monotonic start of the last pass not woken by a freed slot: the periodic pass comes one interval after it. */
   private periodFrom = Number.NEGATIVE_INFINITY;
@@ -126,6 +128,7 @@ export class Daemon {
       storeClockOffsetMs: () => this.parts.offset.current() ?? 0,
       spooledTasks: () => this.spooledTasks,
       waitingUris: () => this.parts.distributor.waitingUris(),
+      queueLearned: () => this.unlearned === 0,
     });
     try {
       await this.start();
@@ -197,6 +200,7 @@ export class Daemon {
       if (this.lastPassAt === undefined)
         log.info({ pendingUris, started: report.started, ms: Math.round(clock.monotonic() - now) }, 'first pass over the queue done');
       // A node that starts on a big backlog reads one task per waiting folder over several passes.
+      this.unlearned = report.unlearned;
       if (report.unlearned === 0 && !this.queueLearned) {
         this.queueLearned = true;
         log.info({ pendingUris, ms: Math.round(clock.monotonic() - this.startedAt) }, 'every waiting folder learned');

@@ -6,6 +6,7 @@ import { startHttpServer, type RunningHttpServer } from '../observe/http-server.
 import type { Log } from '../runtime/log.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { UriHistory } from '../observe/uri-history.js';
+import { persistQueueSummary, QUEUE_SUMMARY_EVERY_MS, summarizeQueue } from '../observe/queue-summary.js';
 import type { Clock } from '../runtime/clock.js';
 import type { StoreEvent } from '../store/store-types.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -33,6 +34,8 @@ export class NodeObservability implements DaemonObservability {
   private tokenFileError: string | undefined;
   /** Monotonic time of the last history write (HISTORY_PERSIST_EVERY_MS). */
   private persistedAt = Number.NEGATIVE_INFINITY;
+  /** Monotonic time of the last queue summary written (QUEUE_SUMMARY_EVERY_MS). */
+  private summarizedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly config: ReplicationConfig,
@@ -124,6 +127,14 @@ export class NodeObservability implements DaemonObservability {
 
   async afterBeat(): Promise<void> {
     const now = this.clock.monotonic();
+    if (now - this.summarizedAt >= QUEUE_SUMMARY_EVERY_MS) {
+      const waiting = this.view?.waitingUris();
+      if (waiting !== undefined) {
+        this.summarizedAt = now;
+        const storeNow = this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
+        await persistQueueSummary(this.config.storePath, summarizeQueue(this.config.nodeId, waiting, this.view?.queueLearned() === true, storeNow));
+      }
+    }
     if (now - this.persistedAt < HISTORY_PERSIST_EVERY_MS) return;
     this.persistedAt = now;
     await this.history.persist(this.config.storePath);

@@ -8,6 +8,10 @@ import { uriKey as computeUriKey } from '../task/task.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
+import { freshestSummary, QUEUE_SUMMARY_EVERY_MS, readQueueSummaries, type QueueSummary } from './queue-summary.js';
+
+/** A summary older than this many distributionIntervals (plus its writing period) is not used. */
+const QUEUE_SUMMARY_MAX_AGE_INTERVALS = 3;
 
 export type { FailedTaskStatus } from './failed-view.js';
 export type { WaitingUri } from '../schedule/waiting-uris.js';
@@ -94,6 +98,12 @@ export interface ClusterStatus {
   verify: VerifyStatus | null;
   /** Per URI key, the last events of every node (queued, claimed, pushed, failed, taken over), oldest first. */
   history: Record<string, UriHistoryEntry>;
+  /**
+   * The live node whose queue summary the waiting counts come from, and its age; null when they
+   * were counted from the store (or from this node's own last pass). A summary lists only the
+   * longest-waiting URIs one by one.
+   */
+  queueFrom: { nodeId: string; ageMs: number } | null;
 }
 
 export interface VerifyStatus {
@@ -139,13 +149,39 @@ export interface StatusOptions {
   readonly storeClockOffsetMs?: number | null;
   /** How many failed tasks to list one by one (default FAILED_LISTED); `status --all`: Infinity. */
   readonly failedLimit?: number;
-  /** The waiting tasks as a node's last pass counted them; absent: waiting/ is listed. */
+  /** The waiting tasks as a node's last pass counted them; absent: a live node's summary, else waiting/ is read. */
   readonly waiting?: readonly WaitingUri[];
+  /** Count the waiting tasks from the store itself, never from a node's summary (`status --all`). */
+  readonly exact?: boolean;
 }
 
 interface UriAccumulator extends UriStatus {
   remote: string;
   oldestMtimeMs: number | null;
+}
+
+/**
+ * The waiting count: the caller's (a node's last pass), else the freshest summary of a live node
+ * (unless `exact`), else every waiting folder read from the store.
+ */
+async function countWaiting(
+  config: ReplicationConfig,
+  store: TaskStore,
+  options: StatusOptions,
+  nodes: readonly NodeStatus[],
+  storeNow: number,
+): Promise<{ waiting: readonly WaitingUri[]; summary?: QueueSummary }> {
+  if (options.waiting !== undefined) return { waiting: options.waiting };
+  if (options.exact !== true) {
+    const alive = new Set(nodes.filter((node) => node.state === 'alive').map((node) => node.nodeId));
+    const maxAgeMs = QUEUE_SUMMARY_MAX_AGE_INTERVALS * config.distributionIntervalMs + QUEUE_SUMMARY_EVERY_MS;
+    const summary = freshestSummary(await readQueueSummaries(config.storePath), alive, storeNow, maxAgeMs);
+    if (summary !== undefined) {
+      const waiting = summary.oldest.map(({ remote, uri, uriKey, tasks, oldestMtimeMs }) => ({ remote, uri, uriKey, waiting: tasks, oldestMtimeMs }));
+      return { waiting, summary };
+    }
+  }
+  return { waiting: waitingByUri(await listAllWaiting(store)) };
 }
 
 /** Every waiting folder learned: listing again learns the next batch of folders not read yet. */
@@ -160,26 +196,32 @@ async function listAllWaiting(store: TaskStore): Promise<readonly WaitingFolder[
 export async function collectClusterStatus(config: ReplicationConfig, store: TaskStore, clock: Clock, options: StatusOptions = {}): Promise<ClusterStatus> {
   const now = clock.now();
   const storeClockOffsetMs = options.storeClockOffsetMs ?? null;
-  const counted: Promise<readonly WaitingUri[]> = options.waiting === undefined ? listAllWaiting(store).then(waitingByUri) : Promise.resolve(options.waiting);
-  const [waiting, running, failed, corrupt, nodeFiles] = await Promise.all([
-    counted,
-    store.listRunning(),
-    store.listFailed(),
-    store.countCorrupt(),
-    store.readNodeRecordFiles(),
-  ]);
+  const storeNow = now + (storeClockOffsetMs ?? 0);
+  const [running, failed, corrupt, nodeFiles] = await Promise.all([store.listRunning(), store.listFailed(), store.countCorrupt(), store.readNodeRecordFiles()]);
+  const nodes = nodeFiles.flatMap((file) => nodeStatus(config, file.record, storeNow - file.mtimeMs)).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+  const queue = await countWaiting(config, store, options, nodes, storeNow);
+  const waiting = queue.waiting;
   const byUri = new Map<string, UriAccumulator>();
-  const entry = (remote: string, uri: string): UriAccumulator => {
+  const entry = (remote: string, uri: string, uriKey?: string): UriAccumulator => {
     const key = `${remote}\u0000${uri}`;
     let found = byUri.get(key);
     if (found === undefined) {
-      found = { remote, uri: redactUrl(uri), uriKey: computeUriKey(uri), waiting: 0, oldestWaitingAgeMs: null, running: 0, failed: 0, oldestMtimeMs: null };
+      found = {
+        remote,
+        uri: redactUrl(uri),
+        uriKey: uriKey ?? computeUriKey(uri),
+        waiting: 0,
+        oldestWaitingAgeMs: null,
+        running: 0,
+        failed: 0,
+        oldestMtimeMs: null,
+      };
       byUri.set(key, found);
     }
     return found;
   };
   for (const item of waiting) {
-    const acc = entry(item.remote, item.uri);
+    const acc = entry(item.remote, item.uri, item.uriKey);
     acc.waiting += item.waiting;
     if (acc.oldestMtimeMs === null || item.oldestMtimeMs < acc.oldestMtimeMs) acc.oldestMtimeMs = item.oldestMtimeMs;
   }
@@ -216,13 +258,23 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     if (age !== null && (remote.oldestWaitingAgeMs === null || age > remote.oldestWaitingAgeMs)) remote.oldestWaitingAgeMs = age;
   }
   for (const remote of remotes.values()) remote.uris.sort((a, b) => a.uri.localeCompare(b.uri));
+  // A summary names only the longest-waiting URIs; its totals count them all.
+  for (const [name, totals] of Object.entries(queue.summary?.remotes ?? {})) {
+    let remote = remotes.get(name);
+    if (remote === undefined) remotes.set(name, (remote = { name, configured: false, waiting: 0, running: 0, failed: 0, oldestWaitingAgeMs: null, uris: [] }));
+    remote.waiting = totals.tasks;
+    remote.oldestWaitingAgeMs = totals.oldestMtimeMs === null ? null : Math.max(0, now - totals.oldestMtimeMs);
+  }
 
   return {
     version: STATUS_FORMAT_VERSION,
     generatedAt: new Date(now).toISOString(),
     storePath: config.storePath,
     totals: {
-      waiting: waiting.reduce((sum, item) => sum + item.waiting, 0),
+      waiting:
+        queue.summary === undefined
+          ? waiting.reduce((sum, item) => sum + item.waiting, 0)
+          : [...remotes.values()].reduce((sum, remote) => sum + remote.waiting, 0),
       running: running.reduce((sum, lock) => sum + lock.tasks.length, 0),
       failed: failed.length,
       corrupt,
@@ -234,9 +286,8 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
       .sort(newestFirst)
       .slice(0, options.failedLimit ?? FAILED_LISTED),
     storeClockOffsetMs,
-    nodes: nodeFiles
-      .flatMap((file) => nodeStatus(config, file.record, now + (storeClockOffsetMs ?? 0) - file.mtimeMs))
-      .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
+    nodes,
+    queueFrom: queue.summary === undefined ? null : { nodeId: queue.summary.nodeId, ageMs: Math.max(0, storeNow - queue.summary.writtenAt) },
     circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, now + (storeClockOffsetMs ?? 0))),
     verify: await readVerify(config.storePath, now + (storeClockOffsetMs ?? 0)),
     history: await readClusterHistory(config.storePath),

@@ -138,7 +138,7 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
   const dir = historyDir(storePath);
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.startsWith('.'));
+    names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.startsWith('.') && !name.endsWith('.queue.json'));
   } catch {
     return {};
   }

@@ -5,6 +5,8 @@ import type { UntrustedFolder, UriGroup } from './uri-groups.js';
 export interface WaitingUri {
   readonly remote: string;
   readonly uri: string;
+  /** Known when the URI comes from a summary, whose `uri` is redacted. */
+  readonly uriKey?: string;
   readonly waiting: number;
   /** The oldest task's mtime (store clock). */
   readonly oldestMtimeMs: number;

@@ -3,6 +3,7 @@ import { UsageError } from '../../errors.js';
 import { measureStoreClockOffset } from '../../cluster/clock-probe.js';
 import { collectClusterStatus, FAILED_LISTED } from '../../observe/cluster-status.js';
 import { timesJson } from '../../observe/json-times.js';
+import { QUEUE_SUMMARY_URIS } from '../../observe/queue-summary.js';
 import { systemClock } from '../../runtime/clock.js';
 import { TaskStore } from '../../store/task-store.js';
 import { configOption } from '../config-option.js';
@@ -48,6 +49,8 @@ export function statusCommand(cli: Argv): Argv {
         const status = await collectClusterStatus(config, store, systemClock, {
           storeClockOffsetMs,
           ...(args.all ? { failedLimit: Number.POSITIVE_INFINITY } : {}),
+          // A node's summary names the longest-waiting URIs only; more than that, or all, is read from the store.
+          exact: args.all || args.limit === 0 || args.limit > QUEUE_SUMMARY_URIS,
         });
         if (args.json) {
           process.stdout.write(timesJson(status));

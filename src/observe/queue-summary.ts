@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { redactUrl } from '../runtime/redact.js';
+import type { WaitingUri } from '../schedule/waiting-uris.js';
+import { uriKey as computeUriKey } from '../task/task.js';
+import { historyDir } from './uri-history.js';
+
+/** How often a node writes its summary. */
+export const QUEUE_SUMMARY_EVERY_MS = 5000;
+/** The URIs a summary names one by one, the longest waiting first. */
+export const QUEUE_SUMMARY_URIS = 200;
+const SUFFIX = '.queue.json';
+
+/** One remote's waiting work as a node's last pass counted it. */
+export interface QueueRemoteSummary {
+  readonly uris: number;
+  readonly tasks: number;
+  /** Store clock; null when nothing waits. */
+  readonly oldestMtimeMs: number | null;
+}
+
+export interface QueueSummaryUri {
+  readonly remote: string;
+  /** Redacted. */
+  readonly uri: string;
+  readonly uriKey: string;
+  readonly tasks: number;
+  readonly oldestMtimeMs: number;
+}
+
+/**
+ * `history/<nodeId>.queue.json`: the whole queue as one node learned it (DESIGN.md "Waiting
+ * folders"), so that `status` on any machine reads one small file instead of every waiting folder.
+ * Counts are those of the node's folders as learned: tasks that joined a folder since are not in them.
+ */
+export interface QueueSummary {
+  readonly version: 1;
+  readonly nodeId: string;
+  /** Store clock. */
+  readonly writtenAt: number;
+  /** False while the node has folders it has not read yet: its counts then miss them. */
+  readonly complete: boolean;
+  readonly remotes: Readonly<Record<string, QueueRemoteSummary>>;
+  readonly oldest: readonly QueueSummaryUri[];
+}
+
+/** Per remote totals and the QUEUE_SUMMARY_URIS longest-waiting URIs of a pass's count. */
+export function summarizeQueue(nodeId: string, waiting: readonly WaitingUri[], complete: boolean, writtenAt: number): QueueSummary {
+  const remotes: Record<string, { uris: number; tasks: number; oldestMtimeMs: number | null }> = {};
+  for (const { remote, waiting: tasks, oldestMtimeMs } of waiting) {
+    const totals = (remotes[remote] ??= { uris: 0, tasks: 0, oldestMtimeMs: null });
+    totals.uris++;
+    totals.tasks += tasks;
+    if (totals.oldestMtimeMs === null || oldestMtimeMs < totals.oldestMtimeMs) totals.oldestMtimeMs = oldestMtimeMs;
+  }
+  const oldest = [...waiting]
+    .sort((a, b) => a.oldestMtimeMs - b.oldestMtimeMs)
+    .slice(0, QUEUE_SUMMARY_URIS)
+    .map(({ remote, uri, waiting: tasks, oldestMtimeMs }) => ({ remote, uri: redactUrl(uri), uriKey: computeUriKey(uri), tasks, oldestMtimeMs }));
+  return { version: 1, nodeId, writtenAt, complete, remotes, oldest };
+}
+
+/** Temp + rename, so readers see the old summary or the new one. */
+export async function persistQueueSummary(storePath: string, summary: QueueSummary): Promise<void> {
+  const dir = historyDir(storePath);
+  const temp = join(dir, `.${summary.nodeId}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temp, `${JSON.stringify(summary)}\n`);
+    await rename(temp, join(dir, `${summary.nodeId}${SUFFIX}`));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+export function isQueueSummaryName(name: string): boolean {
+  return name.endsWith(SUFFIX);
+}
+
+/** Every node's summary that parses; anything else there is skipped (the store is anyone's to write). */
+export async function readQueueSummaries(storePath: string): Promise<QueueSummary[]> {
+  const dir = historyDir(storePath);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((name) => isQueueSummaryName(name) && !name.startsWith('.'));
+  } catch {
+    return [];
+  }
+  const summaries: QueueSummary[] = [];
+  for (const name of names) {
+    try {
+      const summary = parseQueueSummary(await readBoundedText(join(dir, name), STORE_RECORD_MAX_BYTES));
+      if (summary !== undefined) summaries.push(summary);
+    } catch {
+      // Vanished, too big or not a file: another node's summary may still do.
+    }
+  }
+  return summaries;
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/** Only well-typed fields make a summary; the URIs are redacted again, whatever the file says. */
+export function parseQueueSummary(text: string): QueueSummary | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object') return undefined;
+  const fields = parsed as Record<string, unknown>;
+  if (fields.version !== 1 || typeof fields.nodeId !== 'string' || !isTime(fields.writtenAt) || typeof fields.complete !== 'boolean') return undefined;
+  if (fields.remotes === null || typeof fields.remotes !== 'object' || !Array.isArray(fields.oldest)) return undefined;
+  const remotes: Record<string, QueueRemoteSummary> = {};
+  for (const [remote, value] of Object.entries(fields.remotes as Record<string, unknown>)) {
+    const totals = value as Record<string, unknown> | null;
+    if (totals === null || typeof totals !== 'object' || !isCount(totals.uris) || !isCount(totals.tasks)) return undefined;
+    remotes[remote] = { uris: totals.uris, tasks: totals.tasks, oldestMtimeMs: isTime(totals.oldestMtimeMs) ? totals.oldestMtimeMs : null };
+  }
+  const oldest: QueueSummaryUri[] = [];
+  for (const value of fields.oldest.slice(0, QUEUE_SUMMARY_URIS)) {
+    const entry = value as Record<string, unknown> | null;
+    if (entry === null || typeof entry !== 'object') return undefined;
+    const { remote, uri, uriKey, tasks, oldestMtimeMs } = entry;
+    if (typeof remote !== 'string' || typeof uri !== 'string' || typeof uriKey !== 'string' || !isCount(tasks) || !isTime(oldestMtimeMs)) return undefined;
+    oldest.push({ remote, uri: redactUrl(uri), uriKey, tasks, oldestMtimeMs });
+  }
+  return { version: 1, nodeId: fields.nodeId, writtenAt: fields.writtenAt, complete: fields.complete, remotes, oldest };
+}
+
+/**
+ * The summary `status` can count the queue from: the newest complete one of a node that is alive,
+ * written within `maxAgeMs` of `storeNow`; undefined when there is none (then the store is listed).
+ */
+export function freshestSummary(summaries: readonly QueueSummary[], alive: ReadonlySet<string>, storeNow: number, maxAgeMs: number): QueueSummary | undefined {
+  let best: QueueSummary | undefined;
+  for (const summary of summaries) {
+    if (!summary.complete || !alive.has(summary.nodeId) || storeNow - summary.writtenAt > maxAgeMs) continue;
+    if (best === undefined || summary.writtenAt > best.writtenAt) best = summary;
+  }
+  return best;
+}
