@@ -6,7 +6,7 @@ import { uriKey } from '../../../src/task/task.js';
 import { commitFile, git, initBare, makeWorkTree, refsOf, writeHook } from '../../support/git.js';
 import { killGroupsWith } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig, type LogLine } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 /**
@@ -138,7 +138,7 @@ export class Cluster {
   }
 
   queueEmpty(): boolean {
-    return taskFilesIn(storeDir(this.store, 'waiting')).length === 0 && namesIn(storeDir(this.store, 'running')).length === 0;
+    return waitingTaskNames(this.store).length === 0 && namesIn(storeDir(this.store, 'running')).length === 0;
   }
 
   async waitDelivered(timeoutMs = 20_000): Promise<void> {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { overlapsSeen, pushesReceived } from '../../support/destination.js';
 import { isAlive } from '../../support/processes.js';
 import { readJson, storeDir, type RefrelayNode } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { hookPids, lockSnapshot, logTime, useCluster, type Cluster } from './cluster-fixture.js';
 
 const { cluster } = useCluster();
@@ -93,7 +93,7 @@ describe('one node id, one running daemon', () => {
     first.signal('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
     // shutdownGrace (500 ms) aborted the push: its task is waiting again, the record says stopped.
-    expect(taskFilesIn(storeDir(c.store, 'waiting'))).toHaveLength(1);
+    expect(waitingTaskNames(c.store)).toHaveLength(1);
     expect(nodeRecord(c, 'node-1')?.stoppedAt).toEqual(expect.any(Number));
 
     c.setPushSleep(0);

@@ -7,7 +7,7 @@ import { runCli } from '../../support/cli.js';
 import { overlapsSeen } from '../../support/destination.js';
 import { commitFile, git } from '../../support/git.js';
 import { storeDir } from '../../support/refrelay-node.js';
-import { namesIn, sleep, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, sleep, taskFilesIn, waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { freePort } from '../../support/free-port.js';
 import { hookPids, logTime, useCluster } from './cluster-fixture.js';
 import { spoolDirFor } from '../../../src/intake/spool.js';
@@ -101,7 +101,7 @@ describe('a store that fails under a running node', () => {
     const port = await freePort();
     const c = cluster({ label: 'refrelay-full-disk', storePath: join(mount.mountPoint, 'store'), replication: [`httpListen = 127.0.0.1:${port}`] });
     await c.update('app', 'main');
-    const queued = taskFilesIn(storeDir(c.store, 'waiting'));
+    const queued = waitingTaskNames(c.store);
     expect(queued).toHaveLength(1);
     const filler = join(mount.mountPoint, 'filler');
     fill(filler);
@@ -122,7 +122,7 @@ describe('a store that fails under a running node', () => {
       `refrelay: the store at ${c.store} cannot be written (ENOSPC); the update is spooled in ${spool} and will be forwarded by a daemon of this store on this machine\n`,
     );
     expect(taskFilesIn(spool)).toHaveLength(1);
-    expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual(queued);
+    expect(waitingTaskNames(c.store)).toEqual(queued);
     expect(namesIn(storeDir(c.store, 'building'))).toEqual([]);
 
     // Several failed store writes in a row on the full store: the node counts them and keeps going.
@@ -134,7 +134,7 @@ describe('a store that fails under a running node', () => {
     // (A lock attempt may be in flight at any instant; a leaked folder would never go away.)
     await waitUntil('no lock folder in running/', () => namesIn(storeDir(c.store, 'running')).length === 0, 3000, 20);
     expect(namesIn(join(c.store, 'nodes')).filter((name) => name.startsWith('.'))).toEqual([]);
-    expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual(queued);
+    expect(waitingTaskNames(c.store)).toEqual(queued);
 
     expect(taskFilesIn(spool)).toHaveLength(1);
 
