@@ -10,7 +10,7 @@ import { startGitDaemon, type GitDaemon } from '../../support/git-daemon.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { isAlive } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig, type LogLine } from '../../support/refrelay-node.js';
-import { taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -115,7 +115,7 @@ async function forgeHeldLock(s: Setup, project: string, fields: Record<string, u
   writeFileSync(join(storeDir(s.store, 'running', lockName, leaseId), 'owner.json'), `${JSON.stringify(record)}\n`);
   const tasks = new TaskStore({ root: s.store, nodeId: 'hook' });
   await tasks.create({ project, refs: ['refs/heads/main'], uri, remote: 'mirror' });
-  const claimed = await tasks.claim(`${lockName}/${leaseId}`, await tasks.listWaitingNames());
+  const claimed = await tasks.claim(`${lockName}/${leaseId}`, lockName);
   expect(claimed).toHaveLength(1);
   return lockName;
 }
@@ -129,11 +129,7 @@ function linesFor(node: RefrelayNode, msg: string, lockName: string): LogLine[] 
 }
 
 async function queueDrained(s: Setup): Promise<void> {
-  await waitUntil(
-    'the queue to drain',
-    () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && readdirSync(storeDir(s.store, 'running')).length === 0,
-    15_000,
-  );
+  await waitUntil('the queue to drain', () => waitingTaskNames(s.store).length === 0 && readdirSync(storeDir(s.store, 'running')).length === 0, 15_000);
 }
 
 describe('a forged or outdated owner record naming a live process on this host', () => {

@@ -107,7 +107,7 @@ describe('lock folders on a client where a reader holds the owner record open (N
         readBounded: async (path, max) => (path.includes('/waiting/') ? Promise.reject(realEstale('open', path)) : nodeStoreFs.readBounded(path, max)),
       },
     });
-    await expect(reader.listWaiting(), 'the file was replaced under the listing: skipped, the pass goes on').resolves.toEqual([]);
+    await expect(reader.listWaiting(), 'the file was replaced under the listing: skipped, the pass goes on').resolves.toMatchObject({ folders: [], loose: [] });
     expect(readdirSync(join(root, 'ref-updates', 'corrupt'))).toEqual([]);
   });
 
