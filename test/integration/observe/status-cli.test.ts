@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { runCli } from '../../support/cli.js';
 import { cliBin } from '../../support/paths.js';
 import { writeConfig } from '../../support/refrelay-node.js';
+import { waitingTaskPaths } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -61,9 +62,10 @@ describe('refrelay status times', () => {
     const config = writeConfig(join(root, 'replication.config'), ['[replication]', `  storePath = ${store}`, '[remote "dr"]', '  url = /srv/dr/${name}.git']);
     await new TaskStore({ root: store, nodeId: 'hook' }).create({ project: 'app', refs: ['refs/heads/main'], uri: '/srv/dr/app.git', remote: 'dr' });
     // File times carry sub-millisecond parts, as they do on ext4, xfs and NFS.
-    const waiting = join(store, 'ref-updates', 'waiting');
     const queuedAt = (Date.now() - 20_464.0693359375) / 1000;
-    for (const name of readdirSync(waiting)) utimesSync(join(waiting, name), queuedAt, queuedAt);
+    const tasks = waitingTaskPaths(store);
+    expect(tasks).toHaveLength(1);
+    for (const path of tasks) utimesSync(path, queuedAt, queuedAt);
     const beatAt = Date.now() - 0.0693359375;
     writeFileSync(
       join(store, 'nodes', 'master-1.json'),
