@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { uriKey } from '../../../src/task/task.js';
@@ -7,7 +7,7 @@ import { runCli } from '../../support/cli.js';
 import { initBare, makeWorkTree, git, refsOf } from '../../support/git.js';
 import { startGitHttpServer, type GitHttpServer } from '../../support/git-http.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { taskFilesIn } from '../../support/store-files.js';
+import { waitingTaskNames, waitingTaskPaths } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -145,7 +145,7 @@ describe('task files are untrusted input', () => {
     expect(await node.exited).toEqual({ code: 1, signal: null });
     expect(node.logs().filter((line) => line.msg === 'pushed')).toEqual([]);
     expect(refsOf(evilTarget).size).toBe(0);
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     const reasons = [uriKey(`${s.dest}/app.git`), uriKey(evilTarget), uriKey(`${s.dest}/../base/app.git`)].flatMap((key) =>
       readdirSync(storeDir(s.store, 'failed', key))
         .filter((name) => name.endsWith('.reason.json'))
@@ -169,8 +169,9 @@ describe('store permissions', () => {
     expect(runCli(['init', '--config', s.config]).status).toBe(0);
     expect(runCli(['enqueue', '--config', s.config, '--project', 'app', '--ref', 'refs/heads/main'], { env: { NO_COLOR: '1' } }).status).toBe(0);
     const waiting = storeDir(s.store, 'waiting');
-    const [task] = taskFilesIn(waiting);
-    expect((statSync(join(waiting, task!)).mode & 0o777).toString(8)).toBe('640');
+    const [task] = waitingTaskPaths(s.store);
+    expect((statSync(task!).mode & 0o777).toString(8)).toBe('640');
+    expect((statSync(dirname(task!)).mode & 0o777).toString(8)).toBe('750');
     expect((statSync(waiting).mode & 0o777).toString(8)).toBe('750');
     expect((statSync(s.store).mode & 0o777).toString(8)).toBe('750');
 
@@ -184,7 +185,9 @@ describe('store permissions', () => {
     expect(runCli(['init', '--config', strict]).status).toBe(0);
     expect(runCli(['enqueue', '--config', strict, '--project', 'app', '--ref', 'refs/heads/main']).status).toBe(0);
     const strictWaiting = storeDir(strictStore, 'waiting');
-    expect((statSync(join(strictWaiting, taskFilesIn(strictWaiting)[0]!)).mode & 0o777).toString(8)).toBe('600');
+    const [strictTask] = waitingTaskPaths(strictStore);
+    expect((statSync(strictTask!).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(dirname(strictTask!)).mode & 0o777).toString(8)).toBe('700');
     expect((statSync(strictWaiting).mode & 0o777).toString(8)).toBe('700');
   });
 
