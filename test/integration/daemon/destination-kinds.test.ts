@@ -106,7 +106,7 @@ describe.skipIf(!sshdAvailable)('refrelay daemon --drain delivers to real destin
       );
     }
     const store = new TaskStore({ root: join(root, 'store'), nodeId: 'check' });
-    expect(await store.listWaiting()).toEqual([]);
+    expect(await store.listWaitingNames()).toEqual([]);
     expect(await store.listRunning()).toEqual([]);
     expect(await store.listFailed()).toEqual([]);
   });

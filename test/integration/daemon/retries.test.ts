@@ -9,7 +9,7 @@ import { freePort } from '../../support/free-port.js';
 import { startGitDaemon } from '../../support/git-daemon.js';
 import { appSource, gitEnv, initBare, refsOf } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig, type LogLine } from '../../support/refrelay-node.js';
-import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, readUriStateFile, taskFilesIn, waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -90,8 +90,10 @@ describe('retries against a destination that is down', () => {
     expect(first.lastError).toMatch(/Connection refused|unable to connect/);
     expect(first.notBefore as number).toBeGreaterThanOrEqual((first.updatedAt as number) + 0.75 * retryMs);
     expect(first.notBefore as number).toBeLessThanOrEqual((first.updatedAt as number) + retryMs);
-    // While the destination is down the tasks wait; nothing is given up.
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toHaveLength(2);
+    // While the destination is down the tasks wait; nothing is given up. (The holder writes the
+    // retry state before it puts the tasks back into their URI's folder: wait for the move.)
+    await waitUntil('both tasks back in waiting/', () => waitingTaskNames(s.store).length === 2, 2000, 5);
+    expect(waitingTaskNames(s.store)).toHaveLength(2);
     expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
 
     const third = await waitUntil('a third failed attempt', () => {
@@ -105,7 +107,7 @@ describe('retries against a destination that is down', () => {
 
     await waitUntil('delivery', () => lsRemote(s.uri).get('refs/heads/feature') !== undefined && readUriStateFile(s.store, key) === undefined, 15_000);
     expect(lsRemote(s.uri)).toEqual(refsOf(s.source));
-    await waitUntil('an empty queue', () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && namesIn(storeDir(s.store, 'running')).length === 0);
+    await waitUntil('an empty queue', () => waitingTaskNames(s.store).length === 0 && namesIn(storeDir(s.store, 'running')).length === 0);
     for (const node of nodes) node.signal('SIGTERM');
     for (const node of nodes) expect(await node.exited).toEqual({ code: 0, signal: null });
     for (const node of nodes) expect(node.problems()).toEqual([]);
@@ -125,7 +127,7 @@ describe('retries against a destination that is down', () => {
       const gap = timeOf(attempts[n]!) - timeOf(attempts[n - 1]!);
       expect(gap, `gap after attempt ${n}`).toBeGreaterThanOrEqual(0.75 * retryMs * 2 ** (n - 1));
     }
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
     expect(namesIn(join(s.store, 'uri-state')).filter((name) => name.endsWith('.json'))).toEqual([]);
   });
@@ -141,7 +143,7 @@ describe('retries against a destination that is down', () => {
     expect(first.logs().filter((line) => line.msg === 'push failed')).toHaveLength(3);
     expect(first.logs().find((line) => line.msg === 'task failed: retries exhausted')).toMatchObject({ attempts: 3 });
     expect(first.logs().find((line) => line.msg === 'refrelay node stopped')).toMatchObject({ failedTasks: 2 });
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     expect(namesIn(storeDir(s.store, 'running'))).toEqual([]);
     expect(readUriStateFile(s.store, key)).toBeUndefined();
     const parked = taskFilesIn(storeDir(s.store, 'failed', key));
@@ -157,7 +159,7 @@ describe('retries against a destination that is down', () => {
     expect(taskFilesIn(storeDir(s.store, 'failed', key))).toHaveLength(2);
     const retried = runCli(['retry', '--config', s.config, '--remote', 'dr']);
     expect(retried).toMatchObject({ status: 0, stdout: 'moved 2 failed tasks back to waiting\n', stderr: '' });
-    expect(taskFilesIn(storeDir(s.store, 'waiting')).sort()).toEqual(parked);
+    expect(waitingTaskNames(s.store).sort()).toEqual(parked);
     expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
 
     const daemon = await startGitDaemon(s.destBase, { port: s.port });
@@ -166,7 +168,7 @@ describe('retries against a destination that is down', () => {
     expect(await second.exited).toEqual({ code: 0, signal: null });
     expect(second.problems()).toEqual([]);
     expect(lsRemote(s.uri)).toEqual(refsOf(s.source));
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
 
     expect(runCli(['retry', '--config', s.config, '--all'])).toMatchObject({ status: 0, stdout: 'Nothing to retry\n' });
@@ -196,13 +198,13 @@ describe('retries against a destination that is down', () => {
     expect(state.notBefore as number).toBeLessThanOrEqual(Date.now() + DEFAULT_BACKOFF_CAP_MS);
     // The job saw the backoff and pushed nothing; the task still waits.
     expect(lsRemote(s.uri).has('refs/heads/main')).toBe(false);
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toHaveLength(1);
+    expect(waitingTaskNames(s.store)).toHaveLength(1);
 
     const retried = runCli(['retry', '--config', s.config, '--uri', '/app.git']);
     expect(retried).toEqual({ status: 0, stdout: `cleared the backoff of 1 URI:\n  ${s.uri}\n`, stderr: '' });
     await waitUntil('delivery without a restart', () => lsRemote(s.uri).get('refs/heads/main') === refsOf(s.source).get('refs/heads/main'));
     expect(await node.waitForLog((line) => line.msg === 'pushed')).toMatchObject({ uri: s.uri, result: 'ok' });
-    await waitUntil('an empty queue', () => taskFilesIn(storeDir(s.store, 'waiting')).length === 0 && namesIn(storeDir(s.store, 'running')).length === 0);
+    await waitUntil('an empty queue', () => waitingTaskNames(s.store).length === 0 && namesIn(storeDir(s.store, 'running')).length === 0);
     expect(readUriStateFile(s.store, key)).toBeUndefined();
     expect(node.child.exitCode).toBeNull();
     expect(node.logs().filter((line) => line.msg === 'pushed')).toHaveLength(1);
