@@ -6,7 +6,7 @@ import { runCli } from '../../support/cli.js';
 import { appSource, initBare, refsOf, writeHook } from '../../support/git.js';
 import { isAlive, killGroupsWith } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, readUriStateFile, waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -86,7 +86,7 @@ function start(s: Setup, nodeId: string, drain = false): RefrelayNode {
 
 /** Starts node-1 and resolves once its push is inside the destination's (slow) pre-receive hook. */
 async function pushInProgress(s: Setup): Promise<{ node: RefrelayNode; hookPid: number; queued: string[] }> {
-  const queued = taskFilesIn(storeDir(s.store, 'waiting'));
+  const queued = waitingTaskNames(s.store);
   expect(queued).toHaveLength(2);
   const node = start(s, 'node-1');
   await node.waitForLog((line) => line.msg === 'claimed', 10_000);
@@ -112,7 +112,7 @@ async function expectDeliveredByDrain(s: Setup, nodeId: string): Promise<Refrela
   expect(await node.exited).toEqual({ code: 0, signal: null });
   expect(node.problems()).toEqual([]);
   expect(refsOf(s.dest)).toEqual(refsOf(s.source));
-  expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+  expect(waitingTaskNames(s.store)).toEqual([]);
   expect(namesIn(storeDir(s.store, 'running'))).toEqual([]);
   expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
   return node;
@@ -142,7 +142,7 @@ describe('stopping and crashing during a push', () => {
     // The hook (and git under it) were stopped with the push; nothing landed.
     expect(isAlive(hookPid)).toBe(false);
     expect(refsOf(s.dest)).toEqual(new Map());
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual(queued);
+    expect(waitingTaskNames(s.store)).toEqual(queued);
     expect(namesIn(storeDir(s.store, 'running'))).toEqual([]);
     // An abort is not a failed attempt: no backoff for the next node.
     expect(readUriStateFile(s.store, s.key)).toBeUndefined();
@@ -166,7 +166,7 @@ describe('stopping and crashing during a push', () => {
     expect(claim.folders).toEqual([s.key]);
     expect(claim.files).toEqual(['owner.json', ...queued].sort());
     expect(JSON.parse(claim.owner)).toMatchObject({ nodeId: 'node-1', pid: node.pid });
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     // Its push does not live on without it: a recovered claim must not be pushed twice at once.
     await waitUntil('the orphaned hook to stop', () => !isAlive(hookPid), 1500);
 
@@ -209,7 +209,7 @@ describe('stopping and crashing during a push', () => {
     // lockStale, 60 s by default, is far from over, so no takeover either).
     await waitUntil('five passes of node-2', () => nodeCounter(s, 'node-2') >= 5, 15_000);
     expect(claimIn(s)).toEqual(before);
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     const messages = other.logs().map((line) => line.msg);
     expect(messages).not.toContain('recovered own earlier claim');
     expect(messages).not.toContain('claimed');
