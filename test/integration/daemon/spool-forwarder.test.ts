@@ -5,8 +5,9 @@ import { SpoolForwarder } from '../../../src/daemon/spool-forwarder.js';
 import { realSpoolFiles, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
 import { silentLog, type Log } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
-import { taskKey, type Task } from '../../../src/task/task.js';
+import { taskKey, uriKey, type Task } from '../../../src/task/task.js';
 import { initStoreSync, storeDir } from '../../support/refrelay-node.js';
+import { waitingTaskNames, waitingTaskPaths } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -20,6 +21,9 @@ function setUp(): { store: string; spool: string; taskStore: TaskStore; forwarde
   const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0 });
   return { store, spool, taskStore, forwarder };
 }
+
+/** Where a (live) task waits in layout 2: `waiting/<uriKey>/<taskKey>.json`. */
+const waitingFileOf = (store: string, task: Task): string => join(storeDir(store, 'waiting'), uriKey(task.uri), `${taskKey(task)}.json`);
 
 const tasks = (count: number): Task[] =>
   Array.from({ length: count }, (_, i) => ({ project: `team/p${i}`, refs: ['refs/heads/main'], uri: `/dest/team/p${i}.git`, remote: 'mirror' }));
@@ -43,9 +47,8 @@ describe('forwarding the spool into the store', () => {
     console.info(`spool: forwarded 1000 tasks into the store in ${Math.round(elapsedMs)} ms`);
     expect(elapsedMs).toBeLessThan(5000);
 
-    const waiting = readdirSync(storeDir(store, 'waiting')).sort();
-    expect(waiting).toEqual(queued.map((task) => `${taskKey(task)}.json`).sort());
-    for (const name of waiting.slice(0, 20)) expect(statSync(join(storeDir(store, 'waiting'), name)).mtimeMs).toBe(enqueuedAt.getTime());
+    expect(waitingTaskNames(store)).toEqual(queued.map((task) => `${taskKey(task)}.json`).sort());
+    for (const path of waitingTaskPaths(store).slice(0, 20)) expect(statSync(path).mtimeMs).toBe(enqueuedAt.getTime());
     expect(await spooledNames(spool)).toEqual([]);
     expect(forwarder.waiting).toBe(0);
     expect(readdirSync(storeDir(store, 'building'))).toEqual([]);
@@ -56,11 +59,11 @@ describe('forwarding the spool into the store', () => {
     initStoreSync(store);
     const [task] = tasks(1);
     await taskStore.create(task!);
-    const firstMtime = statSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`)).mtimeMs;
+    const firstMtime = statSync(waitingFileOf(store, task!)).mtimeMs;
     await spoolTasks(spool, store, [task!], new Date(Date.now() - 3_600_000));
 
     expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
-    expect(statSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`)).mtimeMs).toBe(firstMtime);
+    expect(statSync(waitingFileOf(store, task!)).mtimeMs).toBe(firstMtime);
     expect(await spooledNames(spool)).toEqual([]);
   });
 
@@ -72,7 +75,7 @@ describe('forwarding the spool into the store', () => {
     const [task] = tasks(1);
     await spoolTasks(spool, store, [task!], enqueuedAt);
     await forwarder.tick();
-    expect(statSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`)).mtimeMs).toBe(enqueuedAt.getTime() + 30_000);
+    expect(statSync(waitingFileOf(store, task!)).mtimeMs).toBe(enqueuedAt.getTime() + 30_000);
   });
 
   it('forwards a spooled task whose file cannot be removed once, not again after it was pushed and finished, and says so in problem() until the file changes', async () => {
@@ -90,12 +93,12 @@ describe('forwarding the spool into the store', () => {
     await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
 
     expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
-    expect(readdirSync(storeDir(store, 'waiting'))).toEqual([`${taskKey(task!)}.json`]);
+    expect(waitingTaskNames(store)).toEqual([`${taskKey(task!)}.json`]);
     // A node pushes and finishes it: it leaves waiting/.
-    rmSync(join(storeDir(store, 'waiting'), `${taskKey(task!)}.json`));
+    rmSync(waitingFileOf(store, task!));
 
     for (let pass = 0; pass < 3; pass++) expect(await forwarder.tick()).toEqual({ forwarded: 0, quarantined: 0, skipped: 0 });
-    expect(readdirSync(storeDir(store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(store)).toEqual([]);
     expect(forwarder.waiting).toBe(0);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/could not remove its spool file.*write permission on the spool folder/);
@@ -106,7 +109,7 @@ describe('forwarding the spool into the store', () => {
     // The same update enqueued again while the store was away is a new update: forwarded again.
     await spoolTasks(spool, store, [task!], new Date());
     expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
-    expect(readdirSync(storeDir(store, 'waiting'))).toEqual([`${taskKey(task!)}.json`]);
+    expect(waitingTaskNames(store)).toEqual([`${taskKey(task!)}.json`]);
 
     rmSync(spool, { recursive: true });
     await forwarder.tick();
@@ -131,7 +134,7 @@ describe('forwarding the spool into the store', () => {
     const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0, files });
 
     expect(await forwarder.tick()).toEqual({ forwarded: 3, quarantined: 1, skipped: 1 });
-    expect(readdirSync(storeDir(store, 'waiting')).sort()).toEqual([0, 2, 4].map((i) => `${taskKey(queued[i]!)}.json`).sort());
+    expect(waitingTaskNames(store)).toEqual([0, 2, 4].map((i) => `${taskKey(queued[i]!)}.json`).sort());
     expect(await spooledNames(spool)).toEqual([failing]);
     expect(readdirSync(join(spool, 'corrupt')).filter((name) => name.startsWith(denied))).toHaveLength(2);
     expect(forwarder.problem()).toMatch(/^1 unreadable spool file\(s\) in .* could not be moved to corrupt\/: check the permissions of that folder$/);
