@@ -18,7 +18,7 @@ const GERRIT_TASK_NAME = /^[0-9a-f]{40}$/;
 
 /** What of the plugin's queue is at a store path. */
 export interface GerritQueueFound {
-  /** Task files the plugin wrote in `ref-updates/waiting/`. */
+  /** Task files the plugin wrote in `ref-updates/waiting/` (refrelay's live-lane folders there have the same names). */
   readonly waiting: number;
   /** Task files in `ref-updates/running/` (refrelay's entries there are folders). */
   readonly running: number;
@@ -32,10 +32,8 @@ export interface GerritQueueFound {
  * and the reads that follow report real errors.
  */
 export async function findGerritQueue(fs: StoreFs, paths: StorePaths): Promise<GerritQueueFound | undefined> {
-  const waiting = (await namesIn(fs, paths.waiting)).filter((name) => GERRIT_TASK_NAME.test(name)).length;
-  const runningNames = (await namesIn(fs, paths.running)).filter((name) => GERRIT_TASK_NAME.test(name));
-  const notFolders = await mapBounded(runningNames, 16, async (name) => !(await isRealFolder(fs, join(paths.running, name))));
-  const running = notFolders.filter(Boolean).length;
+  const waiting = await pluginFilesIn(fs, paths.waiting);
+  const running = await pluginFilesIn(fs, paths.running);
   if (waiting + running > 0) return { waiting, running };
   if (await exists(fs, join(paths.root, STORE_MARKER_NAME))) return undefined;
   const pluginLayout =
@@ -67,6 +65,23 @@ export class GerritEventsDirError extends StoreError {
   ) {
     super(gerritEventsDirMessage(root, found));
   }
+}
+
+/**
+ * Entries of `dir` named like the plugin's task files that are there and not folders: in waiting/
+ * and running/ refrelay's own entries with those names (a URI's live-lane waiting folder, a lock
+ * folder) are folders, and one removed while we look (claimed, retired) is no evidence either.
+ */
+async function pluginFilesIn(fs: StoreFs, dir: string): Promise<number> {
+  const names = (await namesIn(fs, dir)).filter((name) => GERRIT_TASK_NAME.test(name));
+  const files = await mapBounded(names, 16, async (name) => {
+    try {
+      return !(await fs.lstat(join(dir, name))).isDirectory();
+    } catch {
+      return false;
+    }
+  });
+  return files.filter(Boolean).length;
 }
 
 async function namesIn(fs: StoreFs, dir: string): Promise<string[]> {

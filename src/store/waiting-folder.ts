@@ -23,7 +23,8 @@ export function waitingFolderOf(task: Task): string {
  * Makes sure `waiting/<folder>` is a real folder, making it when missing; true when this call
  * made it. Anything else under that name — a symlink above all, through which a link or rename
  * would land outside the store — is refused: that URI's updates cannot be queued until it is
- * gone (the distributor moves it to corrupt/).
+ * gone (the distributor moves it to corrupt/, except a plain file under a live folder's name,
+ * which is what Gerrit's plugin names its task files: the error names it for a person).
  */
 export async function ensureWaitingFolder(ctx: StoreContext, folder: string, operation: string): Promise<boolean> {
   const dir = ctx.paths.waitingFolder(folder);

@@ -59,6 +59,13 @@ export class WaitingFolders {
   /** Seen, not learned yet, in the order seen; those this node claimed from first. */
   private readonly toLearn = new Set<string>();
   private readonly relearn = new Set<string>();
+  /**
+   * Plain files under a live folder's name: the names of the task files of Gerrit's replication
+   * plugin (a store at its events directory, which config check and the daemon warn about). They
+   * are not ours and stay where they are, as in format 1; looked at again after a full interval.
+   */
+  private readonly foreign = new Set<string>();
+  private foreignSince = Number.NEGATIVE_INFINITY;
   private loose: readonly string[] = [];
   private stamp = '';
   private stampWasOld = false;
@@ -100,18 +107,24 @@ export class WaitingFolders {
     this.stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
     this.listedAt = now;
     const names = await readdirStrict(ctx, dir, 'list waiting tasks');
+    // A name can turn from a file into a folder between two listings (a person removed the file
+    // and a publish made the folder): every name is looked at again now and then.
+    if (now - this.foreignSince >= this.options.fullListingIntervalMs) {
+      this.foreign.clear();
+      this.foreignSince = now;
+    }
     const present = new Set<string>();
     const loose: string[] = [];
     for (const name of names) {
       if (parseWaitingFolderName(name) !== undefined) {
         present.add(name);
-        if (!this.learned.has(name) && !this.relearn.has(name)) this.toLearn.add(name);
+        if (!this.learned.has(name) && !this.relearn.has(name) && !this.foreign.has(name)) this.toLearn.add(name);
       } else if (isTaskFileName(name)) {
         loose.push(name);
       }
     }
     this.loose = loose;
-    for (const known of [this.learned, this.toLearn, this.relearn]) {
+    for (const known of [this.learned, this.toLearn, this.relearn, this.foreign]) {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
     }
   }
@@ -141,7 +154,10 @@ export class WaitingFolders {
     const stats = await lstatTolerant(ctx, dir, 'list waiting tasks');
     if (stats === undefined) return undefined;
     if (!stats.isDirectory()) {
-      await quarantine(ctx, dir, name, `${entryType(stats)} where a waiting folder is expected`);
+      // A plain file named `<40 hex>` is how Gerrit's plugin names its task files: left alone.
+      // Anything else (a symlink above all, or a `.bulk` file) is moved out of the way.
+      if (stats.isFile() && parseWaitingFolderName(name)?.lane === 'live') this.foreign.add(name);
+      else await quarantine(ctx, dir, name, `${entryType(stats)} where a waiting folder is expected`);
       return undefined;
     }
     let names: string[];
