@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../src/store/task-store.js';
@@ -9,7 +9,7 @@ import { writeGerritTask } from '../support/gerrit-queue.js';
 import { git, gitEnv, initBare, makeWorkTree, refsOf } from '../support/git.js';
 import { cliBin, repoRoot } from '../support/paths.js';
 import { RefrelayNode, writeConfig } from '../support/refrelay-node.js';
-import { namesIn, taskFilesIn, waitUntil } from '../support/store-files.js';
+import { namesIn, readWaitingTasks, waitUntil } from '../support/store-files.js';
 import { useTempDirs } from '../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -113,9 +113,8 @@ async function drain(s: Sandbox): Promise<void> {
 }
 
 function waitingRefs(s: Sandbox): string[] {
-  const waiting = join(s.store, 'ref-updates', 'waiting');
-  return taskFilesIn(waiting)
-    .flatMap((name) => (JSON.parse(readFileSync(join(waiting, name), 'utf8')) as { refs: string[] }).refs)
+  return readWaitingTasks(s.store)
+    .flatMap((task) => task.refs as string[])
     .sort();
 }
 
