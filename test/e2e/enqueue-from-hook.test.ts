@@ -7,6 +7,7 @@ import { runCli } from '../support/cli.js';
 import { git, gitEnv, initBare, makeWorkTree, writeHook } from '../support/git.js';
 import { cliBin } from '../support/paths.js';
 import { initStoreSync } from '../support/refrelay-node.js';
+import { readWaitingTasks } from '../support/store-files.js';
 import { useTempDirs } from '../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -52,12 +53,6 @@ function workspace(): Workspace {
   return { root, config, store, source, dest };
 }
 
-function waitingTasks(store: string): Array<Record<string, unknown>> {
-  const dir = join(store, 'ref-updates', 'waiting');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as Record<string, unknown>);
-}
-
 describe('enqueue from a real post-receive hook', () => {
   it('queues one task per matching destination URL after a real git push, and status shows them', () => {
     const ws = workspace();
@@ -66,7 +61,7 @@ describe('enqueue from a real post-receive hook', () => {
     const push = git(work, ['push', '-q', ws.source, 'main', 'v1'], { stdio: ['pipe', 'pipe', 'pipe'] });
     expect(push).toBe('');
 
-    const tasks = waitingTasks(ws.store);
+    const tasks = readWaitingTasks(ws.store);
     const summary = tasks.map((task) => `${String(task.remote)} ${String(task.uri)} ${JSON.stringify(task.refs)}`).sort();
     expect(summary).toEqual([
       `eu.mirror ${ws.dest}/eu/team/app.git ["refs/tags/v1"]`,
@@ -112,7 +107,7 @@ describe('enqueue from a real post-receive hook', () => {
     expect(first.stdout).toBe('refrelay: queued 3 tasks for team/app\n');
     const again = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--ref', 'refs/tags/v1', '--ref', 'refs/heads/main']);
     expect(again.stdout).toBe('refrelay: queued 3 tasks for team/app (3 already queued)\n');
-    expect(waitingTasks(ws.store)).toHaveLength(3);
+    expect(readWaitingTasks(ws.store)).toHaveLength(3);
   });
 
   it('refuses a project name that escapes basePath with exit 2 and writes nothing', () => {
@@ -122,7 +117,7 @@ describe('enqueue from a real post-receive hook', () => {
       expect(result.status, project).toBe(2);
       expect(result.stderr).toMatch(/^refrelay: invalid project name /);
     }
-    expect(waitingTasks(ws.store)).toEqual([]);
+    expect(readWaitingTasks(ws.store)).toEqual([]);
   });
 
   it('refuses a malformed ref and malformed hook input with exit 2', () => {
@@ -133,7 +128,7 @@ describe('enqueue from a real post-receive hook', () => {
     const badStdin = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--stdin'], { input: 'garbage\n' });
     expect(badStdin.status).toBe(2);
     expect(badStdin.stderr).toBe('refrelay: stdin line 1: expected "<old> <new> <ref>", got "garbage"\n');
-    expect(waitingTasks(ws.store)).toEqual([]);
+    expect(readWaitingTasks(ws.store)).toEqual([]);
   });
 
   it('refuses a ref name over 4096 bytes, from --ref and from hook stdin, with exit 2 and a short message', () => {
@@ -150,7 +145,7 @@ describe('enqueue from a real post-receive hook', () => {
     expect(fromStdin.status).toBe(2);
     expect(fromStdin.stderr).toBe(expected);
     // Refused as a whole: not even the valid ref of the same hook call is queued.
-    expect(waitingTasks(ws.store)).toEqual([]);
+    expect(readWaitingTasks(ws.store)).toEqual([]);
 
     const roomier = join(ws.root, 'roomier.config');
     writeFileSync(roomier, `${readFileSync(ws.config, 'utf8').replace('[replication]\n', '[replication]\n  maxRefNameBytes = 5000\n')}`);
@@ -165,7 +160,7 @@ describe('enqueue from a real post-receive hook', () => {
     const result = runCli(['enqueue', '--config', ws.config, '--project', 'elsewhere/x', '--ref', 'refs/tags/v1']);
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('refrelay: queued 0 tasks for elsewhere/x\n');
-    expect(waitingTasks(ws.store)).toEqual([]);
+    expect(readWaitingTasks(ws.store)).toEqual([]);
   });
 
   it('refuses with exit 2 a project whose repository is not under basePath, naming the path, before the store or the spool is touched', () => {
@@ -175,7 +170,7 @@ describe('enqueue from a real post-receive hook', () => {
     expect(result.stderr).toBe(`refrelay: enqueue: project "nosuch" has no repository: ${missing} does not exist (replication.basePath); nothing queued\n`);
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
-    expect(waitingTasks(ws.store)).toEqual([]);
+    expect(readWaitingTasks(ws.store)).toEqual([]);
 
     // The store not mounted: the update would be spooled, but there is no repository to push from.
     const spool = join(ws.root, 'spool');
@@ -200,7 +195,7 @@ describe('enqueue from a real post-receive hook', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toBe(`refrelay: the store marker ${join(ws.store, 'refrelay-store.json')} is damaged: expected {"format":1,"storeId":…}\n`);
     expect(result.stdout).toBe('');
-    expect(waitingTasks(ws.store)).toEqual([]);
+    expect(readWaitingTasks(ws.store)).toEqual([]);
   });
 
   it('reports an invalid configuration with exit 3 and every problem', () => {

@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { git, initBare, makeWorkTree, refsOf, writeHook } from '../support/git.js';
 import { cliBin } from '../support/paths.js';
 import { RefrelayNode, writeConfig } from '../support/refrelay-node.js';
+import { readWaitingTasks } from '../support/store-files.js';
 import { useTempDirs } from '../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -54,10 +55,9 @@ function gerritSite() {
 }
 
 function waitingTasks(store: string): string[] {
-  const dir = join(store, 'ref-updates', 'waiting');
-  return readdirSync(dir)
-    .map((name) => {
-      const task = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { project: string; remote: string; uri: string; refs: string[] };
+  return readWaitingTasks(store)
+    .map((fields) => {
+      const task = fields as { project: string; remote: string; uri: string; refs: string[] };
       return `${task.remote} ${task.uri} ${task.project} ${task.refs.join(',')}`;
     })
     .sort();
