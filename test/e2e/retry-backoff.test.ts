@@ -5,7 +5,7 @@ import { TaskStore } from '../../src/store/task-store.js';
 import { uriKey } from '../../src/task/task.js';
 import { runCli } from '../support/cli.js';
 import { writeConfig } from '../support/refrelay-node.js';
-import { namesIn, readUriStateFile } from '../support/store-files.js';
+import { namesIn, readUriStateFile, waitingTaskNames } from '../support/store-files.js';
 import { useTempDirs } from '../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -95,6 +95,6 @@ describe('refrelay retry clears backoffs', () => {
       stderr: '',
     });
     expect(existsSync(join(s.store, 'uri-state', `${backingOff}.json`))).toBe(false);
-    expect(namesIn(join(s.store, 'ref-updates', 'waiting')).filter((name) => name.endsWith('.json'))).toHaveLength(1);
+    expect(waitingTaskNames(s.store)).toHaveLength(1);
   });
 });
