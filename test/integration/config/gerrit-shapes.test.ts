@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../../support/cli.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { initStoreSync, RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { readWaitingTasks } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -81,9 +82,8 @@ function cli(s: Site, args: string[]): CliResult {
 }
 
 function waitingTasks(store: string): string[] {
-  const dir = join(store, 'ref-updates', 'waiting');
-  return readdirSync(dir)
-    .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as { remote: string; uri: string; refs: string[]; project: string })
+  return readWaitingTasks(store)
+    .map((fields) => fields as { remote: string; uri: string; refs: string[]; project: string })
     .map((task) => `${task.remote} ${task.project} ${task.uri} ${JSON.stringify(task.refs)}`)
     .sort();
 }

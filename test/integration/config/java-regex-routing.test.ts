@@ -1,9 +1,9 @@
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
-import { readJson, RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
+import { readJson, RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { waitingTaskPaths } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -20,9 +20,8 @@ interface TaskFile {
 }
 
 function waitingTasks(store: string): TaskFile[] {
-  const dir = storeDir(store, 'waiting');
-  return readdirSync(dir)
-    .map((name) => readJson<TaskFile>(join(dir, name)))
+  return waitingTaskPaths(store)
+    .map((path) => readJson<TaskFile>(path))
     .map(({ project, refs, uri, remote }) => ({ project, refs, uri, remote }))
     .sort((a, b) => `${a.remote} ${a.project}`.localeCompare(`${b.remote} ${b.project}`));
 }
