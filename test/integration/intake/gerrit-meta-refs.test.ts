@@ -1,10 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 import { commitFile, git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
-import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { taskFilesIn } from '../../support/store-files.js';
+import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { readWaitingTasks, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -84,8 +84,7 @@ function gerritSite(label: string): Site {
 }
 
 function waitingTasks(root: string): Array<{ remote: string; uri: string; refs: string[] }> {
-  const dir = storeDir(join(root, 'store'), 'waiting');
-  const tasks = taskFilesIn(dir).map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as { remote: string; uri: string; refs: string[] });
+  const tasks = readWaitingTasks(join(root, 'store')) as Array<{ remote: string; uri: string; refs: string[] }>;
   return tasks.sort((a, b) => a.remote.localeCompare(b.remote));
 }
 
@@ -196,7 +195,7 @@ describe('replicatePermissions, replicateNoteDbMetaRefs and the automerge cache,
     await drain(site.config);
     expect(existsSync(usersDest('public'))).toBe(false);
     expect(refsOf(usersDest('backup'))).toEqual(refsOf(allUsers));
-    expect(taskFilesIn(storeDir(join(site.root, 'store'), 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(join(site.root, 'store'))).toEqual([]);
 
     const verified = runCli(['verify', 'All-Users', '--config', site.config]);
     expect(verified.stdout).toContain('3 destinations: 3 in sync, 0 drifted, 0 unreachable');
