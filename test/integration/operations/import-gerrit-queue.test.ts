@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { taskKey, type Task } from '../../../src/task/task.js';
+import { taskKey, uriKey, type Task } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { appSource, refsOf } from '../../support/git.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn } from '../../support/store-files.js';
+import { namesIn, waitingTaskEntries, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -57,7 +57,9 @@ function gerritFile(s: Site, content: object | string, mtime = OLD): string {
 }
 
 const waitingOf = (s: Site): string => join(s.store, 'ref-updates', 'waiting');
-const ourFile = (s: Site, task: Task): string => join(waitingOf(s), `${taskKey(task)}.json`);
+/** `<uriKey>/<taskKey>.json`, a full sync's in `<uriKey>.bulk/`: where a task waits in our store. */
+const ourEntry = (task: Task): string => `${uriKey(task.uri)}${task.refs.includes('..all..') ? '.bulk' : ''}/${taskKey(task)}.json`;
+const ourFile = (s: Site, task: Task): string => join(waitingOf(s), ourEntry(task));
 
 const appMain: Task = { project: 'app', refs: ['refs/heads/main'], uri: '', remote: 'mirror' };
 
@@ -93,7 +95,7 @@ describe('refrelay import-gerrit-queue', () => {
       [{ project: 'app', refs: ['refs/heads/feature', 'refs/tags/v1'], uri: mirrorUri, remote: 'mirror' }, OLDER],
       [{ project: 'team/lib', refs: ['..all..'], uri: 'git@github.com:example/lib.git', remote: 'github' }, OLD],
     ];
-    expect(taskFilesIn(waitingOf(s))).toEqual(imported.map(([task]) => `${taskKey(task)}.json`).sort());
+    expect(waitingTaskEntries(s.store)).toEqual(imported.map(([task]) => ourEntry(task)).sort());
     for (const [task, mtime] of imported) {
       expect(statSync(ourFile(s, task)).mtimeMs).toBe(mtime.getTime());
       expect(JSON.parse(readFileSync(ourFile(s, task), 'utf8'))).toEqual({ version: 1, ...task });
@@ -114,7 +116,7 @@ describe('refrelay import-gerrit-queue', () => {
     const again = runCli(['import-gerrit-queue', s.gerritWaiting, '--config', s.config]);
     expect(again.stdout).toBe('imported 1 task (1 already queued), skipped 0\n');
     expect(again.status).toBe(0);
-    expect(taskFilesIn(waitingOf(s))).toEqual([`${taskKey({ ...appMain, uri })}.json`]);
+    expect(waitingTaskEntries(s.store)).toEqual([ourEntry({ ...appMain, uri })]);
   });
 
   it("keeps the oldest mtime when Gerrit's legacy and current forms carry the same update", () => {
@@ -165,12 +167,12 @@ describe('refrelay import-gerrit-queue', () => {
     expect(result.status).toBe(1);
     for (const path of imported) expect(existsSync(path)).toBe(false);
     expect(namesIn(s.gerritWaiting)).toEqual(['.nfs000000000001', skipped.slice(s.gerritWaiting.length + 1)]);
-    expect(taskFilesIn(waitingOf(s))).toHaveLength(2);
+    expect(waitingTaskNames(s.store)).toHaveLength(2);
 
     const node = RefrelayNode.start({ config: s.config, nodeId: 'n1', drain: true });
     expect((await node.exited).code).toBe(0);
     expect(refsOf(uri)).toEqual(refsOf(join(s.root, 'base', 'app.git'), 'refs/heads/'));
-    expect(taskFilesIn(waitingOf(s))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
   });
 
   it('exits 2 when DIR is missing, not a folder or holds no waiting/, and 3 when the config is invalid', () => {
