@@ -1,23 +1,25 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { taskKey, type Task } from '../../../src/task/task.js';
+import { taskKey, uriKey, type Task } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { GERRIT_MTIME, gerritEventsDir, writeGerritTask, type GerritTask } from '../../support/gerrit-queue.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
-import { taskFilesIn } from '../../support/store-files.js';
+import { readWaitingTasks, waitingTaskEntries, waitingTaskNames, waitingTaskPaths } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
 
 const waitingOf = (store: string): string => join(store, 'ref-updates', 'waiting');
+/** `<uriKey>/<taskKey>.json`, a full sync's in `<uriKey>.bulk/`: where a task waits in our store. */
+const ourEntry = (task: Task): string => `${uriKey(task.uri)}${task.refs.includes('..all..') ? '.bulk' : ''}/${taskKey(task)}.json`;
 
-/** The task files in our waiting/, as {version, project, refs, uri, remote}, by project. */
+/** The task files in our waiting folders, as {version, project, refs, uri, remote}, by project. */
 function queued(store: string): Array<Task & { version: number }> {
-  return taskFilesIn(waitingOf(store))
-    .map((name) => JSON.parse(readFileSync(join(waitingOf(store), name), 'utf8')) as Task & { version: number })
-    .sort((a, b) => (a.project < b.project ? -1 : a.project > b.project ? 1 : a.remote < b.remote ? -1 : 1));
+  return (readWaitingTasks(store) as Array<Task & { version: number }>).sort((a, b) =>
+    a.project < b.project ? -1 : a.project > b.project ? 1 : a.remote < b.remote ? -1 : 1,
+  );
 }
 
 describe('import-gerrit-queue reads the uri as Gerrit wrote it (JGit toASCIIString)', () => {
@@ -78,7 +80,7 @@ describe('import-gerrit-queue reads the uri as Gerrit wrote it (JGit toASCIIStri
       },
       { version: 1, project: 'team/my project', refs: ['refs/heads/main'], uri: 'git@scp.example.com:team/my project.git', remote: 'scp' },
     ]);
-    for (const name of taskFilesIn(waitingOf(store))) expect(statSync(join(waitingOf(store), name)).mtimeMs).toBe(GERRIT_MTIME.getTime());
+    for (const path of waitingTaskPaths(store)) expect(statSync(path).mtimeMs).toBe(GERRIT_MTIME.getTime());
   });
 });
 
@@ -156,14 +158,14 @@ describe('import-gerrit-queue delivers what the plugin queued', () => {
     expect(second.stdout).toBe('imported 5 tasks (4 already queued, 1 from running/, 1 under a renamed remote), skipped 0, removed 5 Gerrit files\n');
     expect(second.status).toBe(0);
     const fromRunning: Task = { project: 'team/my project', refs: ['refs/heads/feature'], uri: `file://${s.dest}/team/my project.git`, remote: 'dr' };
-    expect(taskFilesIn(waitingOf(s.store))).toEqual([...expected, fromRunning].map((task) => `${taskKey(task)}.json`).sort());
-    expect(statSync(join(waitingOf(s.store), `${taskKey(fromRunning)}.json`)).mtimeMs).toBe(GERRIT_MTIME.getTime());
+    expect(waitingTaskEntries(s.store)).toEqual([...expected, fromRunning].map(ourEntry).sort());
+    expect(statSync(join(waitingOf(s.store), ourEntry(fromRunning))).mtimeMs).toBe(GERRIT_MTIME.getTime());
     for (const path of [...waitingFiles, runningFile]) expect(existsSync(path)).toBe(false);
 
     const node = RefrelayNode.start({ config: s.config, nodeId: 'n1', drain: true });
     expect((await node.exited).code).toBe(0);
     expect(node.problems()).toEqual([]);
-    expect(taskFilesIn(waitingOf(s.store))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     const branches = (project: string): Map<string, string> => refsOf(join(s.base, `${project}.git`), 'refs/heads/');
     expect(refsOf(join(s.dest, 'team/my project.git'))).toEqual(branches('team/my project'));
     expect(refsOf(join(s.dest, 'café.git'))).toEqual(branches('café'));
