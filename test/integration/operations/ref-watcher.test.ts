@@ -6,6 +6,7 @@ import { RefWatcher, WatchLimitError } from '../../../src/intake/ref-watcher.js'
 import { silentLog } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { git, initBare, makeWorkTree } from '../../support/git.js';
+import { readWaitingTasks } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -28,8 +29,11 @@ function configFor(root: string, extra: string[] = []): ReplicationConfig {
   return result.config;
 }
 
-async function waitingTasks(store: TaskStore): Promise<string[]> {
-  return (await store.listWaiting()).map((item) => `${item.task.project} ${item.task.refs.join(',')}`).sort();
+/** `<project> <refs>` of each task waiting in the store at `root`, sorted. */
+function waitingTasks(root: string): string[] {
+  return readWaitingTasks(root)
+    .map((task) => `${task.project as string} ${(task.refs as string[]).join(',')}`)
+    .sort();
 }
 
 describe('ref watcher', () => {
@@ -46,7 +50,7 @@ describe('ref watcher', () => {
     watchers.push(watcher);
     await watcher.start();
     expect(watcher.repositories).toBe(2);
-    expect(await waitingTasks(store)).toEqual([]); // the initial snapshot queues nothing
+    expect(waitingTasks(config.storePath)).toEqual([]); // the initial snapshot queues nothing
 
     git(work, ['commit', '-q', '--allow-empty', '-m', 'new']);
     git(work, ['push', '-q', repos[1]!, 'main', 'main:refs/heads/fresh']);
@@ -54,18 +58,18 @@ describe('ref watcher', () => {
     git(repos[0]!, ['tag', 'v1', 'main']); // not matched by the refspec: nothing to queue
     // Debounced scans may split the changes over several tasks; together they are exactly these refs.
     const refsQueued = (tasks: string[]): string[] => [...new Set(tasks.flatMap((line) => line.split(' ')[1]!.split(',')))].sort();
-    for (const deadline = Date.now() + 10_000; refsQueued(await waitingTasks(store)).length < 3;) {
-      if (Date.now() > deadline) throw new Error(`the watcher queued only ${JSON.stringify(await waitingTasks(store))} within 10 s`);
+    for (const deadline = Date.now() + 10_000; refsQueued(waitingTasks(config.storePath)).length < 3;) {
+      if (Date.now() > deadline) throw new Error(`the watcher queued only ${JSON.stringify(waitingTasks(config.storePath))} within 10 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const queued = (await waitingTasks(store)).join('\n');
+    const queued = waitingTasks(config.storePath).join('\n');
     expect(queued.split('\n').every((line) => line.startsWith('team/b '))).toBe(true);
     expect(refsQueued(queued.split('\n'))).toEqual(['refs/heads/doomed', 'refs/heads/fresh', 'refs/heads/main']);
 
     git(repos[0]!, ['pack-refs', '--all']); // packing changes no value: nothing new queued
     // Time for a debounced scan to queue something, which it must not.
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect((await waitingTasks(store)).join('\n')).toBe(queued);
+    expect(waitingTasks(config.storePath).join('\n')).toBe(queued);
   });
 
   it('refuses to start beyond watchRepositoriesLimit with a clear message', async () => {

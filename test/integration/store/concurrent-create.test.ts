@@ -3,7 +3,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { decodeTask, taskKey } from '../../../src/task/task.js';
+import { decodeTask, taskKey, uriKey } from '../../../src/task/task.js';
+import { waitingTaskEntries } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
@@ -48,12 +49,14 @@ describe('concurrent create from several processes on one store', () => {
     expect(created.filter((n) => n > 0).length).toBeGreaterThan(1);
 
     const waiting = join(root, 'ref-updates', 'waiting');
-    const names = readdirSync(waiting);
-    expect(names).toHaveLength(UPDATES * URIS.length);
+    // One live-lane folder per URI, nothing else.
+    expect(readdirSync(waiting).sort()).toEqual(URIS.map((uri) => uriKey(uri)).sort());
+    const entries = waitingTaskEntries(root);
+    expect(entries).toHaveLength(UPDATES * URIS.length);
     const perUri = new Map<string, number>();
-    for (const name of names) {
-      const task = decodeTask(readFileSync(join(waiting, name), 'utf8'));
-      expect(name).toBe(`${taskKey(task)}.json`);
+    for (const entry of entries) {
+      const task = decodeTask(readFileSync(join(waiting, entry), 'utf8'));
+      expect(entry).toBe(`${uriKey(task.uri)}/${taskKey(task)}.json`);
       perUri.set(task.uri, (perUri.get(task.uri) ?? 0) + 1);
     }
     expect(Object.fromEntries(perUri)).toEqual(Object.fromEntries(URIS.map((uri) => [uri, UPDATES])));
