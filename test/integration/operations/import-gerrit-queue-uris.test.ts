@@ -17,7 +17,7 @@ const ourEntry = (task: Task): string => `${uriKey(task.uri)}${task.refs.include
 
 /** The task files in our waiting folders, as {version, project, refs, uri, remote}, by project. */
 function queued(store: string): Array<Task & { version: number }> {
-  return (readWaitingTasks(store) as Array<Task & { version: number }>).sort((a, b) =>
+  return (readWaitingTasks(store) as unknown as Array<Task & { version: number }>).sort((a, b) =>
     a.project < b.project ? -1 : a.project > b.project ? 1 : a.remote < b.remote ? -1 : 1,
   );
 }
