@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { planDue, scheduleAfter, type PlanInput, type UriSchedule } from '../../../src/schedule/due-planner.js';
 import type { Job } from '../../../src/schedule/job-table.js';
 import { groupByUri, type UriGroup } from '../../../src/schedule/uri-groups.js';
-import type { WaitingTask } from '../../../src/store/store-types.js';
+import type { WaitingFolder } from '../../../src/store/task-store.js';
 import { FULL_SYNC_REF } from '../../../src/task/task.js';
-import { configOf } from './scheduler-harness.js';
+import { configOf, waitingFolder } from './scheduler-harness.js';
 
 // Batching window: max(replicationDelay 10s, distributionInterval 1s) = 10 s.
 const config = configOf([
@@ -17,13 +17,14 @@ const config = configOf([
 ]);
 
 let counter = 0;
-function task(project: string, remote: string, mtimeMs: number, full = false): WaitingTask {
+/** The waiting folder of `project`'s URI on `remote`, in the live lane or (full) the bulk one, its oldest task at `mtimeMs`. */
+function folder(project: string, remote: string, mtimeMs: number, full = false): WaitingFolder {
   const index = counter++;
-  const item = { project, refs: [full ? FULL_SYNC_REF : `refs/heads/b${index}`], uri: `ssh://git@${remote}.example/${project}.git`, remote };
-  return Object.freeze({ name: `t${index}.json`, key: `t${index}`, task: Object.freeze(item), mtimeMs });
+  const task = { project, refs: [full ? FULL_SYNC_REF : `refs/heads/b${index}`], uri: `ssh://git@${remote}.example/${project}.git`, remote };
+  return waitingFolder(task, { oldestMtimeMs: mtimeMs });
 }
 
-function input(listing: WaitingTask[], overrides: Partial<PlanInput> = {}): PlanInput {
+function input(listing: WaitingFolder[], overrides: Partial<PlanInput> = {}): PlanInput {
   return { groups: groupByUri(config, listing), schedules: new Map(), jobs: new Map(), config, offsetMs: 0, now: 0, gate: undefined, ...overrides };
 }
 
@@ -33,7 +34,8 @@ const projects = (entries: ReadonlyArray<{ group: UriGroup }>): string[] => entr
 
 describe('planDue', () => {
   it('makes a URI due at its oldest mtime + the batching window + its jitter, and says when the next one is', () => {
-    const base = input([task('a', 'mirror', 1_000), task('a', 'mirror', 500), task('b', 'mirror', 4_000)]);
+    // a's live and bulk folders: the URI is due by the older of the two.
+    const base = input([folder('a', 'mirror', 1_000), folder('a', 'mirror', 500, true), folder('b', 'mirror', 4_000)]);
     const schedules = new Map<string, UriSchedule>([[keyOf(base.groups, 'a'), { jitterMs: 700, notBefore: 0, recheckAt: 0 }]]);
     const early = planDue({ ...base, schedules, now: 11_199 });
     expect(early.buckets).toEqual([]);
@@ -45,7 +47,7 @@ describe('planDue', () => {
   });
 
   it('converts store mtimes with the clock offset, and holds a URI back until its backoff and its recheck time', () => {
-    const base = input([task('a', 'mirror', 0), task('b', 'mirror', 0), task('c', 'mirror', 0)]);
+    const base = input([folder('a', 'mirror', 0), folder('b', 'mirror', 0), folder('c', 'mirror', 0)]);
     const schedules = new Map<string, UriSchedule>([
       [keyOf(base.groups, 'b'), { jitterMs: 0, notBefore: 30_000, recheckAt: 0 }],
       [keyOf(base.groups, 'c'), { jitterMs: 0, notBefore: 0, recheckAt: 20_000 }],
@@ -57,7 +59,7 @@ describe('planDue', () => {
   });
 
   it('leaves out URIs this node is pushing and those of a host whose circuit is open, but lists them', () => {
-    const base = input([task('a', 'mirror', 0), task('b', 'mirror', 0), task('c', 'dr', 0)]);
+    const base = input([folder('a', 'mirror', 0), folder('b', 'mirror', 0), folder('c', 'dr', 0)]);
     const running = base.groups.get(keyOf(base.groups, 'a'))!;
     const job = { group: running, fair: { lane: 'live', remote: 'mirror', remoteShares: 1, dueAt: 0 } } as unknown as Job;
     const plan = planDue({
@@ -72,7 +74,7 @@ describe('planDue', () => {
   });
 
   it('groups due URIs by lane and remote, in listing order, and tells whether one group alone has work', () => {
-    const mixed = planDue(input([task('a', 'mirror', 0), task('b', 'dr', 0), task('c', 'mirror', 0, true), task('d', 'mirror', 0)], { now: 10_000 }));
+    const mixed = planDue(input([folder('a', 'mirror', 0), folder('b', 'dr', 0), folder('c', 'mirror', 0, true), folder('d', 'mirror', 0)], { now: 10_000 }));
     expect(mixed.buckets.map(projects)).toEqual([['a', 'd'], ['b'], ['c']]);
     expect(mixed.dueByRemote).toEqual(
       new Map([
@@ -82,11 +84,11 @@ describe('planDue', () => {
     );
     expect(mixed.candidates.map((candidate) => `${candidate.lane}/${candidate.remote}`)).toEqual(['live/mirror', 'live/dr', 'bulk/mirror']);
     expect(mixed.soleGroupAtWork).toBe(false);
-    expect(planDue(input([task('a', 'mirror', 0), task('d', 'mirror', 0)], { now: 10_000 })).soleGroupAtWork).toBe(true);
+    expect(planDue(input([folder('a', 'mirror', 0), folder('d', 'mirror', 0)], { now: 10_000 })).soleGroupAtWork).toBe(true);
   });
 
   it('is a function of its input: the same input gives the same plan, and the input is left as it was', () => {
-    const base = input([task('a', 'mirror', 0), task('b', 'mirror', 5_000)], { now: 10_000 });
+    const base = input([folder('a', 'mirror', 0), folder('b', 'mirror', 5_000)], { now: 10_000 });
     const schedules = new Map<string, UriSchedule>([[keyOf(base.groups, 'a'), { jitterMs: 10, notBefore: 0, recheckAt: 0 }]]);
     const before = JSON.stringify([...schedules]);
     const first = planDue({ ...base, schedules });

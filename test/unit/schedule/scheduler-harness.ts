@@ -4,8 +4,10 @@ import type { GitConfigEntry } from '../../../src/config/git-config-reader.js';
 import { silentLog } from '../../../src/runtime/log.js';
 import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pusher.js';
 import type { Lease, SchedulerDeps, SchedulerLocks } from '../../../src/schedule/ports.js';
-import { TaskStore } from '../../../src/store/task-store.js';
-import { uriKey } from '../../../src/task/task.js';
+import { groupByUri, type UriGroup } from '../../../src/schedule/uri-groups.js';
+import { parseWaitingFolderName, waitingFolderName } from '../../../src/store/store-paths.js';
+import { TaskStore, type WaitingFolder, type WaitingTask } from '../../../src/store/task-store.js';
+import { decodeTask, laneOfTask, taskKey, uriKey, type Lane, type Task } from '../../../src/task/task.js';
 import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
 import { FakeClock, SeededRandom, inertTimers } from '../../support/fake-clock.js';
 
@@ -125,6 +127,10 @@ export interface Harness {
   enqueue(project: string, refs: string[], remote?: string, uri?: string): Promise<void>;
   uriOf(project: string, remote?: string): string;
   settle(): Promise<void>;
+  /** Every task in the waiting folders, read from the files (a listing holds one task per folder), oldest first. */
+  waitingTasks(): WaitingTask[];
+  /** The URI's group as a pass would build it from a listing of the store; throws when nothing of it is listed. */
+  groupOf(uri: string): Promise<UriGroup>;
 }
 
 export function harness(configLines: string[], options: { random?: number } = {}): Harness {
@@ -153,7 +159,48 @@ export function harness(configLines: string[], options: { random?: number } = {}
     settle: async () => {
       for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
     },
+    waitingTasks: () => waitingTasksIn(fs, store),
+    groupOf: async (uri) => {
+      const group = groupByUri(config, (await store.listWaiting()).folders).get(uriKey(uri));
+      if (group === undefined) throw new Error(`nothing of ${uri} is listed in waiting/`);
+      return group;
+    },
   };
+}
+
+/** The task files of every waiting folder, parsed, oldest first (then by name). */
+export function waitingTasksIn(fs: MemoryStoreFs, store: TaskStore): WaitingTask[] {
+  const tasks: WaitingTask[] = [];
+  for (const folder of fs.readdirSync(store.paths.waiting)) {
+    if (parseWaitingFolderName(folder) === undefined) continue;
+    const dir = store.paths.waitingFolder(folder);
+    for (const name of fs.readdirSync(dir)) {
+      const path = `${dir}/${name}`;
+      tasks.push({ name, key: name.slice(0, -'.json'.length), task: decodeTask(fs.readFileSync(path)), mtimeMs: fs.statSync(path).mtimeMs });
+    }
+  }
+  return tasks.sort((a, b) => a.mtimeMs - b.mtimeMs || a.name.localeCompare(b.name));
+}
+
+/**
+ * A waiting folder as a listing learns it (frozen), its sample task standing for the folder. By
+ * default the folder is the sample's URI's, in the sample's lane, with one task.
+ */
+export function waitingFolder(
+  sample: Task,
+  options: { oldestMtimeMs: number; taskCount?: number; lane?: Lane; uriKey?: string; sampleMtimeMs?: number },
+): WaitingFolder {
+  const key = options.uriKey ?? uriKey(sample.uri);
+  const lane = options.lane ?? laneOfTask(sample);
+  const name = taskKey(sample);
+  return Object.freeze({
+    folder: waitingFolderName(key, lane),
+    uriKey: key,
+    lane,
+    sample: Object.freeze({ name: `${name}.json`, key: name, task: Object.freeze(sample), mtimeMs: options.sampleMtimeMs ?? options.oldestMtimeMs }),
+    oldestMtimeMs: options.oldestMtimeMs,
+    taskCount: options.taskCount ?? 1,
+  });
 }
 
 export { uriKey };
