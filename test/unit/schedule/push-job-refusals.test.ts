@@ -7,16 +7,9 @@ import { harness, uriKey, type Harness } from './scheduler-harness.js';
 const URI = '/dest/mirror/app.git';
 const LOCK = '[remote rejected] (failed to update ref)';
 
-async function due(h: Harness): Promise<UriGroup> {
-  const tasks = await h.store.listWaiting();
-  return {
-    uri: URI,
-    uriKey: uriKey(URI),
-    remote: h.remote('mirror'),
-    lane: 'live',
-    tasks,
-    oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)),
-  } as UriGroup;
+/** The URI's group as a pass lists it. */
+function due(h: Harness): Promise<UriGroup> {
+  return h.groupOf(URI);
 }
 
 /** The destination takes every ref but refs/heads/stuck, which it cannot write. */
@@ -53,13 +46,13 @@ describe('a ref the destination refuses every time while it takes the others', (
       const state = (await h.store.readUriState(uriKey(URI))) as Record<string, unknown>;
       // No backoff: the URI's other updates are not held up.
       expect(state).toMatchObject({ notBefore: 0, attempts: 0, refRejections: { 'refs/heads/stuck': { reason: LOCK, count } } });
-      expect((await h.store.listWaiting()).map((t) => t.task.refs)).toEqual([['refs/heads/main', 'refs/heads/stuck']]);
+      expect(h.waitingTasks().map((t) => t.task.refs)).toEqual([['refs/heads/main', 'refs/heads/stuck']]);
       h.clock.advance(3000);
     }
 
     const third = await runPushJob(h.deps, await due(h), new AbortController().signal);
     expect(third).toMatchObject({ kind: 'pushed', failedRefs: 1 });
-    expect(await h.store.listWaiting()).toEqual([]);
+    expect(h.waitingTasks()).toEqual([]);
     const failed = await h.store.listFailed();
     expect(failed.map((f) => [f.task.refs, f.reason?.reason])).toEqual([
       [['refs/heads/stuck'], `rejected by the destination: ${LOCK} (refused 3 times in a row)`],
@@ -106,6 +99,6 @@ describe('a ref the destination refuses every time while it takes the others', (
     h.pusher.respond = () => ({});
     expect(await runPushJob(h.deps, await due(h), new AbortController().signal)).toMatchObject({ kind: 'pushed', failedRefs: 0 });
     expect(await h.store.readUriState(uriKey(URI))).toBeUndefined();
-    expect(await h.store.listWaiting()).toEqual([]);
+    expect(h.waitingTasks()).toEqual([]);
   });
 });

@@ -5,10 +5,17 @@ import type { SchedulerLocks } from '../../../src/schedule/ports.js';
 import { FakeTimers } from '../../support/fake-clock.js';
 import { runPushJob } from '../../../src/schedule/push-job.js';
 import type { UriGroup } from '../../../src/schedule/uri-groups.js';
+import type { WaitingTask } from '../../../src/store/task-store.js';
 import type { Task } from '../../../src/task/task.js';
 import { harness, uriKey, ROOT, type FakePusher } from './scheduler-harness.js';
 
-const config = ['replication.randomDelay=0', 'remote.mirror.url=/dest/mirror/${name}.git', 'remote.mirror.replicationDelay=0'];
+// basenameOnly (as Gerrit spells it): projects a/shared and b/shared both replicate to SHARED_URI.
+const config = [
+  'replication.randomDelay=0',
+  'remote.mirror.url=/dest/mirror/${name}.git',
+  'remote.mirror.replicationDelay=0',
+  'remote.mirror.remoteNameStyle=basenameOnly',
+];
 const SHARED_URI = '/dest/mirror/shared.git';
 
 /** A log that keeps its warnings. */
@@ -17,20 +24,17 @@ function recordingLog(): Log & { warnings: string[] } {
   return { warnings, debug: () => undefined, info: () => undefined, warn: (_fields, message) => warnings.push(message ?? ''), error: () => undefined };
 }
 
-/** Two projects queued for one URI: each is its own git push within one job. */
-async function twoUnits(h: ReturnType<typeof harness>): Promise<UriGroup> {
-  await h.enqueue('a', ['refs/heads/main'], 'mirror', SHARED_URI);
-  await h.enqueue('b', ['refs/heads/main'], 'mirror', SHARED_URI);
-  const tasks = await h.store.listWaiting();
-  return {
-    uri: SHARED_URI,
-    uriKey: uriKey(SHARED_URI),
-    remote: h.remote('mirror'),
-    lane: 'live',
-    tasks,
-    oldestMtimeMs: Math.min(...tasks.map((t) => t.mtimeMs)),
-  } as UriGroup;
+/** Two projects queued for one URI: each is its own git push within one job. The group as a pass lists it, and the tasks in its folder. */
+async function twoUnits(h: ReturnType<typeof harness>): Promise<{ group: UriGroup; tasks: WaitingTask[] }> {
+  await h.enqueue('a/shared', ['refs/heads/main'], 'mirror', SHARED_URI);
+  await h.enqueue('b/shared', ['refs/heads/main'], 'mirror', SHARED_URI);
+  const group = await h.groupOf(SHARED_URI);
+  expect(group.taskCount).toBe(2);
+  return { group, tasks: h.waitingTasks() };
 }
+
+const namesOf = (tasks: readonly WaitingTask[]): string[] => tasks.map((t) => t.name).sort();
+const ofProject = (tasks: readonly WaitingTask[], project: string): WaitingTask => tasks.find((t) => t.task.project === project)!;
 
 /** The store, counting `finish` calls. */
 function countingFinish(h: ReturnType<typeof harness>): { store: typeof h.store; finishes: () => number } {
@@ -54,7 +58,7 @@ function takenOverDuringFirstPush(h: ReturnType<typeof harness>): void {
 
 /** Project b's push fails with a retryable error; a's lands. */
 const bFailsTransiently: FakePusher['respond'] = (request) =>
-  request.localRepo.endsWith('/b.git')
+  request.localRepo === '/repos/b/shared.git'
     ? { result: 'failed', refs: [], failure: { kind: 'unreachable', message: 'connection reset', stderrTail: '', retryable: true } }
     : {};
 
@@ -62,7 +66,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
   it('moves every pushed task to done/ with the lock released, and deletes no file one by one', async () => {
     const h = harness(config);
     h.locks.retiring = true;
-    const group = await twoUnits(h);
+    const { group, tasks } = await twoUnits(h);
     const counting = countingFinish(h);
 
     const result = await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
@@ -71,25 +75,25 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(h.pusher.requests).toHaveLength(2);
     expect(counting.finishes()).toBe(0);
     expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
-    expect(h.locks.retiredNames).toEqual([group.tasks.map((t) => t.name).sort()]);
+    expect(h.locks.retiredNames).toEqual([namesOf(tasks)]);
     expect(h.locks.held.size).toBe(0);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
     const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
     expect(retired).toMatch(new RegExp(`^${uriKey(SHARED_URI)}\\.lease-`));
-    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`).sort()).toEqual(group.tasks.map((t) => t.name).sort());
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`).sort()).toEqual(namesOf(tasks));
     expect(await h.store.listWaitingNames()).toEqual([]);
   });
 
   it('retires the folder when the other tasks went to failed/, so none of them is lost or pushed twice', async () => {
     const h = harness(config);
     h.locks.retiring = true;
-    const group = await twoUnits(h);
+    const { group, tasks } = await twoUnits(h);
     h.pusher.respond = (request) =>
-      request.localRepo.endsWith('/b.git')
+      request.localRepo === '/repos/b/shared.git'
         ? {
             result: 'failed',
             refs: [],
-            failure: { kind: 'local-missing', message: 'local repository /repos/b.git does not exist', stderrTail: '', retryable: false },
+            failure: { kind: 'local-missing', message: 'local repository /repos/b/shared.git does not exist', stderrTail: '', retryable: false },
           }
         : {};
 
@@ -97,15 +101,15 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
 
     expect(result.kind).toBe('pushed');
     expect(h.locks.calls.retire).toBe(1);
-    expect((await h.store.listFailed()).map((f) => f.task.project)).toEqual(['b']);
+    expect((await h.store.listFailed()).map((f) => f.task.project)).toEqual(['b/shared']);
     const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
-    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`)).toEqual([group.tasks.find((t) => t.task.project === 'a')!.name]);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`)).toEqual([ofProject(tasks, 'a/shared').name]);
   });
 
   it('retires the folder when the other task went back to waiting/ for a retry, which waits on', async () => {
     const h = harness([...config, 'remote.mirror.replicationRetry=4s']);
     h.locks.retiring = true;
-    const group = await twoUnits(h);
+    const { group } = await twoUnits(h);
     h.pusher.respond = bFailsTransiently;
     const counting = countingFinish(h);
 
@@ -114,7 +118,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(result.kind).toBe('retry');
     expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
     expect(counting.finishes()).toBe(0);
-    expect((await h.store.listWaiting()).map((t) => t.task.project)).toEqual(['b']);
+    expect(h.waitingTasks().map((t) => t.task.project)).toEqual(['b/shared']);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
   });
 
@@ -122,7 +126,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const h = harness(config);
     h.locks.retiring = true;
     h.locks.retireFails = true;
-    const group = await twoUnits(h);
+    const { group } = await twoUnits(h);
     const log = recordingLog();
     const counting = countingFinish(h);
 
@@ -140,9 +144,9 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
   it('does not retire when the lock is lost after the first push: both tasks stay claimed for the new holder to recover', async () => {
     const h = harness(config);
     h.locks.retiring = true;
-    const group = await twoUnits(h);
+    const { group, tasks } = await twoUnits(h);
     h.pusher.respond = (request) => {
-      if (request.localRepo.endsWith('/b.git')) h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
+      if (request.localRepo === '/repos/b/shared.git') h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
       return {};
     };
     const counting = countingFinish(h);
@@ -152,15 +156,15 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     expect(result.kind).toBe('lock-lost');
     expect(h.locks.calls.retire).toBe(0);
     expect(counting.finishes()).toBe(0);
-    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}`).sort()).toEqual(group.tasks.map((t) => t.name).sort());
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}`).sort()).toEqual(namesOf(tasks));
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
     // Both pushes started, so both are queued again too (see the next test).
-    expect((await h.store.listWaitingNames()).sort()).toEqual(group.tasks.map((t) => t.name).sort());
+    expect((await h.store.listWaitingNames()).sort()).toEqual(namesOf(tasks));
   });
 
   it("queues the tasks of every push it started again when the lock turns out lost: what it pushed may be older than the new holder's push", async () => {
     const h = harness(config);
-    const group = await twoUnits(h);
+    const { group, tasks } = await twoUnits(h);
     const log = recordingLog();
     takenOverDuringFirstPush(h);
 
@@ -168,14 +172,14 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
 
     expect(result.kind).toBe('lock-lost');
     // Only a's push started: the lock was found lost before b's.
-    const a = group.tasks.find((t) => t.task.project === 'a')!;
+    const a = ofProject(tasks, 'a/shared');
     expect(await h.store.listWaitingNames()).toEqual([a.name]);
     expect(log.warnings).toContain('lost the URI lock after starting a push; its tasks are queued again');
   });
 
   it('spools the tasks to queue again when the store refuses them, as a full store does', async () => {
     const h = harness(config);
-    const group = await twoUnits(h);
+    const { group, tasks } = await twoUnits(h);
     const log = recordingLog();
     takenOverDuringFirstPush(h);
     const full = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
@@ -185,16 +189,16 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
     const result = await runPushJob({ ...h.deps, store, log, spool: async (tasks) => void spooled.push(...tasks) }, group, new AbortController().signal);
 
     expect(result.kind).toBe('lock-lost');
-    expect(spooled).toEqual([group.tasks.find((t) => t.task.project === 'a')!.task]);
+    expect(spooled).toEqual([ofProject(tasks, 'a/shared').task]);
     expect(log.warnings).toContain('lost the URI lock after starting a push; the store refused its tasks, so they are spooled');
   });
 
   it('queues nothing again when the lock is lost before any push started', async () => {
     const h = harness(config);
-    const group = await twoUnits(h);
+    const { group } = await twoUnits(h);
     const store = Object.assign(Object.create(h.store) as typeof h.store, {
-      claim: async (lockName: string, names: readonly string[]) => {
-        const claimed = await h.store.claim(lockName, names);
+      claim: async (lockName: string, key: string) => {
+        const claimed = await h.store.claim(lockName, key);
         h.locks.held.set(uriKey(SHARED_URI), 'taken-over');
         return claimed;
       },
@@ -210,7 +214,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
   it('does not retire when a task it meant to put back in waiting/ did not move: the pushed one is deleted, the other stays claimed', async () => {
     const h = harness([...config, 'remote.mirror.replicationRetry=4s']);
     h.locks.retiring = true;
-    const group = await twoUnits(h);
+    const { group, tasks } = await twoUnits(h);
     h.pusher.respond = bFailsTransiently;
     const store = Object.assign(Object.create(h.store) as typeof h.store, { reset: async () => [] as string[] });
 
@@ -218,13 +222,13 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
 
     expect(h.locks.calls).toEqual({ release: 1, retire: 0 });
     const left = h.fs.readdirSync(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}`);
-    expect(left).toEqual([group.tasks.find((t) => t.task.project === 'b')!.name]);
+    expect(left).toEqual([ofProject(tasks, 'b/shared').name]);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/done`)).toEqual([]);
   });
 
   it('with a lease that cannot retire, finishes each push unit as before', async () => {
     const h = harness(config);
-    const group = await twoUnits(h);
+    const { group } = await twoUnits(h);
     const counting = countingFinish(h);
 
     await runPushJob({ ...h.deps, store: counting.store }, group, new AbortController().signal);
@@ -238,7 +242,7 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
 describe('recording the running push in the owner record', () => {
   it("records each push's pid with its start time and boot id, and never pairs a later pid with an earlier push's start time", async () => {
     const h = harness(config);
-    const group = await twoUnits(h);
+    const { group } = await twoUnits(h);
     const beats: Array<Record<string, unknown>> = [];
     const locks = {
       acquire: async (lockName: string) => {
@@ -254,8 +258,8 @@ describe('recording the running push in the owner record', () => {
     };
     // Project a's git gets pid 101, b's 102; only 101's start time can be read (102 already gone).
     const pids = new Map([
-      ['/repos/a.git', 101],
-      ['/repos/b.git', 102],
+      ['/repos/a/shared.git', 101],
+      ['/repos/b/shared.git', 102],
     ]);
     h.pusher.respond = (request) => {
       request.onPushSpawn?.(pids.get(request.localRepo)!);
@@ -319,15 +323,8 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
   it('aborts its push lockStale / 2 after its last record write, not before, puts the tasks back in waiting/ and gives up the lock', async () => {
     const h = harness([...config, 'replication.lockStale=6s']);
     await h.enqueue('a', ['refs/heads/main']);
-    const tasks = await h.store.listWaiting();
-    const group = {
-      uri: h.uriOf('a'),
-      uriKey: uriKey(h.uriOf('a')),
-      remote: h.remote('mirror'),
-      lane: 'live',
-      tasks,
-      oldestMtimeMs: tasks[0]!.mtimeMs,
-    } as UriGroup;
+    const group = await h.groupOf(h.uriOf('a'));
+    const tasks = h.waitingTasks();
     const timers = new FakeTimers(h.clock);
     const locks = enospcLocks(h);
     const pusher = endlessPusher();
@@ -349,7 +346,7 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
     expect(result.kind).toBe('stalled');
     expect(String((result as { error: unknown }).error)).toMatch(/ENOSPC/);
     expect(log.warnings).toContain('lock heartbeat writes failed for 3000ms; aborting the push before the lock can be judged stale');
-    expect((await h.store.listWaiting()).map((t) => t.name)).toEqual(tasks.map((t) => t.name));
+    expect(h.waitingTasks()).toEqual(tasks);
     expect(h.locks.held.size).toBe(0);
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
   });
@@ -357,15 +354,7 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
   it('goes on pushing while its heartbeat writes succeed, however long the push takes', async () => {
     const h = harness([...config, 'replication.lockStale=6s']);
     await h.enqueue('a', ['refs/heads/main']);
-    const tasks = await h.store.listWaiting();
-    const group = {
-      uri: h.uriOf('a'),
-      uriKey: uriKey(h.uriOf('a')),
-      remote: h.remote('mirror'),
-      lane: 'live',
-      tasks,
-      oldestMtimeMs: tasks[0]!.mtimeMs,
-    } as UriGroup;
+    const group = await h.groupOf(h.uriOf('a'));
     const timers = new FakeTimers(h.clock);
     h.pusher.manual = true;
 
