@@ -133,7 +133,23 @@ async function claimAndPush(job: Job, slot: PushSlot): Promise<JobResult> {
     claims.movedOut(await store.reset(lock.claimName, claimed));
     return { kind: 'host-down', ...alsoFailed(parked) };
   }
-  return await pushClaimed(job, claimed, state, () => slot.release());
+  const result = await pushClaimed(job, claimed, state, () => slot.release());
+  return parked === 0 ? result : withParked(result, parked);
+}
+
+/** A pushed job's result, counting the refused tasks it parked in failed/ before pushing (`--drain` exits 1 for them too). */
+function withParked(result: JobResult, parked: number): JobResult {
+  switch (result.kind) {
+    case 'failed':
+      return { ...result, claimed: result.claimed + parked };
+    case 'pushed':
+    case 'retry':
+    case 'host-down':
+    case 'aborted':
+      return { ...result, failedTasks: (result.failedTasks ?? 0) + parked };
+    default:
+      return result;
+  }
 }
 
 /**

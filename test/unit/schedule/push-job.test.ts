@@ -6,7 +6,9 @@ import { FakeTimers } from '../../support/fake-clock.js';
 import { runPushJob } from '../../../src/schedule/push-job.js';
 import type { UriGroup } from '../../../src/schedule/uri-groups.js';
 import type { WaitingTask } from '../../../src/store/task-store.js';
-import type { Task } from '../../../src/task/task.js';
+import { encodeTask, taskKey, type Task } from '../../../src/task/task.js';
+import { refusalGraceMs } from '../../../src/schedule/park-untrusted.js';
+import { movedToFailed } from '../../../src/schedule/job-result.js';
 import { harness, uriKey, ROOT, type FakePusher } from './scheduler-harness.js';
 
 // basenameOnly (as Gerrit spells it): projects a/shared and b/shared both replicate to SHARED_URI.
@@ -367,5 +369,90 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
     h.pusher.releaseAll();
 
     expect(await job).toMatchObject({ kind: 'pushed', claimed: 1 });
+  });
+});
+
+describe('a job checks every task it claimed: the task its folder was learned by spoke for the others', () => {
+  // Grace before a refused task is parked: lockStale + 2 × (distributionInterval + randomDelay) = 32 s.
+  const checked = [...config, 'replication.lockStale=30s', 'replication.distributionInterval=1s'];
+  const URI = '/dest/mirror/p.git';
+
+  /** Writes a task file straight into p's live folder, as a person or a tool with access to the store could. */
+  function forge(h: ReturnType<typeof harness>, task: Task, mtimeMs: number): WaitingTask {
+    const key = taskKey(task);
+    const path = h.store.paths.waitingFile(uriKey(URI), `${key}.json`);
+    h.fs.writeRaw(path, encodeTask(task));
+    h.fs.setMtime(path, mtimeMs);
+    return { name: `${key}.json`, key, task, mtimeMs };
+  }
+
+  it('pushes the tasks it may, parks refused ones past their grace in failed/ with the reason, and puts younger ones back', async () => {
+    const h = harness(checked);
+    expect(refusalGraceMs(h.deps.config())).toBe(32_000);
+    await h.enqueue('p', ['refs/heads/main']);
+    const group = await h.groupOf(URI);
+    const now = h.clock.now();
+    const old = forge(h, { project: 'p', refs: ['refs/heads/../x'], uri: URI, remote: 'mirror' }, now - 32_000);
+    const young = forge(h, { project: 'p', refs: ['refs/heads/dev'], uri: URI, remote: 'unknown' }, now - 31_999);
+    h.locks.retiring = true;
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 1, failedTasks: 1 });
+    expect(h.pusher.requests.map((request) => request.refs)).toEqual([['refs/heads/main']]);
+    const failed = await h.store.listFailed();
+    expect(failed.map((item) => [item.name, item.reason?.reason])).toEqual([[old.name, 'invalid ref name "refs/heads/../x": contains ".."']]);
+    expect(h.waitingTasks()).toEqual([young]);
+    // Every task it claimed went somewhere: the claim folder retires whole.
+    expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+  });
+
+  it('counts the refused tasks it parked whatever the push comes to, so that a drain knows something went to failed/', async () => {
+    const h = harness([...checked, 'remote.mirror.replicationRetry=4s']);
+    await h.enqueue('p', ['refs/heads/main']);
+    const group = await h.groupOf(URI);
+    forge(h, { project: 'p', refs: ['refs/heads/../x'], uri: URI, remote: 'mirror' }, h.clock.now() - 32_000);
+    h.pusher.respond = () => ({ result: 'failed', refs: [], failure: { kind: 'unreachable', message: 'connection reset', stderrTail: '', retryable: true } });
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'retry', attempts: 1, failedTasks: 1 });
+    expect(movedToFailed(result)).toBe(1);
+    expect(h.waitingTasks().map((t) => t.task.refs)).toEqual([['refs/heads/main']]);
+  });
+
+  it('parks a task of another URI found in the folder under that URI, and pushes nothing when nothing else is left', async () => {
+    const h = harness(checked);
+    await h.enqueue('p', ['refs/heads/main']);
+    const group = await h.groupOf(URI);
+    // The learned task went meanwhile (a peer pushed it); a task of q sits in p's folder.
+    await h.fs.unlink(h.store.paths.waitingFile(uriKey(URI), h.waitingTasks()[0]!.name));
+    const stray = forge(h, { project: 'q', refs: ['refs/heads/main'], uri: '/dest/mirror/q.git', remote: 'mirror' }, h.clock.now() - 60_000);
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result).toEqual({ kind: 'nothing-claimed', failedTasks: 1 });
+    expect(h.pusher.requests).toEqual([]);
+    const failed = await h.store.listFailed();
+    expect(failed.map((item) => [item.uriKey, item.name, item.reason?.reason])).toEqual([
+      [uriKey('/dest/mirror/q.git'), stray.name, 'a task for "/dest/mirror/q.git" in the waiting folder of another URI'],
+    ]);
+    expect(h.waitingTasks()).toEqual([]);
+    expect(h.locks.held.size).toBe(0);
+  });
+
+  it('puts a young task of another URI back into the folder of its own URI', async () => {
+    const h = harness(checked);
+    await h.enqueue('p', ['refs/heads/main']);
+    const group = await h.groupOf(URI);
+    const stray = forge(h, { project: 'q', refs: ['refs/heads/main'], uri: '/dest/mirror/q.git', remote: 'mirror' }, h.clock.now());
+
+    expect(await runPushJob(h.deps, group, new AbortController().signal)).toMatchObject({ kind: 'pushed', claimed: 1 });
+
+    expect(h.pusher.requests.map((request) => request.localRepo)).toEqual(['/repos/p.git']);
+    expect(await h.store.listFailed()).toEqual([]);
+    expect(h.fs.readdirSync(h.store.paths.waiting)).toEqual([uriKey('/dest/mirror/q.git')]);
+    expect(h.waitingTasks()).toEqual([stray]);
   });
 });
