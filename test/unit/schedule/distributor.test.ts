@@ -263,7 +263,10 @@ describe('Distributor push slots', () => {
     await distributor.whenIdle();
     expect(h.pusher.requests).toHaveLength(1);
     const pushed = h.pusher.requests[0]!.localRepo;
-    const left = (await h.store.listWaiting()).map((entry) => `/repos/${entry.task.project}.git`).sort();
+    const left = h
+      .waitingTasks()
+      .map((entry) => `/repos/${entry.task.project}.git`)
+      .sort();
     expect(left).toEqual(['/repos/a.git', '/repos/b.git', '/repos/c.git', '/repos/d.git'].filter((repo) => repo !== pushed));
     expect(h.locks.held.size).toBe(0);
   });
