@@ -33,7 +33,7 @@ export interface WaitingFolder {
 /** What a listing tells the distributor. */
 export interface WaitingListing {
   readonly folders: readonly WaitingFolder[];
-  /** Folders seen but not learned yet (learning is bounded per pass). */
+  /** Folders seen but not learned yet (learning is bounded per pass); a cached listing leaves out those this node claimed from. */
   readonly unlearned: number;
   /** Flat task files at the top of waiting/ (format 1, or written by hand): to be sorted into folders. */
   readonly loose: readonly string[];
@@ -81,13 +81,18 @@ export class WaitingFolders {
     if (this.learned.delete(folder) || this.toLearn.delete(folder)) this.relearn.add(folder);
   }
 
-  /** `cached`: what this node knows, without any I/O. */
+  /**
+   * `cached`: what this node knows, without any I/O: the last listing minus the folders this node
+   * claimed from since, which count as neither learned nor unlearned (what may be left in them is
+   * seen by the next listing that reads the store).
+   */
   async list(options: { cached?: boolean } = {}): Promise<WaitingListing> {
-    if (options.cached !== true) {
+    const cached = options.cached === true;
+    if (!cached) {
       await this.readNamesIfChanged();
       await this.learnSome();
     }
-    return { folders: [...this.learned.values()], unlearned: this.toLearn.size + this.relearn.size, loose: this.loose };
+    return { folders: [...this.learned.values()], unlearned: this.toLearn.size + (cached ? 0 : this.relearn.size), loose: this.loose };
   }
 
   private async readNamesIfChanged(): Promise<void> {
