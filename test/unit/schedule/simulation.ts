@@ -3,7 +3,9 @@ import type { Pusher, PushOutcome, PushRequest } from '../../../src/push/git-pus
 import { classifyPushFailure } from '../../../src/push/failure-class.js';
 import { Distributor } from '../../../src/schedule/distributor.js';
 import type { Lease, SchedulerDeps, SchedulerLocks, SchedulerStore } from '../../../src/schedule/ports.js';
-import type { WaitingTask } from '../../../src/store/store-types.js';
+import { parseWaitingFolderName, waitingFolderName } from '../../../src/store/store-paths.js';
+import type { WaitingFolder, WaitingListing, WaitingTask } from '../../../src/store/task-store.js';
+import { waitingFolderOf } from '../../../src/store/waiting-folder.js';
 import { FULL_SYNC_REF, type Task } from '../../../src/task/task.js';
 import { FakeClock, SeededRandom, inertTimers } from '../../support/fake-clock.js';
 import { configOf } from './scheduler-harness.js';
@@ -64,40 +66,70 @@ export interface SimResult {
   readonly failed: number;
 }
 
+/** The store in memory, laid out as the real one: waiting tasks by folder (`<uriKey>`, `<uriKey>.bulk`). */
 class MemoryStore implements SchedulerStore {
-  readonly waiting = new Map<string, WaitingTask>();
+  readonly waiting = new Map<string, Map<string, WaitingTask>>();
   readonly claimed = new Map<string, WaitingTask>();
   readonly uriStates = new Map<string, unknown>();
+  /** Each folder as a listing learned it, until it changes (the same object pass after pass, as the real store returns). */
+  private readonly learned = new Map<string, WaitingFolder>();
   failed = 0;
   private next = 0;
 
   add(task: Task, mtimeMs: number): void {
     const name = `t${(this.next++).toString(36)}.json`;
-    this.waiting.set(name, Object.freeze({ name, key: name.slice(0, -5), task, mtimeMs }));
+    this.put(Object.freeze({ name, key: name.slice(0, -5), task, mtimeMs }));
   }
-  async listWaiting(): Promise<WaitingTask[]> {
-    return [...this.waiting.values()];
+  private put(item: WaitingTask): void {
+    const folder = waitingFolderOf(item.task);
+    let tasks = this.waiting.get(folder);
+    if (tasks === undefined) this.waiting.set(folder, (tasks = new Map()));
+    tasks.set(item.name, item);
+    this.learned.delete(folder);
+  }
+  async listWaiting(): Promise<WaitingListing> {
+    const folders: WaitingFolder[] = [];
+    for (const [folder, tasks] of this.waiting) {
+      let learned = this.learned.get(folder);
+      if (learned === undefined) {
+        const sample = [...tasks.values()].reduce((oldest, item) => (item.mtimeMs < oldest.mtimeMs ? item : oldest));
+        const { uriKey, lane } = parseWaitingFolderName(folder)!;
+        learned = Object.freeze({ folder, uriKey, lane, sample, oldestMtimeMs: sample.mtimeMs, taskCount: tasks.size });
+        this.learned.set(folder, learned);
+      }
+      folders.push(learned);
+    }
+    return { folders, unlearned: 0, loose: [] };
   }
   /** Only a job that lost its lock queues tasks itself, and no lock is ever lost here. */
   async createMany(): Promise<never> {
     throw new Error('the simulation never loses a lock, so no job queues tasks again');
   }
-  async claim(_lock: string, names: readonly string[]): Promise<string[]> {
-    return names.filter((name) => {
-      const item = this.waiting.get(name);
-      if (item === undefined) return false;
-      this.waiting.delete(name);
-      this.claimed.set(name, item);
-      return true;
-    });
-  }
-  async reset(_lock: string, names: readonly string[]): Promise<string[]> {
-    for (const name of names) {
-      const item = this.claimed.get(name);
-      if (item !== undefined) this.waiting.set(name, item);
-      this.claimed.delete(name);
+  async claim(_lock: string, uriKey: string): Promise<WaitingTask[]> {
+    const claimed: WaitingTask[] = [];
+    for (const lane of ['live', 'bulk'] as const) {
+      const folder = waitingFolderName(uriKey, lane);
+      const tasks = this.waiting.get(folder);
+      if (tasks === undefined) continue;
+      for (const item of tasks.values()) {
+        this.claimed.set(item.name, item);
+        claimed.push(item);
+      }
+      this.waiting.delete(folder);
+      this.learned.delete(folder);
     }
-    return [...names];
+    return claimed;
+  }
+  async reset(_lock: string, tasks: readonly WaitingTask[]): Promise<string[]> {
+    const moved: string[] = [];
+    for (const { name } of tasks) {
+      const item = this.claimed.get(name);
+      if (item === undefined) continue;
+      this.claimed.delete(name);
+      this.put(item);
+      moved.push(name);
+    }
+    return moved;
   }
   async finish(_lock: string, names: readonly string[]): Promise<string[]> {
     for (const name of names) this.claimed.delete(name);
