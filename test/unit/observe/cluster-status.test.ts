@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatOffset, formatStatus } from '../../../src/cli/format-status.js';
 import { collectClusterStatus } from '../../../src/observe/cluster-status.js';
 import { TaskStore } from '../../../src/store/task-store.js';
+import { uriKey } from '../../../src/task/task.js';
 import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
 import { FakeClock } from '../../support/fake-clock.js';
 import { ROOT, configOf } from '../schedule/scheduler-harness.js';
@@ -250,11 +251,8 @@ describe('status: failed tasks', () => {
     const hostile = { project: 'app\n\u001b[2Jfake line', refs: ['refs/heads/main'], uri: '/dest/app.git', remote: 'mirror' };
     await store.create(hostile);
     clock.advance(3_600_000);
-    const [claimed] = await store.claim(
-      'lock',
-      (await store.listWaiting()).map((task) => task.name),
-    );
-    await store.fail('lock', [claimed!], { reason: 'could not push:\nfatal: hook\u0007 said no' });
+    const [claimed] = await store.claim('lock', uriKey(hostile.uri));
+    await store.fail('lock', [claimed!.name], { reason: 'could not push:\nfatal: hook\u0007 said no' });
     clock.advance(5000);
 
     const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 });

@@ -25,6 +25,7 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
     circuits: [],
     verify: null,
     history: {},
+    queueFrom: null,
     failed: [
       {
         uriKey: KEY,

@@ -30,6 +30,7 @@ function status(partial: Partial<ClusterStatus>): ClusterStatus {
     circuits: [],
     verify: null,
     history: {},
+    queueFrom: null,
     ...partial,
   };
 }
