@@ -194,6 +194,19 @@ describe('Daemon.tick', () => {
     await n.h.enqueue('p', ['refs/heads/main']);
     expect(typeof (await n.daemon.tick())).toBe('number');
   });
+
+  it('in a drain, lists again at once when the pass for a freed slot finds nothing left but what this node pushed', async () => {
+    const n = node({ drain: true });
+    await n.daemon.start();
+    await n.h.enqueue('p', ['refs/heads/main']);
+    n.h.clock.advance(2_000);
+    expect(typeof (await n.daemon.tick())).toBe('number');
+    await n.h.settle();
+    expect(n.h.pusher.requests).toHaveLength(1);
+    // The listing is reused: the folder this node claimed and emptied is not counted as work still to learn.
+    expect(await n.daemon.tick('slot')).toBe('list-again');
+    expect(await n.daemon.tick()).toBe('drained');
+  });
 });
 
 describe('Daemon stop', () => {
