@@ -184,11 +184,16 @@ async function countWaiting(
   return { waiting: waitingByUri(await listAllWaiting(store)) };
 }
 
-/** Every waiting folder learned: listing again learns the next batch of folders not read yet. */
+/**
+ * Every waiting folder learned: listing again learns the next batch of folders not read yet. On a
+ * busy store new folders keep coming; it stops once a listing leaves no fewer unread than the last.
+ */
 async function listAllWaiting(store: TaskStore): Promise<readonly WaitingFolder[]> {
+  let unlearned = Number.POSITIVE_INFINITY;
   for (;;) {
     const listing = await store.listWaiting();
-    if (listing.unlearned === 0) return listing.folders;
+    if (listing.unlearned === 0 || listing.unlearned >= unlearned) return listing.folders;
+    unlearned = listing.unlearned;
   }
 }
 

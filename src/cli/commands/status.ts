@@ -40,7 +40,8 @@ export function statusCommand(cli: Argv): Argv {
       if (args.watch && args.json) throw new UsageError('status: --watch shows the table; use --json without --watch (or poll it)');
       if (!Number.isInteger(args.limit) || args.limit < 0) throw new UsageError(`status: --limit must be a whole number ≥ 0, got ${String(args.limit)}`);
       const config = loadCliConfig({ config: args.config });
-      const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
+      // Counting the store itself reads one task of every waiting folder: all of them in one listing.
+      const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse', learnPerPass: Number.POSITIVE_INFINITY });
       await store.open();
       const style = process.stdout.isTTY === true ? 'boxed' : 'plain';
       for (;;) {
