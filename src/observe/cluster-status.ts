@@ -2,16 +2,13 @@ import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
-import type { TaskStore, WaitingFolder } from '../store/task-store.js';
-import { waitingByUri, type WaitingUri } from '../schedule/waiting-uris.js';
+import type { TaskStore } from '../store/task-store.js';
+import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
-import { freshestSummary, QUEUE_SUMMARY_EVERY_MS, readQueueSummaries, type QueueSummary } from './queue-summary.js';
-
-/** A summary older than this many distributionIntervals (plus its writing period) is not used. */
-const QUEUE_SUMMARY_MAX_AGE_INTERVALS = 3;
+import { countWaiting } from './waiting-count.js';
 
 export type { FailedTaskStatus } from './failed-view.js';
 export type { WaitingUri } from '../schedule/waiting-uris.js';
@@ -158,43 +155,6 @@ export interface StatusOptions {
 interface UriAccumulator extends UriStatus {
   remote: string;
   oldestMtimeMs: number | null;
-}
-
-/**
- * The waiting count: the caller's (a node's last pass), else the freshest summary of a live node
- * (unless `exact`), else every waiting folder read from the store.
- */
-async function countWaiting(
-  config: ReplicationConfig,
-  store: TaskStore,
-  options: StatusOptions,
-  nodes: readonly NodeStatus[],
-  storeNow: number,
-): Promise<{ waiting: readonly WaitingUri[]; summary?: QueueSummary }> {
-  if (options.waiting !== undefined) return { waiting: options.waiting };
-  if (options.exact !== true) {
-    const alive = new Set(nodes.filter((node) => node.state === 'alive').map((node) => node.nodeId));
-    const maxAgeMs = QUEUE_SUMMARY_MAX_AGE_INTERVALS * config.distributionIntervalMs + QUEUE_SUMMARY_EVERY_MS;
-    const summary = freshestSummary(await readQueueSummaries(config.storePath), alive, storeNow, maxAgeMs);
-    if (summary !== undefined) {
-      const waiting = summary.oldest.map(({ remote, uri, uriKey, tasks, oldestMtimeMs }) => ({ remote, uri, uriKey, waiting: tasks, oldestMtimeMs }));
-      return { waiting, summary };
-    }
-  }
-  return { waiting: waitingByUri(await listAllWaiting(store)) };
-}
-
-/**
- * Every waiting folder learned: listing again learns the next batch of folders not read yet. On a
- * busy store new folders keep coming; it stops once a listing leaves no fewer unread than the last.
- */
-async function listAllWaiting(store: TaskStore): Promise<readonly WaitingFolder[]> {
-  let unlearned = Number.POSITIVE_INFINITY;
-  for (;;) {
-    const listing = await store.listWaiting();
-    if (listing.unlearned === 0 || listing.unlearned >= unlearned) return listing.folders;
-    unlearned = listing.unlearned;
-  }
 }
 
 /** The whole cluster's queue, read from the store alone: any machine that mounts it sees the same. */

@@ -1,0 +1,45 @@
+import type { ReplicationConfig } from '../config/types.js';
+import { waitingByUri, type WaitingUri } from '../schedule/waiting-uris.js';
+import type { TaskStore, WaitingFolder } from '../store/task-store.js';
+import type { NodeStatus, StatusOptions } from './cluster-status.js';
+import { freshestSummary, QUEUE_SUMMARY_EVERY_MS, readQueueSummaries, type QueueSummary } from './queue-summary.js';
+
+/** A summary older than this many distributionIntervals (plus its writing period) is not used. */
+const QUEUE_SUMMARY_MAX_AGE_INTERVALS = 3;
+
+/**
+ * The waiting count: the caller's (a node's last pass), else the freshest summary of a live node
+ * (unless `exact`), else every waiting folder read from the store.
+ */
+export async function countWaiting(
+  config: ReplicationConfig,
+  store: TaskStore,
+  options: StatusOptions,
+  nodes: readonly NodeStatus[],
+  storeNow: number,
+): Promise<{ waiting: readonly WaitingUri[]; summary?: QueueSummary }> {
+  if (options.waiting !== undefined) return { waiting: options.waiting };
+  if (options.exact !== true) {
+    const alive = new Set(nodes.filter((node) => node.state === 'alive').map((node) => node.nodeId));
+    const maxAgeMs = QUEUE_SUMMARY_MAX_AGE_INTERVALS * config.distributionIntervalMs + QUEUE_SUMMARY_EVERY_MS;
+    const summary = freshestSummary(await readQueueSummaries(config.storePath), alive, storeNow, maxAgeMs);
+    if (summary !== undefined) {
+      const waiting = summary.oldest.map(({ remote, uri, uriKey, tasks, oldestMtimeMs }) => ({ remote, uri, uriKey, waiting: tasks, oldestMtimeMs }));
+      return { waiting, summary };
+    }
+  }
+  return { waiting: waitingByUri(await listAllWaiting(store)) };
+}
+
+/**
+ * Every waiting folder learned: listing again learns the next batch of folders not read yet. On a
+ * busy store new folders keep coming; it stops once a listing leaves no fewer unread than the last.
+ */
+async function listAllWaiting(store: TaskStore): Promise<readonly WaitingFolder[]> {
+  let unlearned = Number.POSITIVE_INFINITY;
+  for (;;) {
+    const listing = await store.listWaiting();
+    if (listing.unlearned === 0 || listing.unlearned >= unlearned) return listing.folders;
+    unlearned = listing.unlearned;
+  }
+}
