@@ -8,6 +8,7 @@ import { removeQuietly, storeError } from './store-fs.js';
 import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 import { STORE_MARKER_NAME } from './store-paths.js';
 import { writeDurable } from './publish.js';
+import { sortWaiting } from './loose-tasks.js';
 
 /**
  * `<storePath>/refrelay-store.json` says "this folder is a refrelay store" (DESIGN.md invariant
@@ -16,7 +17,12 @@ import { writeDurable } from './publish.js';
  * under the mount point, invisible to every other node once the mount returns.
  */
 export { STORE_MARKER_NAME };
-export const STORE_FORMAT = 1;
+/**
+ * The layout this refrelay reads and writes. 2: waiting tasks in one folder per URI and lane
+ * (DESIGN.md "Waiting folders (layout 2)"); 1 kept them flat in `waiting/`, and
+ * `refrelay init --upgrade` (layout-upgrade.ts) moves such a store to 2.
+ */
+export const STORE_FORMAT = 2;
 
 export interface StoreMarker {
   readonly format: number;
@@ -44,6 +50,19 @@ export class StoreMissingError extends StoreError {
     super(
       `no refrelay store at ${root} (${detail}). If the store is on a network filesystem, it may not be mounted; ` +
         'to create a new store there, run: refrelay init --config FILE',
+    );
+  }
+}
+
+/** A marked store of an earlier layout: every node refuses it until `refrelay init --upgrade` has moved it. */
+export class StoreLayoutError extends StoreError {
+  constructor(
+    root: string,
+    readonly format: number,
+  ) {
+    super(
+      `the store at ${root} has layout ${format}; this refrelay needs layout ${STORE_FORMAT}: ` +
+        'stop every node and run `refrelay init --upgrade --config FILE`',
     );
   }
 }
@@ -120,9 +139,10 @@ export type StoreOpening = 'existing' | 'adopted' | 'created';
 
 /**
  * Makes sure `root` is a refrelay store before anything is written there, per `policy`: a
- * marked store is used; an earlier refrelay's store is adopted (marker written) unless the
- * policy refuses; a path with neither is created only under 'create'. Then makes the layout's
- * folders that are missing (inside a marked store that is safe: the marker proves the mount).
+ * marked store of this layout is used, one of an earlier layout refused (StoreLayoutError); an
+ * earlier refrelay's store is adopted (tasks sorted, marker written) unless the policy refuses; a
+ * path with neither is created only under 'create'. Then makes the layout's folders that are
+ * missing (inside a marked store that is safe: the marker proves the mount).
  */
 export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy): Promise<StoreOpening> {
   const state = await inspectStore(ctx);
@@ -131,16 +151,38 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
   if (state.kind === 'earlier' && policy === 'refuse') {
     throw new StoreMissingError(ctx.paths.root, `made by an earlier refrelay, without ${STORE_MARKER_NAME}; \`refrelay init\` or a daemon's start adopts it`);
   }
+  if (state.kind === 'marked' && state.marker.format < STORE_FORMAT) throw new StoreLayoutError(ctx.paths.root, state.marker.format);
   if (state.kind === 'missing') await makeFolder(ctx, ctx.paths.root, true);
+  await makeLayoutFolders(ctx, state.kind === 'marked');
+  if (state.kind === 'marked') return 'existing';
+  if (state.kind === 'earlier') await adoptWaiting(ctx);
+  // A peer's marker may have gone in first; one of an earlier refrelay is refused like any other.
+  const { format } = await writeMarker(ctx);
+  if (format < STORE_FORMAT) throw new StoreLayoutError(ctx.paths.root, format);
+  return state.kind === 'earlier' ? 'adopted' : 'created';
+}
+
+/** Makes the layout's folders that are missing; in a marked store one was removed by someone: made again, and said so. */
+export async function makeLayoutFolders(ctx: StoreContext, marked: boolean): Promise<void> {
   for (const dir of ctx.paths.folders) {
-    // In a marked store a missing folder was removed by someone: made again, and said so.
-    const missing = state.kind === 'marked' && !(await isRealFolder(ctx, dir));
+    const missing = marked && !(await isRealFolder(ctx, dir));
     await makeFolder(ctx, dir, true);
     if (missing) ctx.onEvent({ type: 'folder-recreated', path: dir });
   }
-  if (state.kind === 'marked') return 'existing';
-  await writeMarker(ctx);
-  return state.kind === 'earlier' ? 'adopted' : 'created';
+}
+
+/**
+ * An earlier refrelay's store is of layout 1 (it predates the marker): its flat task files are
+ * sorted into their folders before the layout 2 marker goes in, as `init --upgrade` would, so
+ * none is left where no node of this version looks. A crash before the marker leaves the store
+ * unmarked, and the next adoption finishes the sorting. A task file that cannot be sorted (its
+ * folder's name taken by a file or a symlink) is reported, not a reason to stop the node.
+ */
+async function adoptWaiting(ctx: StoreContext): Promise<void> {
+  const sorted = await sortWaiting(ctx);
+  for (const entry of sorted.left) {
+    if (entry.task) ctx.onEvent({ type: 'waiting-task-left', path: join(ctx.paths.waiting, entry.name), reason: entry.reason });
+  }
 }
 
 /**

@@ -76,4 +76,6 @@ export type StoreEvent =
   /** The store had no marker and got one: made new, or an earlier refrelay's store adopted. */
   | { readonly type: 'store-marked'; readonly root: string; readonly opening: 'created' | 'adopted' }
   /** A folder of the layout was missing from a marked store (removed by hand or a tool) and was made again. */
-  | { readonly type: 'folder-recreated'; readonly path: string };
+  | { readonly type: 'folder-recreated'; readonly path: string }
+  /** A flat task file (layout 1) that could not be sorted into its waiting folder, and why: it is not pushed while it stays. */
+  | { readonly type: 'waiting-task-left'; readonly path: string; readonly reason: string };

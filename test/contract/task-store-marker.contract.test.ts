@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GerritEventsDirError } from '../../src/store/gerrit-events-dir.js';
-import { STORE_MARKER_NAME, StoreMissingError } from '../../src/store/store-marker.js';
-import type { Task } from '../../src/task/task.js';
+import { STORE_MARKER_NAME, StoreLayoutError, StoreMissingError } from '../../src/store/store-marker.js';
+import { waitingFolderName } from '../../src/store/store-paths.js';
+import { encodeTask, taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { storeEnvs } from './support/store-envs.js';
 
 /**
@@ -9,6 +10,9 @@ import { storeEnvs } from './support/store-envs.js';
  * (a network filesystem that is not mounted) is never written to by accident.
  */
 const task: Task = { project: 'p', refs: ['refs/heads/main'], uri: 'ssh://h/p.git', remote: 'mirror' };
+const QUEUED_AT = Date.UTC(2025, 0, 1, 12);
+/** The folders of a store's layout, relative to its root. */
+const LAYOUT_FOLDERS = ['building', 'waiting', 'running', 'failed', 'corrupt', 'done'].map((name) => `ref-updates/${name}`).concat(['uri-state', 'nodes']);
 
 describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv) => {
   it("refuses a path without a marker and writes nothing there when told to ('refuse', 'adopt-earlier')", async () => {
@@ -28,20 +32,44 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     }
   });
 
-  it("adopts an earlier refrelay's store (ref-updates/waiting/, no marker) unless told to refuse, and keeps its tasks", async () => {
+  it("adopts an earlier refrelay's store (ref-updates/waiting/, no marker) unless told to refuse, sorting its flat tasks into their folders", async () => {
     const env = makeEnv();
-    const earlier = env.store('old', { ifUnmarked: 'create' });
-    const { key } = await earlier.create(task);
-    // The layout without a marker is what an earlier refrelay left.
-    await env.fs.unlink(`${env.root}/${STORE_MARKER_NAME}`);
+    // What an earlier refrelay left: the layout without a marker, its tasks flat in waiting/ (layout 1).
+    for (const folder of LAYOUT_FOLDERS) env.mkdir(folder);
+    const name = `${taskKey(task)}.json`;
+    env.write(`ref-updates/waiting/${name}`, encodeTask(task));
+    env.setMtime(`ref-updates/waiting/${name}`, QUEUED_AT);
 
-    await expect(env.store('cli', { ifUnmarked: 'refuse' }).listWaiting()).rejects.toThrow(/made by an earlier refrelay, without refrelay-store\.json/);
+    await expect(env.store('cli', { ifUnmarked: 'refuse' }).open()).rejects.toThrow(/made by an earlier refrelay, without refrelay-store\.json/);
+    expect(env.exists(STORE_MARKER_NAME)).toBe(false);
     const events: unknown[] = [];
-    const daemon = env.store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) });
-    expect((await daemon.listWaiting()).map((t) => t.key)).toEqual([key]);
+    await env.store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) }).open();
     expect(events).toEqual([{ type: 'store-marked', root: env.root, opening: 'adopted' }]);
-    expect(JSON.parse(env.read(STORE_MARKER_NAME))).toMatchObject({ format: 1, storeId: expect.any(String) });
-    expect((await env.store('cli', { ifUnmarked: 'refuse' }).listWaiting()).map((t) => t.key)).toEqual([key]);
+    expect(JSON.parse(env.read(STORE_MARKER_NAME))).toMatchObject({ format: 2, storeId: expect.any(String) });
+    const folder = waitingFolderName(uriKey(task.uri), 'live');
+    expect(env.list('ref-updates/waiting')).toEqual([folder]);
+    expect(env.mtime(`ref-updates/waiting/${folder}/${name}`)).toBe(QUEUED_AT);
+    await env.store('cli', { ifUnmarked: 'refuse' }).open();
+  });
+
+  it('refuses a store of layout 1 under every policy, init included, naming the upgrade to run, and changes nothing', async () => {
+    const env = makeEnv();
+    for (const folder of LAYOUT_FOLDERS) env.mkdir(folder);
+    env.write(STORE_MARKER_NAME, '{"format":1,"storeId":"s-1","createdAt":1}\n');
+    const name = `${taskKey(task)}.json`;
+    env.write(`ref-updates/waiting/${name}`, encodeTask(task));
+    const message = `the store at ${env.root} has layout 1; this refrelay needs layout 2: ` + 'stop every node and run `refrelay init --upgrade --config FILE`';
+    for (const ifUnmarked of ['refuse', 'adopt-earlier', 'create'] as const) {
+      const error = await env
+        .store('a', { ifUnmarked })
+        .open()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StoreLayoutError);
+      expect((error as Error).message).toBe(message);
+    }
+    await expect(env.store('a').init()).rejects.toThrow(message);
+    expect(env.list('ref-updates/waiting')).toEqual([name]);
+    expect(env.read(STORE_MARKER_NAME)).toBe('{"format":1,"storeId":"s-1","createdAt":1}\n');
   });
 
   it("refuses the events directory of Gerrit's replication plugin under every policy and writes nothing there", async () => {
@@ -70,7 +98,7 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
 
     // With a marker it is a store: files named like the plugin's are anyone's to drop (config check
     // and the daemon warn about them), and one must never stop the nodes.
-    env.write(STORE_MARKER_NAME, '{"format":1,"storeId":"x"}');
+    env.write(STORE_MARKER_NAME, '{"format":2,"storeId":"x"}');
     expect(await env.store('a').init()).toBe('existing');
     expect(await env.store('a', { ifUnmarked: 'refuse' }).listWaiting()).toEqual([]);
   });
@@ -101,7 +129,9 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     env.mkfifo(STORE_MARKER_NAME);
     await expect(env.store('a', { ifUnmarked: 'refuse' }).create(task)).rejects.toThrow(/is not a refrelay store marker: a FIFO where a file is expected/);
     await env.fs.unlink(`${env.root}/${STORE_MARKER_NAME}`);
-    env.write(STORE_MARKER_NAME, '{"format":2,"storeId":"x"}');
-    await expect(env.store('a', { ifUnmarked: 'refuse' }).create(task)).rejects.toThrow(/has format 2, made by a newer refrelay/);
+    env.write(STORE_MARKER_NAME, '{"format":3,"storeId":"x"}');
+    await expect(env.store('a', { ifUnmarked: 'refuse' }).create(task)).rejects.toThrow(
+      `the store at ${env.root} has format 3, made by a newer refrelay; this one reads format 2`,
+    );
   });
 });

@@ -193,7 +193,7 @@ describe('enqueue from a real post-receive hook', () => {
     writeFileSync(join(ws.store, 'refrelay-store.json'), 'garbage');
     const result = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--ref', 'refs/heads/main']);
     expect(result.status).toBe(1);
-    expect(result.stderr).toBe(`refrelay: the store marker ${join(ws.store, 'refrelay-store.json')} is damaged: expected {"format":1,"storeId":…}\n`);
+    expect(result.stderr).toBe(`refrelay: the store marker ${join(ws.store, 'refrelay-store.json')} is damaged: expected {"format":2,"storeId":…}\n`);
     expect(result.stdout).toBe('');
     expect(readWaitingTasks(ws.store)).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { storeContext, type StoreContext, type StoreContextOptions } from '../../../src/store/store-context.js';
 import { nodeStoreFs, type StoreFs } from '../../../src/store/store-fs.js';
 import { TaskStore, type TaskStoreOptions } from '../../../src/store/task-store.js';
 import { useTempDirs } from '../../support/temp-dir.js';
@@ -11,6 +12,8 @@ export interface StoreEnv {
   readonly root: string;
   readonly fs: StoreFs;
   store(nodeId: string, options?: Partial<TaskStoreOptions>): TaskStore;
+  /** The store's helpers' context on the same fs and clock, for work no `TaskStore` opens the store for (layout-upgrade.ts). */
+  context(nodeId: string, options?: Partial<StoreContextOptions>): StoreContext;
   /** Sorted entry names of a folder relative to the root; [] when it does not exist. */
   list(rel: string): string[];
   read(rel: string): string;
@@ -45,6 +48,7 @@ function realEnv(root: string): StoreEnv {
     root,
     fs: nodeStoreFs,
     store: (nodeId, options) => new TaskStore({ root, nodeId, ...options }),
+    context: (nodeId, options) => storeContext({ root, nodeId, ...options }),
     list: (rel) => (existsSync(at(rel)) ? readdirSync(at(rel)).sort() : []),
     read: (rel) => readFileSync(at(rel), 'utf8'),
     write: (rel, content) => writeFileSync(at(rel), content),
@@ -72,6 +76,7 @@ function memoryEnv(): StoreEnv {
     root,
     fs,
     store: (nodeId, options) => new TaskStore({ root, nodeId, clock, ...options, fs: options?.fs ?? fs }),
+    context: (nodeId, options) => storeContext({ root, nodeId, clock, ...options, fs: options?.fs ?? fs }),
     list: (rel) => (fs.existsSync(at(rel)) ? fs.readdirSync(at(rel)).sort() : []),
     read: (rel) => fs.readFileSync(at(rel)),
     write: (rel, content) => fs.writeRaw(at(rel), content),
