@@ -2,13 +2,15 @@ import { formatDuration } from '../config/duration.js';
 import { StoreError } from '../errors.js';
 import { errnoName } from '../runtime/errno.js';
 import type { Timers } from '../runtime/timers.js';
-import { StoreMissingError } from '../store/store-marker.js';
+import { StoreLayoutError, StoreMissingError } from '../store/store-marker.js';
 
 /**
  * Store failures that a local spool bridges: the store is not there (marker missing: not
- * mounted) or cannot take a write now (full, over quota, read-only, I/O error, stale NFS
- * handle). Anything else — a permission error, a damaged marker — is a mistake the operator
- * has to see, and spooling would only hide it.
+ * mounted), cannot take a write now (full, over quota, read-only, I/O error, stale NFS
+ * handle), or is of the previous layout (between installing this refrelay and
+ * `refrelay init --upgrade`, the daemons being stopped: the first one started after the upgrade
+ * forwards what hooks spooled meanwhile). Anything else — a permission error, a damaged marker —
+ * is a mistake the operator has to see, and spooling would only hide it.
  */
 const SPOOLED_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'ESTALE']);
 
@@ -16,6 +18,7 @@ const SPOOLED_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'ESTALE']);
 export function spoolReasonOf(error: unknown): string | undefined {
   for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 8; depth++) {
     if (at instanceof StoreMissingError) return at.detail;
+    if (at instanceof StoreLayoutError) return `it has layout ${at.format}, until \`refrelay init --upgrade\` has run`;
     const code = errnoName(at);
     if (code !== undefined && SPOOLED_ERRNOS.has(code)) return code;
     at = (at as { cause?: unknown }).cause;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishOrSpool, spoolReasonOf, spooledWarning } from '../../../src/cli/publish-or-spool.js';
 import { StoreError } from '../../../src/errors.js';
-import { StoreMissingError } from '../../../src/store/store-marker.js';
+import { StoreLayoutError, StoreMissingError } from '../../../src/store/store-marker.js';
 
 /** A timer the test fires by hand: no real time passes. */
 function manualTimer(): { after: (ms: number, action: () => void) => () => void; fire(): void; armedMs: number | undefined; cancelled: boolean } {
@@ -27,8 +27,11 @@ const errno = (code: string): Error => Object.assign(new Error(`${code}: failed`
 const wrapped = (code: string): StoreError => new StoreError(`create task failed (${code}) at /store/x`, { cause: errno(code) });
 
 describe('which store failures enqueue spools', () => {
-  it('spools a missing store marker, a full, over-quota or read-only store, I/O errors and stale NFS handles', () => {
+  it('spools a missing store marker, a store awaiting its layout upgrade, a full, over-quota or read-only store, I/O errors and stale NFS handles', () => {
     expect(spoolReasonOf(new StoreMissingError('/store', 'refrelay-store.json is missing'))).toBe('refrelay-store.json is missing');
+    expect(spoolReasonOf(new StoreError('create task failed', { cause: new StoreLayoutError('/store', 1) }))).toBe(
+      'it has layout 1, until `refrelay init --upgrade` has run',
+    );
     for (const code of ['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']) expect(spoolReasonOf(wrapped(code))).toBe(code);
     // libuv has no name for ESTALE: Node reports errno -116 with an "Unknown system error" code.
     expect(spoolReasonOf(new StoreError('x', { cause: Object.assign(new Error('stale'), { code: 'Unknown system error -116', errno: -116 }) }))).toBe('ESTALE');
