@@ -2,15 +2,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StoreEvent } from '../../src/store/task-store.js';
-import { taskKey, type Task } from '../../src/task/task.js';
+import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { fixturesDir } from '../support/paths.js';
 import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
+import { WAITING, waitingFiles } from './support/waiting-layout.js';
 
-const WAITING = 'ref-updates/waiting';
 const CORRUPT = 'ref-updates/corrupt';
 const fixture = (name: string): string => readFileSync(join(fixturesDir, 'tasks', 'invalid', name), 'utf8');
 const good: Task = { project: 'p', refs: ['refs/heads/main'], uri: 'ssh://h/p.git', remote: 'mirror' };
+/** The waiting folder of `good`'s URI, relative to the store root. */
+const FOLDER = `${WAITING}/${uriKey(good.uri)}`;
+/** Long before any task the store writes in a test. */
+const EARLIER = Date.UTC(2024, 0, 1);
 
 /** A task-like file name that is not the hash of its content, as a damaged file would have. */
 const nameFor = (i: number): string => `${i.toString(16).padStart(40, '0')}.json`;
@@ -47,23 +51,28 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     const events: StoreEvent[] = [];
     const store = env.store('node-a', { onEvent: (event) => events.push(event) });
     const { key } = await store.create(good);
-    BAD_FILES.forEach(([, content], i) => env.write(`${WAITING}/${nameFor(i + 1)}`, content));
+    // Older than the valid task, so learning the folder reads (and quarantines) each of them first.
+    BAD_FILES.forEach(([, content], i) => {
+      env.write(`${FOLDER}/${nameFor(i + 1)}`, content);
+      env.setMtime(`${FOLDER}/${nameFor(i + 1)}`, EARLIER + i);
+    });
     const dirName = nameFor(99);
-    env.mkdir(`${WAITING}/${dirName}`);
-    env.write(`${WAITING}/.nfs1234`, 'not ours');
+    env.mkdir(`${FOLDER}/${dirName}`);
+    env.setMtime(`${FOLDER}/${dirName}`, EARLIER - 1);
+    env.write(`${FOLDER}/.nfs1234`, 'not ours');
     env.write(`${WAITING}/foo.tmp`, 'not ours either');
 
-    const listed = await store.listWaiting();
+    const { folders } = await store.listWaiting();
 
-    expect(listed.map((t) => t.key)).toEqual([key]);
-    expect(env.list(WAITING)).toEqual(['.nfs1234', `${key}.json`, 'foo.tmp']);
+    expect(folders.map((f) => f.sample.key)).toEqual([key]);
+    expect(waitingFiles(env)).toEqual([`${uriKey(good.uri)}/${key}.json`, `${uriKey(good.uri)}/.nfs1234`, 'foo.tmp'].sort());
     const found = reasons(env);
     BAD_FILES.forEach(([, , reason], i) => {
       expect(found.get(nameFor(i + 1))?.reason).toContain(reason);
     });
     expect(found.get(dirName)?.reason).toBe('a directory where a file is expected');
     expect(found.get(dirName)?.nodeId).toBe('node-a');
-    expect(found.get(dirName)?.originalPath).toBe(join(env.root, WAITING, dirName));
+    expect(found.get(dirName)?.originalPath).toBe(join(env.root, FOLDER, dirName));
     expect(await store.countCorrupt()).toBe(BAD_FILES.length + 1);
     expect(events.filter((e) => e.type === 'quarantined')).toHaveLength(BAD_FILES.length + 1);
   });
@@ -72,7 +81,8 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     const env = makeEnv();
     const store = env.store('node-a');
     await store.listWaiting();
-    env.write(`${WAITING}/${nameFor(1)}`, fixture('truncated.json'));
+    env.mkdir(FOLDER);
+    env.write(`${FOLDER}/${nameFor(1)}`, fixture('truncated.json'));
     await store.listWaiting();
     const [entry] = await store.listCorrupt();
     expect(entry?.name.startsWith(`${nameFor(1)}.`)).toBe(true);
@@ -85,7 +95,8 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     const a = env.store('node-a');
     const b = env.store('node-b');
     await a.listWaiting();
-    env.write(`${WAITING}/${nameFor(1)}`, 'null');
+    env.mkdir(FOLDER);
+    env.write(`${FOLDER}/${nameFor(1)}`, 'null');
     await Promise.all([a.listWaiting(), b.listWaiting()]);
     expect(await a.countCorrupt()).toBe(1);
     expect(env.list(CORRUPT).filter((n) => n.endsWith('.reason'))).toHaveLength(1);
@@ -103,16 +114,17 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     const events: StoreEvent[] = [];
     const store = env.store('node-a', { fs: fillingFs, onEvent: (event) => events.push(event) });
     await env.store('setup').open();
-    env.write(`${WAITING}/${nameFor(1)}`, 'null');
+    env.mkdir(FOLDER);
+    env.write(`${FOLDER}/${nameFor(1)}`, 'null');
 
-    expect(await store.listWaiting()).toEqual([]);
-    expect(env.list(WAITING)).toEqual([nameFor(1)]);
+    expect((await store.listWaiting()).folders).toEqual([]);
+    expect(waitingFiles(env)).toEqual([`${uriKey(good.uri)}/${nameFor(1)}`]);
     expect(env.list(CORRUPT)).toEqual([]);
     expect(events.map((e) => e.type)).toContain('quarantine-failed');
 
     full = false;
     await store.listWaiting();
-    expect(env.list(WAITING)).toEqual([]);
+    expect(waitingFiles(env)).toEqual([]);
     expect(reasons(env).get(nameFor(1))?.reason).toBe('expected a JSON object, got null');
     expect(await store.countCorrupt()).toBe(1);
   });
@@ -122,7 +134,7 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     const store = env.store('node-a');
     const { key } = await store.create(good);
     env.mkdir('ref-updates/running/lock-1');
-    await store.claim('lock-1', [`${key}.json`]);
+    await store.claim('lock-1', uriKey(good.uri));
     env.write('ref-updates/running/lock-1/owner.json', '{"nodeId":"node-a"}');
     env.write(`ref-updates/running/lock-1/${nameFor(1)}`, '');
 
@@ -150,9 +162,10 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     const env = makeEnv();
     const store = env.store('node-a');
     await store.listWaiting();
-    env.write(`${WAITING}/${nameFor(5)}`, '{"project":"p","ref":"refs/heads/x","uri":"u","remote":"r"}');
-    const [listed] = await store.listWaiting();
-    expect(listed?.key).toBe(nameFor(5).slice(0, 40));
-    expect(listed?.key).not.toBe(taskKey(listed!.task));
+    env.mkdir(`${WAITING}/${uriKey('u')}`);
+    env.write(`${WAITING}/${uriKey('u')}/${nameFor(5)}`, '{"project":"p","ref":"refs/heads/x","uri":"u","remote":"r"}');
+    const [listed] = (await store.listWaiting()).folders;
+    expect(listed?.sample.key).toBe(nameFor(5).slice(0, 40));
+    expect(listed?.sample.key).not.toBe(taskKey(listed!.sample.task));
   });
 });

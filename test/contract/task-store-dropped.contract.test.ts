@@ -5,10 +5,10 @@ import { DROP_FOLDER_PATTERN } from '../../src/store/dropped-tasks.js';
 import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { useTempDirs } from '../support/temp-dir.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
+import { waitingFiles } from './support/waiting-layout.js';
 
 const FAILED = 'ref-updates/failed';
 const DROPPED = 'ref-updates/failed/dropped';
-const WAITING = 'ref-updates/waiting';
 const DAY_MS = 24 * 3_600_000;
 const uri = 'ssh://replica.example.com/p.git';
 const otherUri = 'ssh://other.example.com/p.git';
@@ -57,7 +57,7 @@ describe.each(storeEnvs())('task store contract, dropping failed tasks (%s)', (_
     expect(env.list(FAILED)).toEqual(['dropped', uriKey(otherUri)].sort());
     expect((await env.store('node-b').listFailed()).map((failed) => failed.task)).toEqual([c]);
     expect(await store.retryFailed(() => true)).toBe(1);
-    expect(env.list(WAITING)).toEqual([fileOf(c)]);
+    expect(waitingFiles(env)).toEqual([`${uriKey(otherUri)}/${fileOf(c)}`]);
   });
 
   it('drops nothing and makes no folder when nothing matches', async () => {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
-import { taskKey, type Task } from '../../src/task/task.js';
+import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { failingHandleFs, faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs } from './support/store-envs.js';
+import { WAITING, waitingFiles, waitingRel } from './support/waiting-layout.js';
 
-const WAITING = 'ref-updates/waiting';
 const BUILDING = 'ref-updates/building';
 const task: Task = { project: 'p', refs: ['refs/heads/main'], uri: 'ssh://h/p.git', remote: 'mirror' };
+const KEY = uriKey(task.uri);
 
 async function storeError(promise: Promise<unknown>): Promise<StoreError> {
   const error = await promise.then(
@@ -29,7 +30,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     expect(error.message).toContain('create task failed (ENOSPC)');
     expect(error.message).toContain(BUILDING);
     expect((error.cause as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    expect(env.list(WAITING)).toEqual([]);
+    expect(waitingFiles(env)).toEqual([]);
     expect(env.list(BUILDING)).toEqual([]);
   });
 
@@ -43,7 +44,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     });
 
     expect(await env.store('node-b', { fs: sshfs }).create(task)).toEqual({ key: first.key, created: false });
-    expect(env.list(WAITING)).toEqual([`${first.key}.json`]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${first.key}.json`]);
     expect(env.list(BUILDING)).toEqual([]);
   });
 
@@ -56,7 +57,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
       },
     });
     const error = await storeError(env.store('node-a', { fs: denied }).create(task));
-    expect(error.message).toContain(`${WAITING}/${taskKey(task)}.json`);
+    expect(error.message).toContain(`${WAITING}/${KEY}/${taskKey(task)}.json`);
     expect(env.list(BUILDING)).toEqual([]);
   });
 
@@ -70,7 +71,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     });
     const error = await storeError(env.store('node-a', { fs: readOnly }).create(task));
     expect(error.message).toContain('(EROFS)');
-    expect(env.list(WAITING)).toEqual([]);
+    expect(waitingFiles(env)).toEqual([]);
     expect(env.list(BUILDING)).toEqual([]);
   });
 
@@ -101,21 +102,26 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     });
     const error = await storeError(env.store('node-b', { fs: failing }).listWaiting());
     expect(error.message).toContain('read task file failed (EIO)');
-    expect(env.list(WAITING)).toEqual([`${taskKey(task)}.json`]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${taskKey(task)}.json`]);
     expect(env.list('ref-updates/corrupt')).toEqual([]);
   });
 
   it('skips a file that vanishes between listing and reading (ENOENT, ESTALE)', async () => {
     const env = makeEnv();
-    await env.store('node-a').createMany([task, { ...task, refs: ['refs/heads/other'] }]);
+    const other = { ...task, refs: ['refs/heads/other'] };
+    await env.store('node-a').createMany([task, other]);
+    env.setMtime(waitingRel(task), Date.UTC(2024, 0, 1)); // the oldest, so learning reads it first
     const vanishing = faultyFs(env.fs, {
       readBounded: async (path, maxBytes) => {
         if (path.endsWith(`${taskKey(task)}.json`)) throw fsError('ESTALE', 'open', path);
         return env.fs.readBounded(path, maxBytes);
       },
     });
-    const listed = await env.store('node-b', { fs: vanishing }).listWaiting();
-    expect(listed.map((t) => t.task.refs[0])).toEqual(['refs/heads/other']);
+    const b = env.store('node-b', { fs: vanishing });
+    const listed = await b.listWaiting();
+    expect(listed.folders.map((f) => f.sample.task.refs[0])).toEqual(['refs/heads/other']);
+    env.mkdir('ref-updates/running/lock-1');
+    expect((await b.claim('lock-1', KEY)).map((t) => t.task.refs[0])).toEqual(['refs/heads/other']);
     expect(env.list('ref-updates/corrupt')).toEqual([]);
   });
 
@@ -123,7 +129,8 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     const env = makeEnv();
     const a = env.store('node-a');
     await a.create(task);
-    env.write(`${WAITING}/${'0'.repeat(40)}.json`, 'null');
+    env.write(`${WAITING}/${KEY}/${'0'.repeat(40)}.json`, 'null');
+    env.setMtime(`${WAITING}/${KEY}/${'0'.repeat(40)}.json`, Date.UTC(2024, 0, 1));
     const events: string[] = [];
     const stuck = faultyFs(env.fs, {
       rename: async (from) => {
@@ -131,7 +138,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
       },
     });
     const b = env.store('node-b', { fs: stuck, onEvent: (e) => events.push(e.type) });
-    expect((await b.listWaiting()).map((t) => t.key)).toEqual([taskKey(task)]);
+    expect((await b.listWaiting()).folders.map((f) => f.sample.key)).toEqual([taskKey(task)]);
     expect(events).toEqual(['quarantine-failed']);
   });
 
@@ -144,8 +151,9 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
         throw fsError('EROFS', 'rename', from);
       },
     });
-    const error = await storeError(env.store('node-b', { fs: readOnly }).claim('lock-1', [`${key}.json`]));
-    expect(error.message).toMatch(/^claim task failed \(EROFS\) at .*waiting\/[0-9a-f]{40}\.json/);
+    const error = await storeError(env.store('node-b', { fs: readOnly }).claim('lock-1', KEY));
+    expect(error.message).toMatch(/^claim task failed \(EROFS\) at .*waiting\/[0-9a-f]{40}\/[0-9a-f]{40}\.json/);
+    expect(error.message).toContain(`${KEY}/${key}.json`);
   });
 
   it('reports a store whose waiting folder is gone (unmounted, wiped) instead of listing nothing', async () => {
@@ -164,7 +172,8 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
   it('refuses names that would leave their folder', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
-    await expect(store.claim('../escape', ['x.json'])).rejects.toThrow(StoreError);
+    await expect(store.claim('../escape', KEY)).rejects.toThrow(StoreError);
+    await expect(store.claim('lock-1', '../../uri-state')).rejects.toThrow('invalid waiting folder name');
     await expect(store.finish('lock-1', ['../../uri-state/x.json'])).rejects.toThrow('invalid task file name');
   });
 });

@@ -6,13 +6,13 @@ import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { useTempDirs } from '../support/temp-dir.js';
 import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
+import { WAITING, waitingFiles } from './support/waiting-layout.js';
 
 /**
  * The store is untrusted input (DESIGN.md invariant 8): entries of any type and size that
  * refrelay never wrote are refused by type and size, never opened, followed or echoed, and
  * cost only themselves.
  */
-const WAITING = 'ref-updates/waiting';
 const RUNNING = 'ref-updates/running';
 const CORRUPT = 'ref-updates/corrupt';
 const SECRET = 'root:$6$not-for-any-log:19000:0:99999:7:::';
@@ -20,6 +20,8 @@ const uri = 'ssh://replica.example.com/p.git';
 const good: Task = { project: 'p', refs: ['refs/heads/main'], uri, remote: 'mirror' };
 const fileOf = (t: Task): string => `${taskKey(t)}.json`;
 const nameFor = (i: number): string => `${i.toString(16).padStart(40, '0')}.json`;
+/** The name of `good`'s waiting folder. */
+const KEY = uriKey(uri);
 
 const tempDir = useTempDirs();
 
@@ -50,19 +52,22 @@ function reasonFor(env: StoreEnv, name: string): string | undefined {
 }
 
 describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, makeEnv) => {
-  it('moves a FIFO, a symlink and an oversized file out of waiting/ unread, and lists the valid task', async () => {
+  it('moves a FIFO, a symlink and an oversized file out of waiting folders unread, and lists the valid task', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
     await store.create(good);
     const secretFile = join(victimFolder(), 'secret');
-    env.mkfifo(`${WAITING}/${nameFor(1)}`);
-    env.symlink(`${WAITING}/${nameFor(2)}`, secretFile);
-    env.writeSized(`${WAITING}/${nameFor(3)}`, STORE_RECORD_MAX_BYTES + 1);
+    // Each in a folder of its own, where it is the oldest (the only) entry a node learns the folder by.
+    const folders = [1, 2, 3].map((i) => `${WAITING}/${String(i).repeat(40)}`);
+    for (const folder of folders) env.mkdir(folder);
+    env.mkfifo(`${folders[0]}/${nameFor(1)}`);
+    env.symlink(`${folders[1]}/${nameFor(2)}`, secretFile);
+    env.writeSized(`${folders[2]}/${nameFor(3)}`, STORE_RECORD_MAX_BYTES + 1);
 
     const listed = await store.listWaiting();
 
-    expect(listed.map((t) => t.name)).toEqual([fileOf(good)]);
-    expect(env.list(WAITING)).toEqual([fileOf(good)]);
+    expect(listed.folders.map((f) => f.sample.name)).toEqual([fileOf(good)]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(good)}`]);
     expect(reasonFor(env, nameFor(1))).toBe('a FIFO where a file is expected');
     expect(reasonFor(env, nameFor(2))).toBe('a symbolic link where a file is expected');
     expect(reasonFor(env, nameFor(3))).toBe(`${STORE_RECORD_MAX_BYTES + 1} bytes, over the ${STORE_RECORD_MAX_BYTES}-byte limit`);
@@ -106,12 +111,13 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     env.mkdir(`${RUNNING}/${tomb}/lease-1/owner.json`);
     env.mkdir(`${RUNNING}/${tomb}/owner.json`);
     env.write(`${RUNNING}/${tomb}/lease-1/junk.tmp`, 'x');
-    expect(await store.claim(`${tomb}/lease-1`, [fileOf(good)])).toEqual([fileOf(good)]);
+    expect((await store.claim(`${tomb}/lease-1`, KEY)).map((t) => t.name)).toEqual([fileOf(good)]);
+    expect(env.list(WAITING)).toEqual([]);
 
     expect(await store.recoverLockFolder(tomb)).toEqual({ recovered: 1, removed: true });
 
     expect(env.list(RUNNING)).toEqual([]);
-    expect(env.list(WAITING)).toEqual([fileOf(good)]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(good)}`]);
     expect(reasonsText(env)).toContain('a directory named \\"owner.json\\" in a lock folder');
     expect(env.list(CORRUPT).filter((name) => !name.endsWith('.reason'))).toHaveLength(2);
   });
@@ -142,7 +148,7 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     const before = readdirSync(victim).sort();
     env.symlink(`ref-updates/failed/${uriKey(uri)}`, victim);
     env.mkdir(`${RUNNING}/lock-1`);
-    expect(await store.claim('lock-1', [fileOf(good)])).toEqual([fileOf(good)]);
+    expect((await store.claim('lock-1', KEY)).map((t) => t.name)).toEqual([fileOf(good)]);
 
     expect(await store.fail('lock-1', [fileOf(good)], { reason: 'rejected' })).toEqual([fileOf(good)]);
 
@@ -165,7 +171,7 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(await store.recoverLockFolder(tomb)).toEqual({ recovered: 0, removed: true });
 
     expect(env.list(RUNNING)).toEqual(['c'.repeat(40)]);
-    expect(env.list(WAITING)).toEqual([fileOf({ ...good, refs: ['refs/heads/other'] })]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf({ ...good, refs: ['refs/heads/other'] })}`]);
     expect(reasonFor(env, tomb)).toBe('a symbolic link where a lock folder is expected');
     expect(readdirSync(victim).sort()).toEqual(before);
     expect(readFileSync(join(victim, 'secret'), 'utf8')).toBe(SECRET);

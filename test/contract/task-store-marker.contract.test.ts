@@ -100,7 +100,7 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     // and the daemon warn about them), and one must never stop the nodes.
     env.write(STORE_MARKER_NAME, '{"format":2,"storeId":"x"}');
     expect(await env.store('a').init()).toBe('existing');
-    expect(await env.store('a', { ifUnmarked: 'refuse' }).listWaiting()).toEqual([]);
+    expect((await env.store('a', { ifUnmarked: 'refuse' }).listWaiting()).folders).toEqual([]);
   });
 
   it('init creates the store once; a second init and every node see the same marker', async () => {
@@ -118,7 +118,11 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     await env.store('a').init();
     await env.fs.rmdir(`${env.root}/ref-updates/waiting`);
     const events: unknown[] = [];
-    expect(await env.store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) }).listWaiting()).toEqual([]);
+    expect(await env.store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) }).listWaiting()).toEqual({
+      folders: [],
+      unlearned: 0,
+      loose: [],
+    });
     expect(events).toEqual([{ type: 'folder-recreated', path: `${env.root}/ref-updates/waiting` }]);
     expect(env.list('ref-updates')).toContain('waiting');
   });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs } from './support/store-envs.js';
+import { WAITING, waitingFiles, waitingRel } from './support/waiting-layout.js';
 
-const WAITING = 'ref-updates/waiting';
 const uri = 'ssh://replica.example.com/p.git';
 const otherUri = 'ssh://other.example.com/p.git';
 const task = (ref: string, to = uri): Task => ({ project: 'p', refs: [ref], uri: to, remote: 'mirror' });
@@ -16,7 +16,7 @@ describe.each(storeEnvs())('task store contract, failed tasks (%s)', (_, makeEnv
     const x = task('refs/heads/x');
     await store.create(x);
     env.mkdir('ref-updates/running/lock-1');
-    await store.claim('lock-1', [fileOf(x)]);
+    await store.claim('lock-1', uriKey(uri));
 
     expect(await store.fail('lock-1', [fileOf(x)], { reason: 'remote rejected: hook declined', attempts: 3 })).toEqual([fileOf(x)]);
 
@@ -35,6 +35,7 @@ describe.each(storeEnvs())('task store contract, failed tasks (%s)', (_, makeEnv
     const parked = await store.parkFailed(rejected, { reason: 'non-fast-forward', refs: ['refs/heads/protected'] });
     expect(parked).toEqual({ uriKey: uriKey(uri), name: fileOf(rejected) });
     expect(env.list(WAITING)).toEqual([]);
+    expect(waitingFiles(env)).toEqual([]);
     const [failed] = await store.listFailed();
     expect(failed?.task).toEqual(rejected);
     expect(failed?.reason?.refs).toEqual(['refs/heads/protected']);
@@ -48,12 +49,12 @@ describe.each(storeEnvs())('task store contract, failed tasks (%s)', (_, makeEnv
     const c = task('refs/heads/c', otherUri);
     for (const t of [a, b, c]) await store.parkFailed(t, { reason: 'gave up' });
     await store.create(b); // queued again by a new update meanwhile
-    const queuedB = env.mtime(`${WAITING}/${fileOf(b)}`);
+    const queuedB = env.mtime(waitingRel(b));
 
     expect(await store.retryFailed((f) => f.task.uri === uri)).toBe(2);
 
-    expect(env.list(WAITING)).toEqual([fileOf(a), fileOf(b)].sort());
-    expect(env.mtime(`${WAITING}/${fileOf(b)}`)).toBe(queuedB);
+    expect(waitingFiles(env)).toEqual([fileOf(a), fileOf(b)].map((name) => `${uriKey(uri)}/${name}`).sort());
+    expect(env.mtime(waitingRel(b))).toBe(queuedB);
     expect((await store.listFailed()).map((f) => f.task)).toEqual([c]);
     expect(env.list('ref-updates/failed')).toEqual([uriKey(otherUri)]);
     expect(await store.retryFailed(() => true)).toBe(1);
@@ -83,8 +84,8 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     env.mkdir('ref-updates/running/lock-y');
     env.write('ref-updates/running/lock-x/owner.json', '{"nodeId":"node-a","beat":1}');
     env.write('ref-updates/running/stray-file', '');
-    await store.claim('lock-x', [fileOf(x)]);
-    await store.claim('lock-y', [fileOf(y)]);
+    await store.claim('lock-x', uriKey(uri));
+    await store.claim('lock-y', uriKey(otherUri));
 
     const running = (await env.store('node-b').listRunning()).sort((p, q) => p.lockName.localeCompare(q.lockName));
 

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTask, taskKey, type Task } from '../../src/task/task.js';
+import { decodeTask, taskKey, uriKey, type Task } from '../../src/task/task.js';
 import type { TaskStore } from '../../src/store/task-store.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
+import { WAITING, entryOf, folderOf, listedSamples, waitingFiles, waitingRel } from './support/waiting-layout.js';
 
-const WAITING = 'ref-updates/waiting';
 const RUNNING = 'ref-updates/running';
 const LOCK = 'lock-1';
+const URI = 'ssh://replica.example.com/project.git';
+const KEY = uriKey(URI);
 
-function update(ref = 'refs/heads/main', uri = 'ssh://replica.example.com/project.git', remote = 'mirror'): Task {
+function update(ref = 'refs/heads/main', uri = URI, remote = 'mirror'): Task {
   return { project: 'project', refs: [ref], uri, remote };
 }
 
@@ -15,7 +17,7 @@ function update(ref = 'refs/heads/main', uri = 'ssh://replica.example.com/projec
 function leftovers(env: StoreEnv): string[] {
   const lockFolders = env.list(RUNNING);
   return [
-    ...env.list(WAITING).map((name) => `waiting/${name}`),
+    ...waitingFiles(env).map((name) => `waiting/${name}`),
     ...lockFolders.flatMap((lock) => env.list(`${RUNNING}/${lock}`).map((name) => `running/${lock}/${name}`)),
     ...env.list('ref-updates/building').map((name) => `building/${name}`),
   ];
@@ -27,9 +29,8 @@ function holdLock(env: StoreEnv, lockName = LOCK): string {
   return lockName;
 }
 
-async function waitingNames(store: TaskStore): Promise<string[]> {
-  return (await store.listWaiting()).map((entry) => entry.name).sort();
-}
+/** The names of claimed tasks, as a claim or reset returns them. */
+const names = (tasks: ReadonlyArray<{ readonly name: string }>): string[] => tasks.map((task) => task.name);
 
 describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEnv) => {
   const twoNodes = (): { env: StoreEnv; a: TaskStore; b: TaskStore } => {
@@ -41,17 +42,17 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const first = await a.create(update());
     expect(first.created).toBe(true);
-    const name = `${first.key}.json`;
+    const path = waitingRel(update());
     const past = Date.UTC(2020, 5, 1);
-    env.setMtime(`${WAITING}/${name}`, past);
-    const content = env.read(`${WAITING}/${name}`);
+    env.setMtime(path, past);
+    const content = env.read(path);
 
     const second = await b.create(update());
 
     expect(second).toEqual({ key: first.key, created: false });
-    expect(env.list(WAITING)).toEqual([name]);
-    expect(env.mtime(`${WAITING}/${name}`)).toBe(past);
-    expect(env.read(`${WAITING}/${name}`)).toBe(content);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${first.key}.json`]);
+    expect(env.mtime(path)).toBe(past);
+    expect(env.read(path)).toBe(content);
     expect(env.list('ref-updates/building')).toEqual([]);
   });
 
@@ -59,7 +60,7 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const { key } = await a.create(update());
     holdLock(env);
-    expect(await b.claim(LOCK, [`${key}.json`])).toEqual([`${key}.json`]);
+    expect(names(await b.claim(LOCK, KEY))).toEqual([`${key}.json`]);
     expect((await b.listClaimed(LOCK)).map((t) => t.task)).toEqual([decodeTask(env.read(`${RUNNING}/${LOCK}/${key}.json`))]);
     expect(await b.finish(LOCK, [`${key}.json`])).toEqual([`${key}.json`]);
     expect(leftovers(env)).toEqual([]);
@@ -69,10 +70,9 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
     holdLock(env);
-    await a.claim(LOCK, [name]);
-    expect(await a.reset(LOCK, [name])).toEqual([name]);
-    expect(await waitingNames(b)).toEqual([name]);
-    expect(await b.claim(LOCK, [name])).toEqual([name]);
+    expect(await a.reset(LOCK, await a.claim(LOCK, KEY))).toEqual([name]);
+    expect(await listedSamples(b)).toEqual([name]);
+    expect(names(await b.claim(LOCK, KEY))).toEqual([name]);
     await b.finish(LOCK, [name]);
     expect(leftovers(env)).toEqual([]);
   });
@@ -81,11 +81,11 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
     holdLock(env);
-    await a.claim(LOCK, [name]);
-    await a.reset(LOCK, [name]);
-    expect(await b.claim(LOCK, [name])).toEqual([name]);
-    expect(await b.reset(LOCK, [name])).toEqual([name]);
-    expect(await a.claim(LOCK, [name])).toEqual([name]);
+    await a.reset(LOCK, await a.claim(LOCK, KEY));
+    const claimedByB = await b.claim(LOCK, KEY);
+    expect(names(claimedByB)).toEqual([name]);
+    expect(await b.reset(LOCK, claimedByB)).toEqual([name]);
+    expect(names(await a.claim(LOCK, KEY))).toEqual([name]);
     expect(await a.finish(LOCK, [name])).toEqual([name]);
     expect(leftovers(env)).toEqual([]);
   });
@@ -94,24 +94,25 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
     holdLock(env);
-    await a.claim(LOCK, [name]);
-    await a.reset(LOCK, [name]);
-    await b.claim(LOCK, [name]);
-    await b.reset(LOCK, [name]);
-    await b.claim(LOCK, [name]);
+    await a.reset(LOCK, await a.claim(LOCK, KEY));
+    await b.reset(LOCK, await b.claim(LOCK, KEY));
+    await b.claim(LOCK, KEY);
     await b.finish(LOCK, [name]);
     expect(leftovers(env)).toEqual([]);
   });
 
   it('keeps the first-enqueue mtime through claim and reset', async () => {
     const { env, a, b } = twoNodes();
-    const name = `${(await a.create(update())).key}.json`;
+    await a.create(update());
     const past = Date.UTC(2021, 0, 1);
-    env.setMtime(`${WAITING}/${name}`, past);
+    env.setMtime(waitingRel(update()), past);
     holdLock(env);
-    await a.claim(LOCK, [name]);
-    await a.reset(LOCK, [name]);
-    expect((await b.listWaiting()).map((t) => t.mtimeMs)).toEqual([past]);
+    const claimed = await a.claim(LOCK, KEY);
+    expect(claimed.map((t) => t.mtimeMs)).toEqual([past]);
+    await a.reset(LOCK, claimed);
+    expect(env.mtime(waitingRel(update()))).toBe(past);
+    const { folders } = await b.listWaiting();
+    expect(folders.map((f) => [f.oldestMtimeMs, f.sample.mtimeMs])).toEqual([[past, past]]);
   });
 
   it('does not perform duplicate work: the second claim of the same task gets nothing', async () => {
@@ -120,8 +121,8 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     await b.create(update());
     holdLock(env, 'lock-a');
     holdLock(env, 'lock-b');
-    expect(await a.claim('lock-a', [name])).toEqual([name]);
-    expect(await b.claim('lock-b', [name])).toEqual([]);
+    expect(names(await a.claim('lock-a', KEY))).toEqual([name]);
+    expect(await b.claim('lock-b', KEY)).toEqual([]);
     expect(leftovers(env)).toEqual([`running/lock-a/${name}`]);
   });
 
@@ -129,16 +130,16 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
     holdLock(env, 'lock-b');
-    await b.claim('lock-b', [name]);
-    // Node A took the lock over and put the task back in the queue.
-    expect(await a.reset('lock-b', [name])).toEqual([name]);
+    const claimedByB = await b.claim('lock-b', KEY);
+    // Node A took the lock over and put the task back in the queue, as it found it there.
+    expect(await a.reset('lock-b', await a.listClaimed('lock-b'))).toEqual([name]);
 
     await expect(b.finish('lock-b', [name])).resolves.toEqual([]);
-    await expect(b.reset('lock-b', [name])).resolves.toEqual([]);
-    expect(await waitingNames(a)).toEqual([name]);
+    await expect(b.reset('lock-b', claimedByB)).resolves.toEqual([]);
+    expect(await listedSamples(a)).toEqual([name]);
 
     holdLock(env, 'lock-a');
-    await a.claim('lock-a', [name]);
+    await a.claim('lock-a', KEY);
     await a.finish('lock-a', [name]);
     await expect(b.finish('lock-b', [name])).resolves.toEqual([]);
     expect(leftovers(env)).toEqual([]);
@@ -148,12 +149,12 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
     holdLock(env);
-    await a.claim(LOCK, [name]);
+    await a.claim(LOCK, KEY);
     await a.finish(LOCK, [name]);
     expect(leftovers(env)).toEqual([]);
 
     expect(await b.create(update())).toEqual({ key: name.slice(0, 40), created: true });
-    expect(await b.claim(LOCK, [name])).toEqual([name]);
+    expect(names(await b.claim(LOCK, KEY))).toEqual([name]);
     await b.finish(LOCK, [name]);
     expect(leftovers(env)).toEqual([]);
   });
@@ -162,31 +163,35 @@ describe.each(storeEnvs())('task store contract, multi-primary (%s)', (_, makeEn
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
     holdLock(env);
-    await a.claim(LOCK, [name]);
+    await a.claim(LOCK, KEY);
 
     expect((await b.create(update())).created).toBe(true);
-    expect(leftovers(env).sort()).toEqual([`running/${LOCK}/${name}`, `waiting/${name}`]);
+    expect(leftovers(env).sort()).toEqual([`running/${LOCK}/${name}`, `waiting/${KEY}/${name}`]);
 
     await a.finish(LOCK, [name]);
-    expect(await waitingNames(b)).toEqual([name]);
+    expect(await listedSamples(b)).toEqual([name]);
   });
 
   it('sees the same state from a second store instance on the same root', async () => {
     const { env, a } = twoNodes();
     await a.createMany([update('refs/heads/a'), update('refs/heads/b')]);
+    env.setMtime(waitingRel(update('refs/heads/b')), Date.UTC(2024, 0, 1));
     const again = env.store('node-a');
-    expect((await again.listWaiting()).map((t) => t.task.refs[0]).sort()).toEqual(['refs/heads/a', 'refs/heads/b']);
+    const { folders } = await again.listWaiting();
+    // One folder for the URI: its oldest task speaks for it, and both are counted.
+    expect(folders.map((f) => [f.folder, f.sample.task.refs[0], f.taskCount])).toEqual([[KEY, 'refs/heads/b', 2]]);
+    expect((await again.listWaitingNames()).sort()).toEqual([update('refs/heads/a'), update('refs/heads/b')].map((t) => `${taskKey(t)}.json`).sort());
   });
 
   it('drops tasks from the listing once another node took them, and lists them again when they return', async () => {
     const { env, a, b } = twoNodes();
     const name = `${(await a.create(update())).key}.json`;
-    expect(await waitingNames(a)).toEqual([name]);
+    expect(await listedSamples(a)).toEqual([name]);
     holdLock(env);
-    await b.claim(LOCK, [name]);
-    expect(await waitingNames(a)).toEqual([]);
-    await b.reset(LOCK, [name]);
-    expect(await waitingNames(a)).toEqual([name]);
+    const claimed = await b.claim(LOCK, KEY);
+    expect(await listedSamples(a)).toEqual([]);
+    await b.reset(LOCK, claimed);
+    expect(await listedSamples(a)).toEqual([name]);
     expect(await a.listWaitingNames()).toEqual([name]);
   });
 });
@@ -207,14 +212,15 @@ describe.each(storeEnvs())('task store contract, illegal sequences never throw (
     const store = env.store('node-a');
     await store.create(update());
     holdLock(env);
-    await expect(store.reset(LOCK, [name])).resolves.toEqual([]);
-    expect(await store.claim(LOCK, [name])).toEqual([name]);
-    expect(await store.reset(LOCK, [name])).toEqual([name]);
-    await expect(store.reset(LOCK, [name])).resolves.toEqual([]);
-    await store.claim(LOCK, [name]);
+    await expect(store.reset(LOCK, [entryOf(update())])).resolves.toEqual([]);
+    const claimed = await store.claim(LOCK, KEY);
+    expect(names(claimed)).toEqual([name]);
+    expect(await store.reset(LOCK, claimed)).toEqual([name]);
+    await expect(store.reset(LOCK, claimed)).resolves.toEqual([]);
+    await store.claim(LOCK, KEY);
     expect(await store.finish(LOCK, [name])).toEqual([name]);
     await expect(store.finish(LOCK, [name])).resolves.toEqual([]);
-    await expect(store.claim(LOCK, [name])).resolves.toEqual([]);
+    await expect(store.claim(LOCK, KEY)).resolves.toEqual([]);
     await expect(store.fail(LOCK, [name], { reason: 'late' })).resolves.toEqual([]);
     expect(leftovers(env)).toEqual([]);
   });
@@ -223,8 +229,8 @@ describe.each(storeEnvs())('task store contract, illegal sequences never throw (
     const env = makeEnv();
     const store = env.store('node-a');
     await store.create(update());
-    expect(await store.claim('released-lock', [name])).toEqual([]);
-    expect(env.list(WAITING)).toEqual([name]);
+    expect(await store.claim('released-lock', KEY)).toEqual([]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${name}`]);
   });
 });
 
@@ -234,9 +240,10 @@ describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, mak
     const store = env.store('node-a');
     const odd = update('refs/heads/main', `ssh://host/path with spaces/a=b/"quoted"/it's.git`, 'remote "x"');
     await store.create(odd);
-    const [listed] = await env.store('node-b').listWaiting();
-    expect(listed?.task).toEqual(odd);
-    expect(listed?.key).toBe(taskKey(odd));
+    const [listed] = (await env.store('node-b').listWaiting()).folders;
+    expect(listed?.folder).toBe(folderOf(odd));
+    expect(listed?.sample.task).toEqual(odd);
+    expect(listed?.sample.key).toBe(taskKey(odd));
   });
 
   it('gives 2 remotes x 2 URLs four distinct task files', async () => {
@@ -246,7 +253,9 @@ describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, mak
     const results = await store.createMany(tasks);
     expect(results.every((r) => r.created)).toBe(true);
     expect(new Set(results.map((r) => r.key)).size).toBe(4);
-    expect(env.list(WAITING)).toHaveLength(4);
+    expect(waitingFiles(env)).toHaveLength(4);
+    // A folder per URI, whatever the remote: both remotes' tasks of a URI go in one push slot.
+    expect(env.list(WAITING)).toEqual([uriKey('ssh://one/p.git'), uriKey('https://two/p.git')].sort());
   });
 
   it('treats the same refs in a different order as the same task', async () => {
@@ -258,28 +267,31 @@ describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, mak
       { key: taskKey(one), created: true },
       { key: taskKey(one), created: false },
     ]);
-    expect(env.list(WAITING)).toEqual([`${taskKey(one)}.json`]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${taskKey(one)}.json`]);
   });
 
   it('publishes a backdated task with its mtime already set, and leaves a queued one as it was', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
-    const listedBefore = await store.listWaiting(); // a node that lists (and caches) before and after
-    expect(listedBefore).toEqual([]);
-    const { key: queuedKey } = await store.create(update('refs/heads/queued'));
-    const queuedMtime = (await store.listWaiting())[0]!.mtimeMs;
+    const listedBefore = await store.listWaiting(); // a node that lists (and learns) before and after
+    expect(listedBefore.folders).toEqual([]);
+    await store.create(update('refs/heads/queued'));
+    const queuedMtime = (await store.listWaiting()).folders[0]!.oldestMtimeMs;
+    expect(env.mtime(waitingRel(update('refs/heads/queued')))).toBe(queuedMtime);
     const at = new Date(Math.floor(queuedMtime / 1000) * 1000 - 3_600_000);
     const results = await store.createMany([update('refs/heads/new'), update('refs/heads/queued')], { mtimeOf: () => at });
     expect(results.map((r) => r.created)).toEqual([true, false]);
-    const mtimes = new Map((await store.listWaiting()).map((entry) => [entry.key, entry.mtimeMs]));
-    expect(mtimes.get(results[0]!.key)).toBe(at.getTime());
-    expect(mtimes.get(queuedKey)).toBe(queuedMtime);
+    expect(env.mtime(waitingRel(update('refs/heads/new')))).toBe(at.getTime());
+    expect(env.mtime(waitingRel(update('refs/heads/queued')))).toBe(queuedMtime);
+    // A node that learns the folder now sees the backdated task as its oldest, read with that mtime.
+    const [folder] = (await env.store('node-b').listWaiting()).folders;
+    expect([folder?.sample.key, folder?.oldestMtimeMs, folder?.taskCount]).toEqual([results[0]!.key, at.getTime(), 2]);
     expect(env.list('ref-updates/building')).toEqual([]);
   });
   it('writes the documented one-line JSON format', async () => {
     const env = makeEnv();
     const { key } = await env.store('node-a').create(update());
-    expect(env.read(`${WAITING}/${key}.json`)).toBe(
+    expect(env.read(`${WAITING}/${KEY}/${key}.json`)).toBe(
       '{"version":1,"project":"project","refs":["refs/heads/main"],"uri":"ssh://replica.example.com/project.git","remote":"mirror"}\n',
     );
   });
@@ -290,10 +302,15 @@ describe.each(storeEnvs())('task store contract, keys and content (%s)', (_, mak
     await store.listWaiting(); // creates the folders
     const gerrit = 'a'.repeat(40);
     const legacy = 'b'.repeat(40);
-    env.write(`${WAITING}/${gerrit}.json`, '{"project":"p","refs":["refs/heads/x"],"uri":"ssh://h/p.git","remote":"m"}\n');
-    env.write(`${WAITING}/${legacy}.json`, '{"project":"p","ref":"refs/heads/y","uri":"ssh://h/p.git","remote":"m"}\n');
-    const listed = (await store.listWaiting()).sort((x, y) => x.name.localeCompare(y.name));
-    expect(listed.map((t) => [t.key, t.task.refs])).toEqual([
+    const folder = `${WAITING}/${uriKey('ssh://h/p.git')}`;
+    env.mkdir(folder);
+    env.write(`${folder}/${gerrit}.json`, '{"project":"p","refs":["refs/heads/x"],"uri":"ssh://h/p.git","remote":"m"}\n');
+    env.write(`${folder}/${legacy}.json`, '{"project":"p","ref":"refs/heads/y","uri":"ssh://h/p.git","remote":"m"}\n');
+    env.setMtime(`${folder}/${gerrit}.json`, Date.UTC(2024, 0, 1));
+    expect((await store.listWaiting()).folders.map((f) => [f.sample.key, f.sample.task.refs, f.taskCount])).toEqual([[gerrit, ['refs/heads/x'], 2]]);
+    holdLock(env);
+    const claimed = (await store.claim(LOCK, uriKey('ssh://h/p.git'))).sort((x, y) => x.name.localeCompare(y.name));
+    expect(claimed.map((t) => [t.key, t.task.refs])).toEqual([
       [gerrit, ['refs/heads/x']],
       [legacy, ['refs/heads/y']],
     ]);

@@ -2,7 +2,7 @@ import { basename, dirname, resolve, sep } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
-import { StorePaths } from '../../src/store/store-paths.js';
+import { StorePaths, isTaskFileName, parseWaitingFolderName, waitingFolderName } from '../../src/store/store-paths.js';
 
 /** Calls `make`; a StoreError becomes undefined, any other exception fails the property. */
 function pathOrRefusal(make: () => string): string | undefined {
@@ -59,17 +59,40 @@ function expectInside(path: string, folder: string): void {
 }
 
 describe('StorePaths', () => {
-  it('addresses a named file directly inside its folder, or refuses the name with a StoreError', () => {
+  it('addresses a named file directly inside its waiting folder, directly inside waiting/, or refuses a name with a StoreError', () => {
     fc.assert(
-      fc.property(root, name, (storeRoot, file) => {
+      fc.property(root, name, name, (storeRoot, folder, file) => {
         const paths = new StorePaths(storeRoot);
-        const waiting = pathOrRefusal(() => paths.waitingFile(file));
+        const dir = pathOrRefusal(() => paths.waitingFolder(folder));
+        const waiting = pathOrRefusal(() => paths.waitingFile(folder, file));
+        if (dir !== undefined) {
+          expectInside(dir, paths.waiting);
+          expect(resolve(dirname(dir))).toBe(resolve(paths.waiting));
+          expect(basename(dir)).toBe(folder);
+        }
         if (waiting === undefined) return;
+        expect(dir).toBeDefined();
         expectInside(waiting, storeRoot);
-        expect(resolve(dirname(waiting))).toBe(resolve(paths.waiting));
+        expect(resolve(dirname(waiting))).toBe(resolve(dir!));
         expect(basename(waiting)).toBe(file);
       }),
       { seed: 7001, numRuns: 1500 },
+    );
+  });
+
+  it('tells waiting folder names from every other name, and reads back the URI key and lane it was given', () => {
+    const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 40, maxLength: 40 });
+    fc.assert(
+      fc.property(hex, fc.constantFrom('live' as const, 'bulk' as const), name, (key, lane, other) => {
+        const folder = waitingFolderName(key, lane);
+        expect(parseWaitingFolderName(folder)).toEqual({ uriKey: key, lane });
+        // A task file's name is never taken for a folder's, so flat tasks and folders can share waiting/.
+        expect(parseWaitingFolderName(`${key}.json`)).toBeUndefined();
+        expect(isTaskFileName(folder)).toBe(false);
+        const parsed = parseWaitingFolderName(other);
+        if (parsed !== undefined) expect(waitingFolderName(parsed.uriKey, parsed.lane)).toBe(other);
+      }),
+      { seed: 7004, numRuns: 1000 },
     );
   });
 
@@ -112,9 +135,9 @@ describe('StorePaths', () => {
     fc.assert(
       fc.property(name, (file) => {
         const paths = new StorePaths('/srv/store');
-        const refused = pathOrRefusal(() => paths.waitingFile(file)) === undefined;
         const escapes = file === '' || file === '.' || file === '..' || /[/\\\0]/.test(file);
-        expect({ file, refused }).toEqual({ file, refused: escapes });
+        expect({ file, refused: pathOrRefusal(() => paths.waitingFile('k', file)) === undefined }).toEqual({ file, refused: escapes });
+        expect({ file, refused: pathOrRefusal(() => paths.waitingFolder(file)) === undefined }).toEqual({ file, refused: escapes });
       }),
       { seed: 7003, numRuns: 1000 },
     );

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/errors.js';
-import { StorePaths, fileSafe, isTaskFileName } from '../../../src/store/store-paths.js';
+import { StorePaths, fileSafe, isTaskFileName, parseWaitingFolderName, waitingFolderName } from '../../../src/store/store-paths.js';
 
 describe('store paths', () => {
   const paths = new StorePaths('/srv/store');
 
   it('lays out the store as DESIGN.md describes', () => {
-    expect(paths.waitingFile('a.json')).toBe('/srv/store/ref-updates/waiting/a.json');
+    expect(paths.waitingFolder('k')).toBe('/srv/store/ref-updates/waiting/k');
+    expect(paths.waitingFile('k', 'a.json')).toBe('/srv/store/ref-updates/waiting/k/a.json');
+    expect(paths.waitingFile('k.bulk', 'a.json')).toBe('/srv/store/ref-updates/waiting/k.bulk/a.json');
     expect(paths.claimedFile('lock', 'a.json')).toBe('/srv/store/ref-updates/running/lock/a.json');
     expect(paths.failedReasonFile('k', 'a.json')).toBe('/srv/store/ref-updates/failed/k/a.json.reason.json');
     expect(paths.uriStateFile('k')).toBe('/srv/store/uri-state/k.json');
@@ -18,7 +20,9 @@ describe('store paths', () => {
   });
 
   it.each(['..', '.', '', 'a/b', 'a\\b', 'a\0b'])('refuses the name %j', (name) => {
-    expect(() => paths.waitingFile(name)).toThrow(StoreError);
+    expect(() => paths.waitingFile('k', name)).toThrow(StoreError);
+    expect(() => paths.waitingFolder(name)).toThrow('invalid waiting folder name');
+    expect(() => paths.waitingFile(name, 'a.json')).toThrow('invalid waiting folder name');
     if (name !== 'a/b') expect(() => paths.lockFolder(name)).toThrow(StoreError);
   });
 
@@ -33,6 +37,28 @@ describe('store paths', () => {
     expect(isTaskFileName(`${hex}.json`)).toBe(true);
     for (const name of [`${hex.toUpperCase()}.json`, `${hex}.json.tmp`, `.nfs${hex}`, `${hex}`, `${hex}.node.abc.tmp`, 'owner.json']) {
       expect(isTaskFileName(name)).toBe(false);
+    }
+  });
+
+  it('names a waiting folder by URI key and lane, and tells only such names apart', () => {
+    const key = '0123456789abcdef0123456789abcdef01234567';
+    expect(waitingFolderName(key, 'live')).toBe(key);
+    expect(waitingFolderName(key, 'bulk')).toBe(`${key}.bulk`);
+    expect(parseWaitingFolderName(key)).toEqual({ uriKey: key, lane: 'live' });
+    expect(parseWaitingFolderName(`${key}.bulk`)).toEqual({ uriKey: key, lane: 'bulk' });
+    for (const name of [
+      `${key}.json`,
+      `${key}.bulk.bulk`,
+      `${key}.BULK`,
+      key.toUpperCase(),
+      key.slice(1),
+      `${key}0`,
+      `.${key}`,
+      `${key}.tomb.n.t`,
+      'dropped',
+      '',
+    ]) {
+      expect(parseWaitingFolderName(name)).toBeUndefined();
     }
   });
 
