@@ -178,12 +178,13 @@ export class WaitingFolders {
       if (ctx.clock.now() - stats.mtimeMs > this.options.emptyFolderAgeMs()) await ctx.fs.rmdir(dir).catch(() => undefined);
       return undefined;
     }
-    // The oldest readable task speaks for the folder; unreadable ones are quarantined on the way.
-    for (const { task } of files) {
+    // The oldest readable task speaks for the folder; unreadable ones are quarantined on the way,
+    // and neither they nor those gone meanwhile are counted, nor their mtimes taken as the oldest.
+    for (const [i, { task }] of files.entries()) {
       const sample = await loadTask(ctx, dir, task);
       if (sample === undefined) continue;
       const parsed = parseWaitingFolderName(name)!;
-      return { folder: name, uriKey: parsed.uriKey, lane: parsed.lane, sample, oldestMtimeMs: files[0]!.stats!.mtimeMs, taskCount: files.length };
+      return { folder: name, uriKey: parsed.uriKey, lane: parsed.lane, sample, oldestMtimeMs: sample.mtimeMs, taskCount: files.length - i };
     }
     return undefined;
   }

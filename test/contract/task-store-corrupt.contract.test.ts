@@ -64,7 +64,7 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
 
     const { folders } = await store.listWaiting();
 
-    expect(folders.map((f) => f.sample.key)).toEqual([key]);
+    expect(folders.map((f) => [f.sample.key, f.taskCount, f.oldestMtimeMs])).toEqual([[key, 1, env.mtime(`${FOLDER}/${key}.json`)]]);
     expect(waitingFiles(env)).toEqual([`${uriKey(good.uri)}/${key}.json`, `${uriKey(good.uri)}/.nfs1234`, 'foo.tmp'].sort());
     const found = reasons(env);
     BAD_FILES.forEach(([, , reason], i) => {

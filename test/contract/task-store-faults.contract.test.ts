@@ -119,7 +119,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     });
     const b = env.store('node-b', { fs: vanishing });
     const listed = await b.listWaiting();
-    expect(listed.folders.map((f) => f.sample.task.refs[0])).toEqual(['refs/heads/other']);
+    expect(listed.folders.map((f) => [f.sample.task.refs[0], f.taskCount])).toEqual([['refs/heads/other', 1]]);
     env.mkdir('ref-updates/running/lock-1');
     expect((await b.claim('lock-1', KEY)).map((t) => t.task.refs[0])).toEqual(['refs/heads/other']);
     expect(env.list('ref-updates/corrupt')).toEqual([]);
@@ -138,7 +138,7 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
       },
     });
     const b = env.store('node-b', { fs: stuck, onEvent: (e) => events.push(e.type) });
-    expect((await b.listWaiting()).folders.map((f) => f.sample.key)).toEqual([taskKey(task)]);
+    expect((await b.listWaiting()).folders.map((f) => [f.sample.key, f.taskCount])).toEqual([[taskKey(task), 1]]);
     expect(events).toEqual(['quarantine-failed']);
   });
 
