@@ -108,10 +108,12 @@ export class WaitingFolders {
     // listed proves that nothing came after.
     if (stamp === this.stamp && this.stampWasOld && now - this.listedAt < this.options.fullListingIntervalMs) return;
     // Taken before the readdir: a folder made while it runs changes the stamp again.
-    this.stamp = stamp;
-    this.stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
-    this.listedAt = now;
+    const stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
     const names = await readdirStrict(ctx, dir, 'list waiting tasks');
+    // Kept only once the names are in: after a failed readdir, the next pass must list again.
+    this.stamp = stamp;
+    this.stampWasOld = stampWasOld;
+    this.listedAt = now;
     // A name can turn from a file into a folder between two listings (a person removed the file
     // and a publish made the folder): every name is looked at again now and then.
     if (now - this.foreignSince >= this.options.fullListingIntervalMs) {
