@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { entryType } from '../runtime/bounded-read.js';
-import { isGone } from '../runtime/errno.js';
+import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { Lane } from '../task/task.js';
 import { quarantine } from './quarantine.js';
@@ -172,7 +172,11 @@ export class WaitingFolders {
       names = (await ctx.fs.readdir(dir)).filter(isTaskFileName);
     } catch (error) {
       if (isGone(error)) return undefined;
-      throw storeError('list waiting tasks', dir, error);
+      // A folder this node may not list would fail every listing, on every pass.
+      const code = errnoName(error);
+      if (code !== 'EACCES' && code !== 'EPERM') throw storeError('list waiting tasks', dir, error);
+      await quarantine(ctx, dir, name, `a waiting folder this node may not read (${code})`);
+      return undefined;
     }
     const ages = await mapBounded(names, ctx.concurrency, async (task) => ({ task, stats: await lstatTolerant(ctx, join(dir, task), 'list waiting tasks') }));
     const files = ages.filter((entry) => entry.stats !== undefined).sort((a, b) => a.stats!.mtimeMs - b.stats!.mtimeMs);

@@ -140,6 +140,27 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(reasonFor(env, tomb)).toBe('a lock folder this node may not read (EACCES)');
   });
 
+  it('moves a waiting folder this node may not list (EACCES) to corrupt/ whole instead of failing every listing', async () => {
+    const env = makeEnv();
+    const other: Task = { ...good, uri: 'ssh://replica.example.com/q.git' };
+    await env.store('node-a').createMany([good, other]);
+    const denied = faultyFs(env.fs, {
+      readdir: async (path) => {
+        if (path.endsWith(`/waiting/${KEY}`)) throw fsError('EACCES', 'scandir', path);
+        return env.fs.readdir(path);
+      },
+    });
+
+    const { folders } = await env.store('node-b', { fs: denied }).listWaiting();
+
+    expect(folders.map((folder) => folder.folder)).toEqual([uriKey(other.uri)]);
+    expect(env.list(WAITING)).toEqual([uriKey(other.uri)]);
+    expect(reasonFor(env, KEY)).toBe('a waiting folder this node may not read (EACCES)');
+    // Kept whole for an operator, its task in it.
+    const moved = env.list(CORRUPT).find((name) => name.startsWith(`${KEY}.`) && !name.endsWith('.reason'));
+    expect(env.list(`${CORRUPT}/${moved}`)).toEqual([fileOf(good)]);
+  });
+
   it('parks failed tasks in a real failed/<uriKey>/ folder even when a symlink stands at that name', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
