@@ -48,6 +48,27 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     expect(env.list(BUILDING)).toEqual([]);
   });
 
+  it('creates a task that another node claims before the new file is fsynced, its folder emptied and removed', async () => {
+    const env = makeEnv();
+    const peer = env.store('node-b');
+    await peer.open();
+    env.mkdir('ref-updates/running/lock-1');
+    const claimed: string[] = [];
+    // fsyncDirectory opens the folder to sync the new entry; the claimer got there first.
+    const racing = faultyFs(env.fs, {
+      open: async (path, flags) => {
+        if (flags === 'r' && path.endsWith(`/waiting/${KEY}`)) claimed.push(...(await peer.claim('lock-1', KEY)).map((t) => t.name));
+        return env.fs.open(path, flags);
+      },
+    });
+
+    expect(await env.store('node-a', { fs: racing }).create(task)).toEqual({ key: taskKey(task), created: true });
+
+    expect(claimed).toEqual([`${taskKey(task)}.json`]);
+    expect(env.list(WAITING)).toEqual([]);
+    expect(env.list(BUILDING)).toEqual([]);
+  });
+
   it('treats EPERM from link with no target as a real failure', async () => {
     const env = makeEnv();
     await env.store('setup').open();
