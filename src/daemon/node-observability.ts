@@ -60,7 +60,7 @@ export class NodeObservability implements DaemonObservability {
     } else if (event.type === 'folder-recreated') {
       this.log.warn({ folder: event.path }, 'a store folder was missing; made it again (was it removed by hand?)');
     } else if (event.type === 'waiting-task-left') {
-      this.log.warn({ file: event.path, reason: event.reason }, 'a task file of the earlier layout was left in waiting/ and is not pushed');
+      this.log.warn({ file: event.path, reason: event.reason }, 'a flat task file in waiting/ could not be moved into its URI folder and is not pushed');
     } else if (event.type === 'quarantined') {
       this.log.warn({ file: event.path, movedTo: event.movedTo, reason: event.reason }, 'task file quarantined');
       this.events({ type: 'quarantined', file: event.movedTo, reason: event.reason });

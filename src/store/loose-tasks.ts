@@ -45,9 +45,14 @@ const GONE: Outcome = { kind: 'gone' };
  * sorting the same files at once lose races harmlessly (ENOENT). Only a regular file is read (never
  * through a symlink); any other entry is left alone and reported, an unreadable file is quarantined.
  */
-export async function sortLooseTasks(ctx: StoreContext, names: readonly string[]): Promise<SortReport> {
-  const outcomes = await mapBounded(names, ctx.concurrency, (name) => sortOne(ctx, name));
+export async function sortLooseTasks(ctx: StoreContext, names: readonly string[], options: SortOptions = {}): Promise<SortReport> {
+  const outcomes = await mapBounded(names, ctx.concurrency, (name) => sortOne(ctx, name, options.placed));
   return report(names, outcomes);
+}
+
+export interface SortOptions {
+  /** Hears of each folder a task went into (moved, or settled as a duplicate): what a node learned of it is out of date. */
+  readonly placed?: (folder: string) => void;
 }
 
 /** Lists `waiting/` and sorts every flat task file in it; other names that are not URI folders are reported as left. */
@@ -69,7 +74,7 @@ function report(names: readonly string[], outcomes: readonly Outcome[]): SortRep
   return { moved: count('moved'), duplicates: count('duplicate'), quarantined: count('quarantined'), skipped: left.length, left };
 }
 
-async function sortOne(ctx: StoreContext, name: string): Promise<Outcome> {
+async function sortOne(ctx: StoreContext, name: string, placed: (folder: string) => void = () => undefined): Promise<Outcome> {
   if (!isTaskFileName(name)) return { kind: 'left', reason: 'not a task file name', task: false };
   const path = join(ctx.paths.waiting, name);
   const stats = await lstatOrGone(ctx, path);
@@ -86,6 +91,7 @@ async function sortOne(ctx: StoreContext, name: string): Promise<Outcome> {
   const folder = waitingFolderName(uriKey(read.task.uri), laneOfTask(read.task));
   for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
     const outcome = await place(ctx, name, folder, read.task, read.mtimeMs);
+    if (outcome === MOVED || outcome === DUPLICATE) placed(folder);
     if (outcome !== 'again') return outcome;
   }
   return { kind: 'left', reason: `its folder waiting/${folder} kept disappearing`, task: true };

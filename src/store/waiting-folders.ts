@@ -7,6 +7,7 @@ import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { loadTask, lstatTolerant, readdirStrict } from './store-listing.js';
+import { sortLooseTasks } from './loose-tasks.js';
 import { isTaskFileName, parseWaitingFolderName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 
@@ -35,14 +36,17 @@ export interface WaitingListing {
   readonly folders: readonly WaitingFolder[];
   /** Folders seen but not learned yet (learning is bounded per pass); a cached listing leaves out those this node claimed from. */
   readonly unlearned: number;
-  /** Flat task files at the top of waiting/ (format 1, or written by hand): to be sorted into folders. */
+  /**
+   * Flat task files at the top of waiting/ (written by hand or by a tool): those not sorted into
+   * their folders yet (sorting is bounded per pass too), and those that could not be sorted.
+   */
   readonly loose: readonly string[];
 }
 
 export interface WaitingFoldersOptions {
   /** waiting/ is listed in full at least this often, changed or not: NFS attribute caches may be stale. */
   readonly fullListingIntervalMs: number;
-  /** Folders learned per listing; the rest wait for the next ones. */
+  /** Folders learned per listing, and flat task files sorted into their folders; the rest wait for the next ones. */
   readonly learnPerPass: number;
   /** An empty folder whose mtime is older than this is removed (a claim or publish that died midway). */
   readonly emptyFolderAgeMs: () => number;
@@ -52,7 +56,8 @@ export interface WaitingFoldersOptions {
  * `waiting/` by folder name. waiting/ is read again only when its mtime or ctime changed — a
  * folder made or removed — or a full listing is due; a folder is read once, when first seen (or
  * after this node claimed from it), so a pass with nothing new opens no file, and a node never
- * holds more than one parsed task per folder.
+ * holds more than one parsed task per folder. Flat task files found at the top of waiting/ are
+ * sorted into their folders (loose-tasks.ts), as many per pass as folders are learned.
  */
 export class WaitingFolders {
   private readonly learned = new Map<string, WaitingFolder>();
@@ -66,7 +71,12 @@ export class WaitingFolders {
    */
   private readonly foreign = new Set<string>();
   private foreignSince = Number.NEGATIVE_INFINITY;
-  private loose: readonly string[] = [];
+  /** Flat task files of the last read of waiting/ not tried yet. */
+  private loose: string[] = [];
+  /** Flat task files that could not be sorted: tried again after the next read of waiting/. */
+  private stuck: string[] = [];
+  /** Why each of those could not be sorted, as last reported: said again only when it changes. */
+  private readonly reported = new Map<string, string>();
   private stamp = '';
   private stampWasOld = false;
   private listedAt = Number.NEGATIVE_INFINITY;
@@ -90,9 +100,10 @@ export class WaitingFolders {
     const cached = options.cached === true;
     if (!cached) {
       await this.readNamesIfChanged();
+      await this.sortSome();
       await this.learnSome();
     }
-    return { folders: [...this.learned.values()], unlearned: this.toLearn.size + (cached ? 0 : this.relearn.size), loose: this.loose };
+    return { folders: [...this.learned.values()], unlearned: this.toLearn.size + (cached ? 0 : this.relearn.size), loose: [...this.loose, ...this.stuck] };
   }
 
   private async readNamesIfChanged(): Promise<void> {
@@ -131,8 +142,44 @@ export class WaitingFolders {
       }
     }
     this.loose = loose;
+    this.stuck = [];
+    const stillLoose = new Set(loose);
+    for (const name of this.reported.keys()) if (!stillLoose.has(name)) this.reported.delete(name);
     for (const known of [this.learned, this.toLearn, this.relearn, this.foreign]) {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
+    }
+  }
+
+  /**
+   * Sorts up to `learnPerPass` flat task files into their folders (DESIGN.md "Strays"). A folder
+   * that gets a task is learned again (its oldest task may be the one sorted in); a file that
+   * cannot be sorted, or whose sorting fails, is reported and not tried again before the next
+   * read of waiting/: one stray never stops a pass.
+   */
+  private async sortSome(): Promise<void> {
+    if (this.loose.length === 0) return;
+    const { ctx } = this;
+    const batch = this.loose.splice(0, this.options.learnPerPass);
+    const placed = (folder: string): void => {
+      this.learned.delete(folder);
+      this.toLearn.delete(folder);
+      this.relearn.add(folder);
+    };
+    const left = await mapBounded(batch, ctx.concurrency, async (name) => {
+      try {
+        const sorted = await sortLooseTasks(ctx, [name], { placed });
+        return sorted.left[0];
+      } catch (error) {
+        return { name, reason: error instanceof Error ? error.message : String(error), task: true };
+      }
+    });
+    for (const entry of left) {
+      // Not a task (a symlink or a FIFO under a task's name): nothing of ours to push.
+      if (entry === undefined || !entry.task) continue;
+      this.stuck.push(entry.name);
+      if (this.reported.get(entry.name) === entry.reason) continue;
+      this.reported.set(entry.name, entry.reason);
+      ctx.onEvent({ type: 'waiting-task-left', path: join(ctx.paths.waiting, entry.name), reason: entry.reason });
     }
   }
 

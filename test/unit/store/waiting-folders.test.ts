@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoreFs } from '../../../src/store/store-fs.js';
 import type { StoreEvent } from '../../../src/store/store-types.js';
 import { TaskStore, type TaskStoreOptions } from '../../../src/store/task-store.js';
-import { uriKey, type Task } from '../../../src/task/task.js';
+import { encodeTask, uriKey, type Task } from '../../../src/task/task.js';
 import { faultyFs, fsError } from '../../contract/support/faulty-fs.js';
 import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
 import { countingFs, fileOf, folderOf } from '../../contract/support/waiting-layout.js';
@@ -125,6 +125,81 @@ describe('waiting folders', () => {
     failing = false;
 
     expect((await node.listWaiting()).folders.map((f) => f.folder).sort()).toEqual([folderOf(task('a')), folderOf(task('b'))].sort());
+  });
+
+  it('sorts flat task files into their folders, at most learnPerPass a pass, and learns the folders they went into', async () => {
+    const { memory, node, peer, events } = world({ learnPerPass: 2 });
+    await peer.create(task('a', 'refs/heads/queued'));
+    await node.listWaiting();
+    const flat = [task('a', 'refs/heads/flat'), task('b'), task('c')];
+    for (const t of flat) memory.writeRaw(`${WAITING}/${fileOf(t)}`, encodeTask(t));
+    memory.setMtime(`${WAITING}/${fileOf(flat[0]!)}`, T0 - HOUR);
+
+    const first = await node.listWaiting();
+
+    expect(first.loose).toHaveLength(1);
+    expect(memory.readdirSync(WAITING).filter((name) => name.endsWith('.json'))).toEqual(first.loose);
+    const second = await node.listWaiting();
+    expect(second.loose).toEqual([]);
+    expect(memory.readdirSync(WAITING).sort()).toEqual([folderOf(task('a')), folderOf(task('b')), folderOf(task('c'))].sort());
+    // The folder a flat task joined is learned again: its oldest task is the one sorted in, mtime kept.
+    const a = second.folders.find((f) => f.folder === folderOf(task('a')));
+    expect([a?.sample.task.refs[0], a?.oldestMtimeMs, a?.taskCount]).toEqual(['refs/heads/flat', T0 - HOUR, 2]);
+    expect(second.folders).toHaveLength(3);
+    expect(events.filter((e) => e.type === 'waiting-task-left')).toEqual([]);
+  });
+
+  it('reports a flat task it cannot sort once, keeps counting it, and leaves a FIFO under a task name alone', async () => {
+    const { memory, node, peer, events } = world();
+    await node.listWaiting();
+    const stuck = task('a');
+    memory.writeRaw(`${WAITING}/${fileOf(stuck)}`, encodeTask(stuck));
+    // Another task stands under that name in its folder: a person has to look.
+    memory.mkdirSync(`${WAITING}/${folderOf(stuck)}`);
+    memory.writeRaw(`${WAITING}/${folderOf(stuck)}/${fileOf(stuck)}`, encodeTask(task('a', 'refs/heads/other')));
+    const fifo = `${'f'.repeat(40)}.json`;
+    memory.makeSpecial(`${WAITING}/${fifo}`, 'fifo');
+
+    expect((await node.listWaiting()).loose).toEqual([fileOf(stuck)]);
+    await peer.create(task('b')); // waiting/ changes: the flat files are looked at again
+    expect((await node.listWaiting()).loose).toEqual([fileOf(stuck)]);
+
+    const left = events.filter((e) => e.type === 'waiting-task-left');
+    expect(left).toEqual([
+      {
+        type: 'waiting-task-left',
+        path: `${WAITING}/${fileOf(stuck)}`,
+        reason: `waiting/${folderOf(stuck)}/${fileOf(stuck)} holds another task under the same name`,
+      },
+    ]);
+    expect(memory.readdirSync(WAITING)).toContain(fifo);
+  });
+
+  it('goes on with the pass when sorting a flat file fails for real, and tries it again after waiting/ changed', async () => {
+    let failing = true;
+    const isFlat = (path: string): boolean => path.startsWith(`${WAITING}/`) && path.split('/').length === WAITING.split('/').length + 1;
+    const { memory, node, peer, events } = world({
+      wrap: (fs) =>
+        faultyFs(fs, {
+          rename: async (from, to) => {
+            if (failing && isFlat(from)) throw fsError('EIO', 'rename', from);
+            return fs.rename(from, to);
+          },
+        }),
+    });
+    await peer.create(task('b'));
+    await node.listWaiting();
+    memory.writeRaw(`${WAITING}/${fileOf(task('a'))}`, encodeTask(task('a')));
+
+    const listed = await node.listWaiting();
+
+    expect(listed.folders.map((f) => f.folder)).toEqual([folderOf(task('b'))]);
+    expect(listed.loose).toEqual([fileOf(task('a'))]);
+    expect(events.map((e) => e.type)).toEqual(['waiting-task-left']);
+    failing = false;
+    await peer.create(task('c'));
+    expect((await node.listWaiting()).loose).toEqual([]);
+    expect(memory.readdirSync(`${WAITING}/${folderOf(task('a'))}`)).toEqual([fileOf(task('a'))]);
   });
 
   it('counts the folders it has not learned yet; a cached listing does not look for new ones', async () => {
