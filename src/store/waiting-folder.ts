@@ -32,7 +32,7 @@ export async function ensureWaitingFolder(ctx: StoreContext, folder: string, ope
     try {
       const stats = await ctx.fs.lstat(dir);
       if (stats.isDirectory()) return false;
-      throw new StoreError(`${operation}: ${dir} is a ${entryType(stats)}, not a folder; refusing to write through it`);
+      throw new StoreError(`${operation}: ${dir} is ${entryType(stats)}, not a folder; refusing to write through it`);
     } catch (error) {
       if (!isGone(error)) throw error instanceof StoreError ? error : storeError(operation, dir, error);
     }
