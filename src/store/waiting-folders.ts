@@ -154,7 +154,9 @@ export class WaitingFolders {
    * Sorts up to `learnPerPass` flat task files into their folders (DESIGN.md "Strays"). A folder
    * that gets a task is learned again (its oldest task may be the one sorted in); a file that
    * cannot be sorted, or whose sorting fails, is reported and not tried again before the next
-   * read of waiting/: one stray never stops a pass.
+   * read of waiting/: one stray never stops a pass. An entry under a task's name that is no
+   * regular file (a FIFO, a symlink, a folder) is moved to corrupt/ unread, as a listing of
+   * layout 1 did: sorting leaves such entries where they are.
    */
   private async sortSome(): Promise<void> {
     if (this.loose.length === 0) return;
@@ -167,20 +169,29 @@ export class WaitingFolders {
     };
     const left = await mapBounded(batch, ctx.concurrency, async (name) => {
       try {
-        const sorted = await sortLooseTasks(ctx, [name], { placed });
-        return sorted.left[0];
+        const entry = (await sortLooseTasks(ctx, [name], { placed })).left[0];
+        if (entry !== undefined && !entry.task) await this.moveAside(name);
+        return entry;
       } catch (error) {
         return { name, reason: error instanceof Error ? error.message : String(error), task: true };
       }
     });
     for (const entry of left) {
-      // Not a task (a symlink or a FIFO under a task's name): nothing of ours to push.
+      // Not a task: moved aside, or an unreadable file that could not be (quarantine said so).
       if (entry === undefined || !entry.task) continue;
       this.stuck.push(entry.name);
       if (this.reported.get(entry.name) === entry.reason) continue;
       this.reported.set(entry.name, entry.reason);
       ctx.onEvent({ type: 'waiting-task-left', path: join(ctx.paths.waiting, entry.name), reason: entry.reason });
     }
+  }
+
+  /** A flat entry that is no regular file goes to corrupt/; a file left (its quarantine failed) stays. */
+  private async moveAside(name: string): Promise<void> {
+    const path = join(this.ctx.paths.waiting, name);
+    const stats = await lstatTolerant(this.ctx, path, 'list waiting tasks');
+    if (stats === undefined || stats.isFile()) return;
+    await quarantine(this.ctx, path, name, `${entryType(stats)} where a file is expected`);
   }
 
   private async learnSome(): Promise<void> {

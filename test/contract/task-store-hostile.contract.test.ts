@@ -75,6 +75,28 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(readFileSync(secretFile, 'utf8')).toBe(SECRET);
   });
 
+  it('moves a FIFO, a symlink and a folder under a task name at the top of waiting/ out unread, and sorts the valid flat task', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.open();
+    const secretFile = join(victimFolder(), 'secret');
+    env.mkfifo(`${WAITING}/${nameFor(1)}`);
+    env.symlink(`${WAITING}/${nameFor(2)}`, secretFile);
+    env.mkdir(`${WAITING}/${nameFor(3)}`);
+    env.write(`${WAITING}/${fileOf(good)}`, JSON.stringify({ version: 1, ...good }));
+
+    const listed = await store.listWaiting();
+
+    expect(listed).toMatchObject({ unlearned: 0, loose: [] });
+    expect(listed.folders.map((f) => f.sample.name)).toEqual([fileOf(good)]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(good)}`]);
+    expect(reasonFor(env, nameFor(1))).toBe('a FIFO where a file is expected');
+    expect(reasonFor(env, nameFor(2))).toBe('a symbolic link where a file is expected');
+    expect(reasonFor(env, nameFor(3))).toBe('a directory where a file is expected');
+    expect(reasonsText(env)).not.toContain('not-for-any-log');
+    expect(readFileSync(secretFile, 'utf8')).toBe(SECRET);
+  });
+
   it('moves a retry state that is not a plain file to corrupt/ and reads it as no state', async () => {
     const env = makeEnv();
     const store = env.store('node-a');

@@ -149,7 +149,7 @@ describe('waiting folders', () => {
     expect(events.filter((e) => e.type === 'waiting-task-left')).toEqual([]);
   });
 
-  it('reports a flat task it cannot sort once, keeps counting it, and leaves a FIFO under a task name alone', async () => {
+  it('reports a flat task it cannot sort once and keeps counting it; a FIFO under a task name goes to corrupt/', async () => {
     const { memory, node, peer, events } = world();
     await node.listWaiting();
     const stuck = task('a');
@@ -172,7 +172,8 @@ describe('waiting folders', () => {
         reason: `waiting/${folderOf(stuck)}/${fileOf(stuck)} holds another task under the same name`,
       },
     ]);
-    expect(memory.readdirSync(WAITING)).toContain(fifo);
+    expect(memory.readdirSync(WAITING)).not.toContain(fifo);
+    expect(events.flatMap((e) => (e.type === 'quarantined' ? [[e.path, e.reason]] : []))).toEqual([[`${WAITING}/${fifo}`, 'a FIFO where a file is expected']]);
   });
 
   it('goes on with the pass when sorting a flat file fails for real, and tries it again after waiting/ changed', async () => {
