@@ -61,9 +61,14 @@ export interface WaitingFoldersOptions {
  */
 export class WaitingFolders {
   private readonly learned = new Map<string, WaitingFolder>();
-  /** Seen, not learned yet, in the order seen; those this node claimed from first. */
-  private readonly toLearn = new Set<string>();
+  /**
+   * Seen, not learned yet, in the order they are learned: those this node claimed from, then
+   * those that appeared since the node started (a live update must not wait behind a backlog
+   * the node found at its start), then that backlog.
+   */
   private readonly relearn = new Set<string>();
+  private readonly toLearn = new Set<string>();
+  private readonly backlog = new Set<string>();
   /**
    * Plain files under a live folder's name: the names of the task files of Gerrit's replication
    * plugin (a store at its events directory, which config check and the daemon warn about). They
@@ -88,7 +93,7 @@ export class WaitingFolders {
 
   /** This node claimed from the folder: what is left there (if anything) is learned again. */
   forget(folder: string): void {
-    if (this.learned.delete(folder) || this.toLearn.delete(folder)) this.relearn.add(folder);
+    if (this.learned.delete(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
   }
 
   /**
@@ -103,7 +108,11 @@ export class WaitingFolders {
       await this.sortSome();
       await this.learnSome();
     }
-    return { folders: [...this.learned.values()], unlearned: this.toLearn.size + (cached ? 0 : this.relearn.size), loose: [...this.loose, ...this.stuck] };
+    return {
+      folders: [...this.learned.values()],
+      unlearned: this.toLearn.size + this.backlog.size + (cached ? 0 : this.relearn.size),
+      loose: [...this.loose, ...this.stuck],
+    };
   }
 
   private async readNamesIfChanged(): Promise<void> {
@@ -121,6 +130,8 @@ export class WaitingFolders {
     // Taken before the readdir: a folder made while it runs changes the stamp again.
     const stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
     const names = await readdirStrict(ctx, dir, 'list waiting tasks');
+    // What the first read finds is the backlog the node started on; anything later comes first.
+    const newNames = this.stamp === '' ? this.backlog : this.toLearn;
     // Kept only once the names are in: after a failed readdir, the next pass must list again.
     this.stamp = stamp;
     this.stampWasOld = stampWasOld;
@@ -136,7 +147,7 @@ export class WaitingFolders {
     for (const name of names) {
       if (parseWaitingFolderName(name) !== undefined) {
         present.add(name);
-        if (!this.learned.has(name) && !this.relearn.has(name) && !this.foreign.has(name)) this.toLearn.add(name);
+        if (!this.learned.has(name) && !this.relearn.has(name) && !this.foreign.has(name) && !this.backlog.has(name)) newNames.add(name);
       } else if (isTaskFileName(name)) {
         loose.push(name);
       }
@@ -145,7 +156,7 @@ export class WaitingFolders {
     this.stuck = [];
     const stillLoose = new Set(loose);
     for (const name of this.reported.keys()) if (!stillLoose.has(name)) this.reported.delete(name);
-    for (const known of [this.learned, this.toLearn, this.relearn, this.foreign]) {
+    for (const known of [this.learned, this.toLearn, this.relearn, this.backlog, this.foreign]) {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
     }
   }
@@ -165,6 +176,7 @@ export class WaitingFolders {
     const placed = (folder: string): void => {
       this.learned.delete(folder);
       this.toLearn.delete(folder);
+      this.backlog.delete(folder);
       this.relearn.add(folder);
     };
     const left = await mapBounded(batch, ctx.concurrency, async (name) => {
@@ -196,7 +208,7 @@ export class WaitingFolders {
 
   private async learnSome(): Promise<void> {
     const batch: string[] = [];
-    for (const queue of [this.relearn, this.toLearn]) {
+    for (const queue of [this.relearn, this.toLearn, this.backlog]) {
       for (const name of queue) {
         if (batch.length >= this.options.learnPerPass) break;
         batch.push(name);
@@ -207,6 +219,7 @@ export class WaitingFolders {
     batch.forEach((name, i) => {
       this.relearn.delete(name);
       this.toLearn.delete(name);
+      this.backlog.delete(name);
       const folder = learned[i];
       if (folder !== undefined) this.learned.set(name, folder);
     });

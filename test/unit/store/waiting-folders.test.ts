@@ -215,4 +215,16 @@ describe('waiting folders', () => {
     const third = await node.listWaiting();
     expect([third.folders.length, third.unlearned]).toEqual([3, 1]);
   });
+
+  it('learns a folder that appeared after its start before the rest of the backlog it started on', async () => {
+    const { node, peer } = world({ learnPerPass: 1 });
+    await peer.createMany([task('a'), task('b'), task('c')]);
+    expect((await node.listWaiting()).unlearned).toBe(2);
+    await peer.create(task('live'));
+
+    const next = await node.listWaiting();
+
+    expect(next.folders.map((f) => f.folder)).toContain(folderOf(task('live')));
+    expect(next.unlearned).toBe(2);
+  });
 });
