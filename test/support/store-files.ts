@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Names in a folder, sorted; [] when the folder does not exist. */
@@ -42,7 +42,8 @@ const WAITING_FOLDER = /^[0-9a-f]{40}(\.bulk)?$/;
 export function waitingTaskEntries(store: string): string[] {
   const waiting = join(store, 'ref-updates', 'waiting');
   return namesIn(waiting)
-    .filter((folder) => WAITING_FOLDER.test(folder))
+    // Only real folders: a test may plant a file or a symlink under a folder's name.
+    .filter((folder) => WAITING_FOLDER.test(folder) && lstatSync(join(waiting, folder), { throwIfNoEntry: false })?.isDirectory() === true)
     .flatMap((folder) => taskFilesIn(join(waiting, folder)).map((name) => `${folder}/${name}`))
     .sort();
 }
