@@ -144,3 +144,8 @@ export function freshestSummary(summaries: readonly QueueSummary[], alive: Reado
   }
   return best;
 }
+
+/** How many URIs a summary counted in all. */
+export function summaryUris(summary: QueueSummary): number {
+  return Object.values(summary.remotes).reduce((sum, remote) => sum + remote.uris, 0);
+}

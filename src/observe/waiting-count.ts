@@ -2,14 +2,19 @@ import type { ReplicationConfig } from '../config/types.js';
 import { waitingByUri, type WaitingUri } from '../schedule/waiting-uris.js';
 import type { TaskStore, WaitingFolder } from '../store/task-store.js';
 import type { NodeStatus, StatusOptions } from './cluster-status.js';
-import { freshestSummary, QUEUE_SUMMARY_EVERY_MS, readQueueSummaries, type QueueSummary } from './queue-summary.js';
+import { freshestSummary, QUEUE_SUMMARY_EVERY_MS, readQueueSummaries, summaryUris, type QueueSummary } from './queue-summary.js';
 
 /** A summary older than this many distributionIntervals (plus its writing period) is not used. */
 const QUEUE_SUMMARY_MAX_AGE_INTERVALS = 3;
+/**
+ * Below this many waiting URIs the store is read itself: that takes well under a second, and is
+ * exact to the moment, where a summary is up to its writing period old.
+ */
+const QUEUE_SUMMARY_MIN_URIS = 1000;
 
 /**
  * The waiting count: the caller's (a node's last pass), else the freshest summary of a live node
- * (unless `exact`), else every waiting folder read from the store.
+ * when the queue is long (unless `exact`), else every waiting folder read from the store.
  */
 export async function countWaiting(
   config: ReplicationConfig,
@@ -23,7 +28,7 @@ export async function countWaiting(
     const alive = new Set(nodes.filter((node) => node.state === 'alive').map((node) => node.nodeId));
     const maxAgeMs = QUEUE_SUMMARY_MAX_AGE_INTERVALS * config.distributionIntervalMs + QUEUE_SUMMARY_EVERY_MS;
     const summary = freshestSummary(await readQueueSummaries(config.storePath), alive, storeNow, maxAgeMs);
-    if (summary !== undefined) {
+    if (summary !== undefined && summaryUris(summary) >= QUEUE_SUMMARY_MIN_URIS) {
       const waiting = summary.oldest.map(({ remote, uri, uriKey, tasks, oldestMtimeMs }) => ({ remote, uri, uriKey, waiting: tasks, oldestMtimeMs }));
       return { waiting, summary };
     }
