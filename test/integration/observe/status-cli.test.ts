@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { runCli } from '../../support/cli.js';
 import { cliBin } from '../../support/paths.js';
-import { writeConfig } from '../../support/refrelay-node.js';
-import { waitingTaskPaths } from '../../support/store-files.js';
+import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { waitingTaskPaths, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -100,4 +100,53 @@ describe('refrelay status times', () => {
     expect(parsed.nodes[0]!.record.beatAt).toBe(Math.round(beatAt));
     expect(json.stdout).not.toMatch(/-0\b/);
   });
+});
+
+describe('refrelay status on a long queue', () => {
+  it("counts 1,200 waiting URIs from a live node's summary and says so; --all reads the store itself", async () => {
+    const root = tempDir('refrelay-status-summary');
+    const store = join(root, 'store');
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${store}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  httpListen = off',
+      '[remote "dr"]',
+      '  url = /srv/dr/${name}.git',
+      // Nothing is due while the test runs: the queue stays as it was written.
+      '  replicationDelay = 1d',
+    ]);
+    const tasks = new TaskStore({ root: store, nodeId: 'hook' });
+    const task = (i: number) => ({ project: `p${i}`, refs: ['refs/heads/main'], uri: `/srv/dr/p${i}.git`, remote: 'dr' });
+    await tasks.createMany(Array.from({ length: 1200 }, (_, i) => task(i)));
+    const node = RefrelayNode.start({ config, nodeId: 'n1' });
+    try {
+      await node.waitForLog((line) => line.msg === 'every waiting folder learned', 60_000);
+      const summaryFile = join(store, 'history', 'n1.queue.json');
+      await waitUntil('a complete summary', () => existsSync(summaryFile) && (JSON.parse(readFileSync(summaryFile, 'utf8')) as { complete: boolean }).complete);
+
+      const table = runCli(['status', '--config', config]);
+      expect(table.status, table.stderr).toBe(0);
+      expect(table.stdout).toContain('waiting 1200  running 0  failed 0  corrupt 0');
+      expect(table.stdout).toMatch(/waiting as node n1 counted it [0-9.]+m?s ago \(refrelay status --all counts the store\)/);
+      const json = JSON.parse(runCli(['status', '--json', '--config', config]).stdout) as {
+        queueFrom: { nodeId: string } | null;
+        totals: { waiting: number };
+        remotes: Array<{ name: string; waiting: number; uris: unknown[] }>;
+      };
+      expect(json.queueFrom?.nodeId).toBe('n1');
+      expect(json.totals.waiting).toBe(1200);
+      expect(json.remotes.find((remote) => remote.name === 'dr')).toMatchObject({ waiting: 1200, uris: expect.any(Array) });
+      expect(json.remotes.find((remote) => remote.name === 'dr')!.uris).toHaveLength(200);
+
+      await tasks.create(task(1200));
+      const exact = runCli(['status', '--all', '--config', config]);
+      expect(exact.stdout).toContain('waiting 1201  running 0');
+      expect(exact.stdout).not.toContain('counted it');
+    } finally {
+      node.signal('SIGTERM');
+      await node.exited;
+    }
+  }, 90_000);
 });
