@@ -47,6 +47,20 @@ export async function ensureWaitingFolder(ctx: StoreContext, folder: string, ope
   throw new StoreError(`${operation}: ${dir} keeps changing under this writer`);
 }
 
+/**
+ * `mkdir waiting/<folder>`: true when made. EEXIST is fine when a real folder stands there (a
+ * writer made it meanwhile); anything else under its name is refused, as by ensureWaitingFolder.
+ */
+async function makeWaitingFolder(ctx: StoreContext, folder: string, operation: string): Promise<boolean> {
+  try {
+    await ctx.fs.mkdir(ctx.paths.waitingFolder(folder));
+    return true;
+  } catch (error) {
+    if (errnoName(error) !== 'EEXIST') throw storeError(operation, ctx.paths.waitingFolder(folder), error);
+    return ensureWaitingFolder(ctx, folder, operation);
+  }
+}
+
 /** How a file went into a waiting folder. */
 export type IntoWaiting = 'moved' | 'already-there' | 'source-gone';
 
@@ -66,8 +80,11 @@ export async function intoWaitingFolder(
   made: (folder: string) => void = () => undefined,
 ): Promise<IntoWaiting> {
   const to = ctx.paths.waitingFile(folder, name);
+  if (await ensureWaitingFolder(ctx, folder, operation)) made(folder);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (await ensureWaitingFolder(ctx, folder, operation)) made(folder);
+    // Again only after a move found no folder. Made with `mkdir` straight away: on a network
+    // filesystem that caches attributes, an `lstat` may still see the folder a claimer removed.
+    if (attempt > 0 && (await makeWaitingFolder(ctx, folder, operation))) made(folder);
     try {
       if (how === 'link') await ctx.fs.link(from, to);
       else await ctx.fs.rename(from, to);

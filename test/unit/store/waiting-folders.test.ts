@@ -227,4 +227,22 @@ describe('waiting folders', () => {
     expect(next.folders.map((f) => f.folder)).toContain(folderOf(task('live')));
     expect(next.unlearned).toBe(2);
   });
+
+  it('puts a task back into a folder a peer removed while a stale attribute cache still shows it', async () => {
+    // An sshfs or NFS client caches attributes: lstat says the folder is there after the peer's rmdir.
+    const staleFolder = `${WAITING}/${folderOf(task('a'))}`;
+    let stale = false;
+    const { memory, node, peer } = world({
+      wrap: (fs) => faultyFs(fs, { lstat: async (path) => (stale && path === staleFolder ? memory.statSync(`${ROOT}/ref-updates`) : fs.lstat(path)) }),
+    });
+    await peer.create(task('a'));
+    memory.mkdirSync(`${ROOT}/ref-updates/running/l`);
+    const claimed = await node.claim('l', uriKey(task('a').uri));
+    stale = true;
+    expect(memory.readdirSync(WAITING)).toEqual([]);
+
+    expect(await node.reset('l', claimed)).toEqual([fileOf(task('a'))]);
+
+    expect(memory.readdirSync(staleFolder)).toEqual([fileOf(task('a'))]);
+  });
 });
