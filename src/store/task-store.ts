@@ -1,16 +1,16 @@
-import { systemClock, type Clock } from '../runtime/clock.js';
-import { systemRandom, type Random } from '../runtime/random.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Random } from '../runtime/random.js';
 import { encodeTask, taskKey, type Task } from '../task/task.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
 import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
 import { fsyncDirectory, replaceAtomic } from './publish.js';
-import type { StoreContext } from './store-context.js';
-import { nodeStoreFs, type StoreFs } from './store-fs.js';
+import { storeContext, type StoreContext } from './store-context.js';
+import type { StoreFs } from './store-fs.js';
 import { WaitingFolders, type WaitingListing } from './waiting-folders.js';
 import { publishWaiting, waitingFolderOf } from './waiting-folder.js';
-import { StorePaths, fileSafe } from './store-paths.js';
+import type { StorePaths } from './store-paths.js';
 import {
   countCorrupt,
   listClaimed,
@@ -88,17 +88,8 @@ export class TaskStore {
   private layoutPending: Promise<void> | undefined;
 
   constructor(options: TaskStoreOptions) {
-    this.paths = new StorePaths(options.root);
-    this.ctx = {
-      fs: options.fs ?? nodeStoreFs,
-      paths: this.paths,
-      nodeId: options.nodeId,
-      nodeTag: fileSafe(options.nodeId),
-      random: options.random ?? systemRandom,
-      clock: options.clock ?? systemClock,
-      concurrency: Math.max(1, options.concurrency ?? 32),
-      onEvent: options.onEvent ?? (() => undefined),
-    };
+    this.ctx = storeContext(options);
+    this.paths = this.ctx.paths;
     this.syncDirectory = options.syncDirectory ?? true;
     this.ifUnmarked = options.ifUnmarked ?? 'create';
     this.waiting = new WaitingFolders(this.ctx, {
