@@ -5,7 +5,7 @@ import type { UntrustedFolder, UriGroup } from './uri-groups.js';
 export interface WaitingUri {
   readonly remote: string;
   readonly uri: string;
-  /** Known when the URI comes from a summary, whose `uri` is redacted. */
+  /** Known from the folder (a summary's `uri` is redacted, and counting need not hash every URI again). */
   readonly uriKey?: string;
   readonly waiting: number;
   /** The oldest task's mtime (store clock). */
@@ -32,7 +32,7 @@ export function waitingByUri(folders: readonly WaitingFolder[]): WaitingUri[] {
 export function countListed(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedFolder[]): WaitingUri[] {
   const waiting: WaitingUri[] = [];
   for (const group of groups.values()) {
-    waiting.push({ remote: group.remote.name, uri: group.uri, waiting: group.taskCount, oldestMtimeMs: group.oldestMtimeMs });
+    waiting.push({ remote: group.remote.name, uri: group.uri, uriKey: group.uriKey, waiting: group.taskCount, oldestMtimeMs: group.oldestMtimeMs });
   }
   return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ folder }) => folder))];
 }

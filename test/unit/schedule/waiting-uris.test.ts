@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupByUri, type UntrustedFolder } from '../../../src/schedule/uri-groups.js';
 import { countListed, waitingByUri } from '../../../src/schedule/waiting-uris.js';
-import { FULL_SYNC_REF, type Task } from '../../../src/task/task.js';
+import { FULL_SYNC_REF, uriKey, type Task } from '../../../src/task/task.js';
 import { configOf, waitingFolder } from './scheduler-harness.js';
 
 const config = configOf(['remote.mirror.url=/dest/mirror/${name}.git', 'remote.dr.url=/dest/dr/${name}.git']);
@@ -52,8 +52,8 @@ describe('countListed: a pass’s groups and refused folders', () => {
     const groups = groupByUri(config, listing, new WeakMap(), untrusted);
 
     expect(countListed(groups, untrusted)).toEqual([
-      { remote: 'mirror', uri: '/dest/mirror/a.git', waiting: 8, oldestMtimeMs: 3 },
-      { remote: 'dr', uri: '/dest/dr/b.git', waiting: 1, oldestMtimeMs: 7 },
+      { remote: 'mirror', uri: '/dest/mirror/a.git', uriKey: uriKey('/dest/mirror/a.git'), waiting: 8, oldestMtimeMs: 3 },
+      { remote: 'dr', uri: '/dest/dr/b.git', uriKey: uriKey('/dest/dr/b.git'), waiting: 1, oldestMtimeMs: 7 },
       { remote: 'unknown', uri: '/dest/mirror/c.git', waiting: 4, oldestMtimeMs: 9 },
     ]);
     expect(countListed(new Map(), [])).toEqual([]);
