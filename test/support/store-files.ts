@@ -41,11 +41,13 @@ const WAITING_FOLDER = /^[0-9a-f]{40}(\.bulk)?$/;
  */
 export function waitingTaskEntries(store: string): string[] {
   const waiting = join(store, 'ref-updates', 'waiting');
-  return namesIn(waiting)
-    // Only real folders: a test may plant a file or a symlink under a folder's name.
-    .filter((folder) => WAITING_FOLDER.test(folder) && lstatSync(join(waiting, folder), { throwIfNoEntry: false })?.isDirectory() === true)
-    .flatMap((folder) => taskFilesIn(join(waiting, folder)).map((name) => `${folder}/${name}`))
-    .sort();
+  return (
+    namesIn(waiting)
+      // Only real folders: a test may plant a file or a symlink under a folder's name.
+      .filter((folder) => WAITING_FOLDER.test(folder) && lstatSync(join(waiting, folder), { throwIfNoEntry: false })?.isDirectory() === true)
+      .flatMap((folder) => taskFilesIn(join(waiting, folder)).map((name) => `${folder}/${name}`))
+      .sort()
+  );
 }
 
 /** Every waiting task file name (`<taskKey>.json`) of a store, whatever its folder, sorted. */

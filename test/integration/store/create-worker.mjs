@@ -11,7 +11,7 @@ for (let i = 0; i < Number(count); i++) {
 // Each node walks the updates in its own order, so the winner of each key varies and
 // nodes keep running into keys a peer is publishing at that moment.
 let state = Number(seed) * 2654435761 + 1;
-const next = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
 for (let i = tasks.length - 1; i > 0; i--) {
   const j = Math.floor(next() * (i + 1));
   [tasks[i], tasks[j]] = [tasks[j], tasks[i]];
