@@ -9,11 +9,11 @@
 //         second, i.e. per pass while passes keep their 1 s period (a node whose passes take
 //         longer than that is busy all the time: its figure is then about 1,000 ms), and the
 //         latency of /metrics and /readyz.
-// `refrelay status` runs against the idle store: wall time and peak RSS.
+// `refrelay status` runs against the idle store while the idle node runs: wall time and peak RSS.
 // Sizes: BENCH_BACKLOG_SIZES=10000,100000 (default 10,000, 100,000 and 1,000,000; --quick: 10,000).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { encodeTask } from '../../dist/task/task-codec.js';
 import { taskKey, uriKey } from '../../dist/task/task-key.js';
 import { bin, makeSource, startNode } from './cluster-util.mjs';
@@ -138,7 +138,10 @@ async function measureIdle(config, port) {
     const cpuPerPassMs = (processCpuMs(node.pid) - cpuBefore) / (IDLE_WINDOW_MS / INTERVAL_MS);
     const metricsMs = await timeRequest(`http://127.0.0.1:${port}/metrics`);
     const readyzMs = await timeRequest(`http://127.0.0.1:${port}/readyz`);
-    return { cpuPerPassMs, metricsMs, readyzMs, peakRssMb: peakRssMb(node.pid) };
+    // With the node alive, as an operator runs it: from the node's queue summary on a long queue.
+    await waitFor('a queue summary', () => existsSync(join(dirname(config), 'store', 'history', 'bench.queue.json')), 60_000);
+    const status = measureStatus(config);
+    return { cpuPerPassMs, metricsMs, readyzMs, peakRssMb: peakRssMb(node.pid), status };
   } finally {
     await node.stop();
   }
@@ -172,7 +175,7 @@ async function measureSize(taskCount) {
         writeTasks(store, dests, uriCount, refs);
         const generateMs = performance.now() - generated;
         const idle = await measureIdle(idleConfig, port);
-        const status = measureStatus(idleConfig);
+        const { status } = idle;
         const due = await measureDue(dueConfig);
         return { taskCount, uriCount, generateMs, due, idle, status };
       },
