@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { redactUrl } from '../runtime/redact.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
-import { historyDir } from './uri-history.js';
+import { historyDir, replaceHistoryFile } from './uri-history.js';
 
 /** How often a node writes its summary. */
 export const QUEUE_SUMMARY_EVERY_MS = 5000;
@@ -63,16 +62,8 @@ export function summarizeQueue(nodeId: string, waiting: readonly WaitingUri[], c
 }
 
 /** Temp + rename, so readers see the old summary or the new one. */
-export async function persistQueueSummary(storePath: string, summary: QueueSummary): Promise<void> {
-  const dir = historyDir(storePath);
-  const temp = join(dir, `.${summary.nodeId}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    await writeFile(temp, `${JSON.stringify(summary)}\n`);
-    await rename(temp, join(dir, `${summary.nodeId}${SUFFIX}`));
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
+export function persistQueueSummary(storePath: string, summary: QueueSummary): Promise<void> {
+  return replaceHistoryFile(storePath, summary.nodeId, `${summary.nodeId}${SUFFIX}`, summary);
 }
 
 export function isQueueSummaryName(name: string): boolean {

@@ -106,14 +106,10 @@ export class UriHistory {
   async persist(storePath: string): Promise<void> {
     if (!this.changed) return;
     this.changed = false;
-    const dir = historyDir(storePath);
-    const temp = join(dir, `.${this.nodeId}.${randomBytes(4).toString('hex')}.tmp`);
     try {
-      await writeFile(temp, `${JSON.stringify({ version: 1, nodeId: this.nodeId, uris: this.entries() })}\n`);
-      await rename(temp, join(dir, `${this.nodeId}.json`));
+      await replaceHistoryFile(storePath, this.nodeId, `${this.nodeId}.json`, { version: 1, nodeId: this.nodeId, uris: this.entries() });
     } catch (error) {
       this.changed = true;
-      await unlink(temp).catch(() => undefined);
       throw error;
     }
   }
@@ -130,6 +126,22 @@ export class UriHistory {
     this.byUri.set(uriKey, entry);
     if (this.byUri.size > HISTORY_URIS_PER_NODE) this.byUri.delete(this.byUri.keys().next().value as string);
     this.changed = true;
+  }
+}
+
+/**
+ * Replaces `history/<name>` with `record` as JSON: temp + rename, so readers on any machine see
+ * the old file or the new one. The temp, `.<nodeId>.<hex>.tmp`, is removed when the write fails.
+ */
+export async function replaceHistoryFile(storePath: string, nodeId: string, name: string, record: unknown): Promise<void> {
+  const dir = historyDir(storePath);
+  const temp = join(dir, `.${nodeId}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temp, `${JSON.stringify(record)}\n`);
+    await rename(temp, join(dir, name));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
   }
 }
 

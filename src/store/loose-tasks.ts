@@ -1,13 +1,15 @@
 import { join } from 'node:path';
-import { entryType, type EntryStats } from '../runtime/bounded-read.js';
+import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
-import { laneOfTask, taskKey, uriKey, type Task } from '../task/task.js';
+import { taskKey, type Task } from '../task/task.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
-import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
+import { lstatTolerant } from './store-listing.js';
+import { isTaskFileName, parseWaitingFolderName } from './store-paths.js';
 import { readTaskFile } from './task-reader.js';
+import { waitingFolderOf } from './waiting-folder.js';
 
 /** An entry of `waiting/` left where it is, and why. `task`: a readable task file, which is not pushed while it stays there. */
 export interface LeftEntry {
@@ -77,18 +79,18 @@ function report(names: readonly string[], outcomes: readonly Outcome[]): SortRep
 async function sortOne(ctx: StoreContext, name: string, placed: (folder: string) => void = () => undefined): Promise<Outcome> {
   if (!isTaskFileName(name)) return { kind: 'left', reason: 'not a task file name', task: false };
   const path = join(ctx.paths.waiting, name);
-  const stats = await lstatOrGone(ctx, path);
+  const stats = await lstatTolerant(ctx, path, 'sort waiting task');
   if (stats === undefined) return GONE;
   if (!stats.isFile()) return { kind: 'left', reason: entryType(stats), task: false };
   const read = await readTaskFile(ctx.fs, path);
   if (read.kind === 'gone') return GONE;
   if (read.kind === 'corrupt') {
     if (await quarantine(ctx, path, name, read.reason)) return { kind: 'quarantined' };
-    return (await lstatOrGone(ctx, path)) === undefined
+    return (await lstatTolerant(ctx, path, 'sort waiting task')) === undefined
       ? GONE
       : { kind: 'left', reason: `unreadable (${read.reason}); could not be moved to corrupt/`, task: false };
   }
-  const folder = waitingFolderName(uriKey(read.task.uri), laneOfTask(read.task));
+  const folder = waitingFolderOf(read.task);
   for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
     const outcome = await place(ctx, name, folder, read.task, read.mtimeMs);
     if (outcome === MOVED || outcome === DUPLICATE) placed(folder);
@@ -107,14 +109,14 @@ async function place(ctx: StoreContext, name: string, folder: string, task: Task
   const blocked = await makeFolder(ctx, ctx.paths.waitingFolder(folder));
   // A symlink there would take the task out of the store; a file there is nobody's to remove.
   if (blocked !== undefined) return { kind: 'left', reason: `waiting/${folder} is ${blocked}, not a folder`, task: true };
-  if ((await lstatOrGone(ctx, to)) !== undefined) return settleDuplicate(ctx, name, folder, task, mtimeMs);
+  if ((await lstatTolerant(ctx, to, 'sort waiting task')) !== undefined) return settleDuplicate(ctx, name, folder, task, mtimeMs);
   try {
     await ctx.fs.rename(from, to);
     return MOVED;
   } catch (error) {
     if (!isGone(error)) throw storeError('sort waiting task', from, error);
     // Gone from here: a peer sorted it. Else the folder went (a claimer emptied and removed it).
-    return (await lstatOrGone(ctx, from)) === undefined ? GONE : 'again';
+    return (await lstatTolerant(ctx, from, 'sort waiting task')) === undefined ? GONE : 'again';
   }
 }
 
@@ -154,17 +156,8 @@ async function makeFolder(ctx: StoreContext, dir: string): Promise<string | unde
   } catch (error) {
     if (errnoName(error) !== 'EEXIST') throw storeError('create waiting folder', dir, error);
   }
-  const stats = await lstatOrGone(ctx, dir);
+  const stats = await lstatTolerant(ctx, dir, 'create waiting folder');
   // Removed right after our EEXIST: the rename finds no folder and the next try makes it.
   if (stats === undefined || stats.isDirectory()) return undefined;
   return entryType(stats);
-}
-
-async function lstatOrGone(ctx: StoreContext, path: string): Promise<EntryStats | undefined> {
-  try {
-    return await ctx.fs.lstat(path);
-  } catch (error) {
-    if (isGone(error)) return undefined;
-    throw storeError('sort waiting task', path, error);
-  }
 }
