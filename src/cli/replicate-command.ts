@@ -8,6 +8,7 @@ import { uriKey } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
 import { formatAge } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
+import { settle, type Tracked } from './replicate-settle.js';
 
 export interface ReplicateArgs {
   config?: string | undefined;
@@ -18,16 +19,6 @@ export interface ReplicateArgs {
   now: boolean;
   wait: boolean;
   pollMs?: number;
-}
-
-interface Tracked {
-  readonly key: string;
-  readonly uri: string;
-  readonly uriKey: string;
-  state: 'queued' | 'done' | 'failed';
-  reason?: string;
-  /** Seen in neither waiting/ nor running/ by the last pass. */
-  absent?: boolean;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -76,41 +67,6 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
   bar?.stop();
   process.stdout.write(`\n${resultTable(tracked)}\nfinished in ${formatAge(Date.now() - startedAt)}\n`);
   return tracked.some((item) => item.state === 'failed') ? EXIT_FAILED : EXIT_OK;
-}
-
-/**
- * A task is done once its file left waiting/ and running/ without landing in failed/, as seen by
- * two passes in a row: the listings are not one snapshot, and a task put back from running/ to
- * waiting/ (a retry) between them is in neither.
- */
-async function settle(store: TaskStore, tracked: Tracked[], since: number): Promise<void> {
-  const open = tracked.filter((item) => item.state === 'queued');
-  if (open.length === 0) return;
-  const [pending, running, failed] = await Promise.all([
-    store.waitingNamesOf(new Set(open.map((item) => item.uriKey))),
-    store.listRunning(),
-    store.listFailed(),
-  ]);
-  for (const lock of running) for (const task of lock.tasks) pending.add(task.name);
-  const failedByName = new Map(failed.map((item) => [item.name, item]));
-  // Refs a destination rejected are parked as new tasks of the same URI.
-  const failedUris = new Map(failed.filter((item) => (item.reason?.at ?? 0) >= since).map((item) => [item.uriKey, item]));
-  for (const item of open) {
-    const name = `${item.key}.json`;
-    const wholeTask = failedByName.get(name);
-    if (wholeTask !== undefined) {
-      item.state = 'failed';
-      item.reason = wholeTask.reason?.reason ?? 'failed';
-    } else if (pending.has(name)) {
-      item.absent = false;
-    } else if (item.absent !== true) {
-      item.absent = true;
-    } else {
-      const parked = failedUris.get(item.uriKey);
-      item.state = parked === undefined ? 'done' : 'failed';
-      if (parked !== undefined) item.reason = parked.reason?.reason ?? 'some refs failed';
-    }
-  }
 }
 
 function resultTable(tracked: readonly Tracked[]): string {
