@@ -9,11 +9,13 @@ import { FairShare, type FairCandidate } from './fair-share.js';
 import { HostCircuits } from './host-circuit.js';
 import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
-import { groupByUri, type ResolutionCache, type UntrustedFolder, type UriGroup } from './uri-groups.js';
+import type { UntrustedFolder, UriGroup } from './uri-groups.js';
+import { WaitingGroups } from './waiting-groups.js';
+import { DueIndex } from './due-index.js';
 import { slotHeldFor, startDue, threadsOf, type DueHead } from './start-pass.js';
 import { parkUntrusted, untrustedByUri } from './park-untrusted.js';
 import { StoreOutage, storeFailureCode } from './store-outage.js';
-import { newSchedule, planDue, scheduleAfter, type DuePlan, type UriSchedule } from './due-planner.js';
+import { dueAt, newSchedule, planDue, scheduleAfter, type UriSchedule } from './due-planner.js';
 import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 import { countListed, type WaitingUri } from './waiting-uris.js';
@@ -50,8 +52,16 @@ export interface TickReport {
 export class Distributor {
   private readonly schedules = new Map<string, UriSchedule>();
   private readonly jobs = new Map<string, Job>();
-  /** Each task's remote and URI key, per config (a new config resolves URIs anew). */
-  private readonly resolutions = new WeakMap<ReplicationConfig, ResolutionCache>();
+  /** The waiting work by URI, regrouped where the listing changed. */
+  private readonly waiting = new WaitingGroups();
+  /** The waiting URIs with no job of this node, by due time. */
+  private readonly index = new DueIndex();
+  /** The config the index was built for: a new one indexes every URI anew. */
+  private indexedConfig: ReplicationConfig | undefined;
+  /** URIs whose group went while their schedule is kept: forgotten on the next listing that still lacks them. */
+  private readonly gone = new Set<string>();
+  /** URIs whose schedule holds a persisted backoff (see forgetClearedBackoffs). */
+  private readonly backedOff = new Set<string>();
   private readonly fairShare: FairShare;
   private readonly circuits: HostCircuits;
   private readonly pacing: HostPacing;
@@ -59,10 +69,10 @@ export class Distributor {
   private readonly jobDeps: SchedulerDeps;
   /** Store failures of this node (jobs, passes, heartbeats): job starts back off while it fails. */
   readonly storeOutage: StoreOutage;
-  /** The last pass's plan (for `/status`), and each group's oldest due URI it could not start. */
-  private last: { plan: DuePlan | undefined; heads: readonly DueHead[] } = { plan: undefined, heads: [] };
-  /** What the last pass listed, grouped: the endpoints count the queue from it instead of listing again. */
-  private listed: { groups: ReadonlyMap<string, UriGroup>; untrusted: readonly UntrustedFolder[] } | undefined;
+  /** Each group's oldest due URI the last pass could not start. */
+  private heads: readonly DueHead[] = [];
+  /** What the last pass listed: the endpoints count the queue from it instead of listing again. */
+  private listed: { untrusted: readonly UntrustedFolder[] } | undefined;
   private accepting = true;
   private failedToFailedDir = 0;
   /** URIs whose refused task files are being moved to failed/ right now. */
@@ -88,7 +98,7 @@ export class Distributor {
       fairShare: this.fairShare,
       hold: (best) =>
         slotHeldFor(
-          { jobs: this.jobs, pushSlots: this.pushSlots, fairShare: this.fairShare, heads: this.last.heads, accepting: this.accepting, config: deps.config() },
+          { jobs: this.jobs, pushSlots: this.pushSlots, fairShare: this.fairShare, heads: this.heads, accepting: this.accepting, config: deps.config() },
           best,
         ),
     });
@@ -135,7 +145,7 @@ export class Distributor {
    * a pass that reused the listing); undefined before the first pass. Refused tasks count too.
    */
   waitingUris(): WaitingUri[] | undefined {
-    return this.listed === undefined ? undefined : countListed(this.listed.groups, this.listed.untrusted);
+    return this.listed === undefined ? undefined : countListed(this.waiting.groups, this.listed.untrusted);
   }
 
   runningUris(): string[] {
@@ -147,7 +157,7 @@ export class Distributor {
     const schedule = this.schedules.get(uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
     // The recovered tasks keep their old mtimes, so their batch is already due; clear any
     // lock-refused wait and jitter so this node (the one that took over) goes first.
-    this.schedules.set(uriKey, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
+    this.setSchedule(uriKey, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
   }
 
   /** Stop starting pushes; running ones go on (graceful shutdown, first phase). */
@@ -164,45 +174,76 @@ export class Distributor {
   }
 
   /**
-   * One pass. `reuseListing`: work from the last listing (minus this node's claims since) instead
-   * of reading `waiting/` again — for the passes a freed push slot triggers, which in a backlog
-   * come many times per distributionInterval; the periodic pass lists afresh. Either way the
-   * listing is grouped by URI anew.
+   * One pass. `reuseListing`: work from what this node knows (the last listing minus its claims
+   * since) instead of reading `waiting/` again — for the passes a freed push slot triggers, which
+   * in a backlog come many times per distributionInterval; the periodic pass lists afresh. Either
+   * way only the URIs whose folders changed are regrouped and indexed again.
    */
   async tick(options: { reuseListing?: boolean } = {}): Promise<TickReport> {
-    const { deps, schedules, jobs } = this;
+    const { deps, jobs } = this;
     const config = deps.config();
     const reuse = options.reuseListing === true;
-    const waiting = await deps.store.listWaiting({ cached: reuse });
-    let resolutions = this.resolutions.get(config);
-    if (resolutions === undefined) this.resolutions.set(config, (resolutions = new WeakMap()));
-    const untrusted: UntrustedFolder[] = [];
-    const groups = groupByUri(config, waiting.folders, resolutions, untrusted);
+    const listing = await deps.store.listWaiting({ cached: reuse });
+    const changed = this.waiting.update(config, listing);
+    if (config !== this.indexedConfig) {
+      this.indexedConfig = config;
+      this.index.clear();
+      for (const key of this.waiting.groups.keys()) this.reindex(key);
+    }
+    for (const key of changed) this.reindex(key);
+    const { groups } = this.waiting;
     // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
     // here): only a fresh one tells which URIs have nothing left.
     if (!reuse) {
-      for (const key of schedules.keys()) if (!groups.has(key) && !jobs.has(key)) schedules.delete(key);
+      for (const key of this.gone) if (!groups.has(key) && !jobs.has(key)) this.dropSchedule(key);
+      this.gone.clear();
       await this.forgetClearedBackoffs(deps.clock.now());
     }
-    for (const group of groups.values()) if (!schedules.has(group.uriKey)) schedules.set(group.uriKey, newSchedule(group.uri, config, deps.random));
 
     const offsetMs = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();
-    const { circuits } = this;
-    const plan = planDue({ groups, schedules, jobs, config, offsetMs, now, gate: circuits.anyOpen() ? (host) => circuits.gate(host) : undefined });
+    const { circuits, index } = this;
+    const plan = planDue(index, jobs, now, offsetMs, circuits.anyOpen() ? (host) => circuits.gate(host) : undefined);
     this.fairShare.observe(plan.candidates);
     const { fairShare, pacing, storeOutage, accepting } = this;
     const start = (group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void => this.start(group, fair, probe, ahead);
-    const { started, heads } = startDue({ jobs, fairShare, circuits, pacing, storeOutage, accepting, start }, plan, config, now);
-    this.last = { plan, heads };
-    this.listed = { groups, untrusted };
+    const { started, heads } = startDue({ jobs, index, fairShare, circuits, pacing, storeOutage, accepting, start }, plan, config, now);
+    this.heads = heads;
+    const untrusted = this.waiting.untrusted();
+    this.listed = { untrusted };
     this.pushSlots.reconsider();
     const refusing = this.parkUntrusted(untrusted, config, offsetMs, now);
     let pushingUnlisted = 0;
     for (const key of jobs.keys()) if (!groups.has(key)) pushingUnlisted++;
     // Folders not learned yet (a node that started on a big backlog) and flat files to sort are work too.
-    const unseen = waiting.unlearned + waiting.loose.length;
-    return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt, unlearned: waiting.unlearned };
+    const unseen = listing.unlearned + listing.loose.length;
+    return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt, unlearned: listing.unlearned };
+  }
+
+  /** A URI's group or schedule changed, or its job started or ended: it is indexed anew. */
+  private reindex(key: string): void {
+    const group = this.waiting.groups.get(key);
+    if (group === undefined) {
+      this.index.delete(key);
+      if (this.schedules.has(key)) this.gone.add(key);
+      return;
+    }
+    let schedule = this.schedules.get(key);
+    if (schedule === undefined) this.schedules.set(key, (schedule = newSchedule(group.uri, this.deps.config(), this.deps.random)));
+    if (this.jobs.has(key)) this.index.delete(key);
+    else this.index.set(group, schedule, this.deps.config());
+  }
+
+  private setSchedule(key: string, schedule: UriSchedule): void {
+    this.schedules.set(key, schedule);
+    if (schedule.notBefore > 0) this.backedOff.add(key);
+    else this.backedOff.delete(key);
+    this.reindex(key);
+  }
+
+  private dropSchedule(key: string): void {
+    this.schedules.delete(key);
+    this.backedOff.delete(key);
   }
 
   /**
@@ -214,13 +255,17 @@ export class Distributor {
    */
   private async forgetClearedBackoffs(now: number): Promise<void> {
     const remembered: Array<[string, UriSchedule]> = [];
-    for (const [key, schedule] of this.schedules) if (schedule.notBefore > now && !this.jobs.has(key)) remembered.push([key, schedule]);
+    for (const key of this.backedOff) {
+      const schedule = this.schedules.get(key);
+      if (schedule === undefined || schedule.notBefore <= now) this.backedOff.delete(key);
+      else if (!this.jobs.has(key)) remembered.push([key, schedule]);
+    }
     if (remembered.length === 0) return;
     const listed = new Set(await this.deps.store.listUriStateKeys());
     for (const [key, { notBefore }] of remembered) {
       // Unless a job that ended during the readdir set a new backoff, its file written after it.
       const current = this.schedules.get(key);
-      if (!listed.has(key) && current !== undefined && current.notBefore === notBefore) this.schedules.set(key, { ...current, notBefore: 0 });
+      if (!listed.has(key) && current !== undefined && current.notBefore === notBefore) this.setSchedule(key, { ...current, notBefore: 0 });
     }
   }
 
@@ -251,7 +296,14 @@ export class Distributor {
   /** What this node plans, as of its last pass: next push per URI, backoff, running pushes. */
   schedule(nodeId: string): NodeSchedule {
     const { schedules, jobs, fairShare, circuits, pacing } = this;
-    const waiting = this.last.plan?.waiting ?? [];
+    const config = this.deps.config();
+    const offsetMs = this.deps.storeClockOffsetMs?.() ?? 0;
+    const waiting = [...this.index.waiting(offsetMs)];
+    // URIs being pushed are not in the index; those with more work waiting are listed too.
+    for (const [key, job] of jobs) {
+      const group = this.waiting.groups.get(key);
+      if (group !== undefined) waiting.push({ group, at: dueAt(group, schedules.get(key), config, offsetMs), host: job.host });
+    }
     return nodeSchedule(nodeId, {
       now: this.deps.clock.now(),
       maxPushes: this.deps.config().maxPushes,
@@ -300,6 +352,7 @@ export class Distributor {
       },
     };
     this.jobs.set(group.uriKey, job);
+    this.index.delete(group.uriKey);
     job.done = runPushJob(this.jobDeps, group, job.controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
@@ -325,7 +378,7 @@ export class Distributor {
     // circuit as it was, ready for another probe; one that pushed already told the circuit.
     if (job?.probe === true && !['pushed', 'retry', 'failed', 'host-down'].includes(result.kind)) this.circuits.probeAbandoned(hostOf(group.uri), group.uriKey);
     const schedule = this.schedules.get(group.uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
-    this.schedules.set(
+    this.setSchedule(
       group.uriKey,
       scheduleAfter(schedule, result, this.deps.config(), this.deps.clock.now(), group.remote.rescheduleDelayMs, this.deps.random),
     );

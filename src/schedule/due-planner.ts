@@ -2,6 +2,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import { hostOf } from '../push/destination-host.js';
 import type { FairCandidate } from './fair-share.js';
 import type { CircuitGate } from './host-circuit.js';
+import type { DueGroup, DueIndex } from './due-index.js';
 import type { JobTable } from './job-table.js';
 import type { JobResult } from './job-result.js';
 import type { UriGroup } from './uri-groups.js';
@@ -25,98 +26,68 @@ export interface Due {
   readonly host: string;
 }
 
-export interface PlanInput {
-  /** The waiting tasks by URI. */
-  readonly groups: ReadonlyMap<string, UriGroup>;
-  readonly schedules: ReadonlyMap<string, UriSchedule>;
-  /** This node's jobs: their URIs are not due again, and the fair share weighs them. */
-  readonly jobs: JobTable;
-  readonly config: ReplicationConfig;
-  /** Store clock minus ours: mtimes are the store's clock. */
-  readonly offsetMs: number;
-  readonly now: number;
-  /** The gate of a host's open circuit; undefined while no circuit is open. */
-  readonly gate: ((host: string) => CircuitGate) | undefined;
-}
-
+/** What a pass plans: the fair-share groups with URIs that may start, and what the fair share weighs. */
 export interface DuePlan {
-  /** Every waiting URI with its due time, for the status view. */
-  readonly waiting: readonly Due[];
-  /** The URIs due now by fair-share group (lane and remote), in listing order (see oldestLeft). */
-  readonly buckets: ReadonlyArray<readonly Due[]>;
-  /** How many URIs of each remote are due. */
+  /** The groups with a due URI on a host whose circuit lets it start. */
+  readonly groups: readonly DueGroup[];
+  /** How many URIs of each remote are due (hosts with an open circuit left out). */
   readonly dueByRemote: ReadonlyMap<string, number>;
-  /** Earliest time a waiting URI not due yet becomes due. */
+  /** Earliest time a waiting URI not due yet may become due. */
   readonly nextDueAt: number | undefined;
-  /** Each group's first due URI and every job: the groups the fair share is to observe. */
+  /** Each group's oldest due URI and every job: what the fair share is to observe. */
   readonly candidates: readonly FairCandidate[];
   /** One fair-share group alone has work. */
   readonly soleGroupAtWork: boolean;
+  /** The gate of a host's open circuit; undefined while no circuit is open. */
+  readonly gate: ((host: string) => CircuitGate) | undefined;
 }
 
 export function fairCandidate({ group, at }: { group: UriGroup; at: number }): FairCandidate {
   return { lane: group.lane, remote: group.remote.name, remoteShares: group.remote.shares, dueAt: at };
 }
 
-/** oldest mtime + max(replicationDelay, distributionInterval) + jitter, never before notBefore or recheckAt. */
+/** When a URI's batch is due: oldest mtime + max(replicationDelay, distributionInterval) + jitter (store clock). */
+export function batchDue(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig): number {
+  return group.oldestMtimeMs + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + (schedule?.jitterMs ?? 0);
+}
+
+/** Not due before this, whatever its batch says: its backoff, its recheck time (our clock). */
+export function floorOf(schedule: UriSchedule | undefined): number {
+  return Math.max(schedule?.notBefore ?? 0, schedule?.recheckAt ?? 0);
+}
+
+/** A URI's due time on our clock: its batch's, never before its floor. */
 export function dueAt(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, offsetMs: number): number {
-  const batchDue = group.oldestMtimeMs - offsetMs + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + (schedule?.jitterMs ?? 0);
-  return Math.max(batchDue, schedule?.notBefore ?? 0, schedule?.recheckAt ?? 0);
+  return Math.max(batchDue(group, schedule, config) - offsetMs, floorOf(schedule));
 }
 
-/**
- * The due URIs of a pass: those whose due time has come, with no job of this node, and whose
- * host's circuit lets them start, grouped by lane and remote. The fair share picks a group and
- * the group offers its oldest startable URI, so a pass over 10,000 due URIs costs a scan per
- * start, not a sort. A pure function of its input.
- */
-export function planDue(input: PlanInput): DuePlan {
-  const { groups, schedules, jobs, config, offsetMs, now, gate } = input;
-  const waiting: Due[] = [];
-  const byGroup = new Map<string, Due[]>();
-  const dueByRemote = new Map<string, number>();
-  let nextDueAt: number | undefined;
-  for (const group of groups.values()) {
-    const schedule = schedules.get(group.uriKey);
-    const at = dueAt(group, schedule, config, offsetMs);
-    const host = schedule?.host ?? hostOf(group.uri);
-    const entry = { group, at, host };
-    waiting.push(entry);
-    if (jobs.has(group.uriKey)) continue;
-    if (at > now) {
-      nextDueAt = Math.min(nextDueAt ?? at, at);
-      continue;
-    }
-    // A host whose circuit is open has nothing due; its URIs keep waiting, their retries unspent.
-    if (gate?.(host) === 'blocked') continue;
-    const key = groupKey(group);
-    const bucket = byGroup.get(key);
-    if (bucket === undefined) byGroup.set(key, [entry]);
-    else bucket.push(entry);
-    dueByRemote.set(group.remote.name, (dueByRemote.get(group.remote.name) ?? 0) + 1);
-  }
-  const buckets = [...byGroup.values()];
-  const candidates = buckets.map((bucket) => fairCandidate(bucket[0]!));
-  const atWork = new Set(byGroup.keys());
-  for (const job of jobs.values()) {
-    candidates.push(job.fair);
-    atWork.add(groupKey(job.group));
-  }
-  return { waiting, buckets, dueByRemote, nextDueAt, candidates, soleGroupAtWork: atWork.size <= 1 };
-}
-
-function groupKey(group: UriGroup): string {
+/** The key of a fair-share group: lane and remote. */
+export function fairGroupKey(group: Pick<UriGroup, 'lane' | 'remote'>): string {
   return `${group.lane}\u0000${group.remote.name}`;
 }
 
-/** The oldest entry of a bucket not taken yet that `startable` accepts (any, without it). */
-export function oldestLeft(bucket: readonly Due[], taken: ReadonlySet<Due>, startable?: (entry: Due) => boolean): Due | undefined {
-  let oldest: Due | undefined;
-  for (const entry of bucket) {
-    if (taken.has(entry) || (oldest !== undefined && entry.at >= oldest.at) || (startable !== undefined && !startable(entry))) continue;
-    oldest = entry;
+/**
+ * The plan of a pass: moves the URIs whose time came into their due buckets (the index is this
+ * node's memory of the waiting URIs), then reads each group's oldest due URI and the jobs. Costs
+ * the groups and hosts with due work and the URIs that became due, not the backlog.
+ */
+export function planDue(index: DueIndex, jobs: JobTable, now: number, offsetMs: number, gate: DuePlan['gate']): DuePlan {
+  index.advance(now, offsetMs);
+  const groups: DueGroup[] = [];
+  const candidates: FairCandidate[] = [];
+  const atWork = new Set<string>();
+  for (const group of index.groups()) {
+    const oldest = index.oldest(group, gate);
+    if (oldest === undefined) continue;
+    groups.push(group);
+    candidates.push(fairCandidate(oldest));
+    atWork.add(group.key);
   }
-  return oldest;
+  for (const job of jobs.values()) {
+    candidates.push(job.fair);
+    atWork.add(fairGroupKey(job.group));
+  }
+  return { groups, dueByRemote: index.dueByRemote(gate), nextDueAt: index.nextDueAt(offsetMs), candidates, soleGroupAtWork: atWork.size <= 1, gate };
 }
 
 /** A URI seen for the first time: its jitter drawn for the batch, its host parsed. */

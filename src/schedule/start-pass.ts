@@ -1,5 +1,6 @@
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
-import { fairCandidate, oldestLeft, type Due, type DuePlan } from './due-planner.js';
+import type { DueIndex } from './due-index.js';
+import { fairCandidate, type Due, type DuePlan } from './due-planner.js';
 import type { FairCandidate, FairShare } from './fair-share.js';
 import type { HostCircuits } from './host-circuit.js';
 import type { HostPacing } from './host-pacing.js';
@@ -11,6 +12,8 @@ import type { UriGroup } from './uri-groups.js';
 /** What starting the due URIs of a pass reads and calls of the distributor. */
 export interface StartContext {
   readonly jobs: JobTable;
+  /** The waiting URIs by due time; a started URI leaves it (see Distributor.start). */
+  readonly index: DueIndex;
   readonly fairShare: FairShare;
   readonly circuits: HostCircuits;
   readonly pacing: HostPacing;
@@ -35,11 +38,10 @@ export function threadsOf(config: ReplicationConfig, remote: string): number {
  * many started, and each group's oldest URI left.
  */
 export function startDue(ctx: StartContext, plan: DuePlan, config: ReplicationConfig, now: number): { started: number; heads: DueHead[] } {
-  const { jobs, fairShare, circuits, pacing, storeOutage } = ctx;
+  const { jobs, index, fairShare, circuits, pacing, storeOutage } = ctx;
   const circuitsOpen = circuits.anyOpen();
   const paced = pacing.any();
   const dueLeft = new Map(plan.dueByRemote);
-  const taken = new Set<Due>();
   const roomFor = (remote: RemoteConfig, lane: UriGroup['lane'], takeAhead: boolean): boolean =>
     hasRoom(jobs, remote, lane, takeAhead, plan.soleGroupAtWork, config.maxPushes);
   /** Per take-ahead, lane and remote, within one choice. */
@@ -64,17 +66,16 @@ export function startDue(ctx: StartContext, plan: DuePlan, config: ReplicationCo
   while (ctx.accepting && storeOutage.mayStart()) {
     room = new Map();
     const heads: Array<{ entry: Due; fair: FairCandidate }> = [];
-    for (const bucket of plan.buckets) {
-      const { group } = bucket[0]!;
+    for (const dueGroup of plan.groups) {
+      const oldest = index.oldest(dueGroup, plan.gate);
       // No room even for a URI taken ahead: nothing of this remote and lane can start now.
-      if (!roomFor(group.remote, group.lane, true)) continue;
-      const oldest = oldestLeft(bucket, taken, startable);
-      if (oldest !== undefined) heads.push({ entry: oldest, fair: fairCandidate(oldest) });
+      if (oldest === undefined || !roomFor(oldest.group.remote, oldest.group.lane, true)) continue;
+      const startableOldest = startable(oldest) ? oldest : index.oldest(dueGroup, plan.gate, startable);
+      if (startableOldest !== undefined) heads.push({ entry: startableOldest, fair: fairCandidate(startableOldest) });
     }
     const chosen = fairShare.choose(heads, (head) => head.fair);
     if (chosen === undefined) break;
     const { group, host } = chosen.entry;
-    taken.add(chosen.entry);
     dueLeft.set(group.remote.name, (dueLeft.get(group.remote.name) ?? 1) - 1);
     const probe = circuitsOpen && circuits.gate(host) === 'probe';
     if (paced) pacing.started(host);
@@ -85,8 +86,8 @@ export function startDue(ctx: StartContext, plan: DuePlan, config: ReplicationCo
   }
 
   const heads: DueHead[] = [];
-  for (const bucket of plan.buckets) {
-    const oldest = oldestLeft(bucket, taken);
+  for (const dueGroup of plan.groups) {
+    const oldest = index.oldest(dueGroup, plan.gate);
     if (oldest !== undefined) heads.push({ fair: fairCandidate(oldest), remote: oldest.group.remote });
   }
   return { started, heads };

@@ -33,7 +33,15 @@ export interface WaitingFolder {
 
 /** What a listing tells the distributor. */
 export interface WaitingListing {
+  /** Every learned folder (a copy, made when read). */
   readonly folders: readonly WaitingFolder[];
+  /** A learned folder by its name in waiting/, without copying the listing. */
+  folder(name: string): WaitingFolder | undefined;
+  /**
+   * The URIs whose folders were learned, learned again or dropped since the previous listing: a
+   * pass regroups only those. One reader per store object, the node's distributor.
+   */
+  readonly changed: ReadonlySet<string>;
   /** Folders seen but not learned yet (learning is bounded per pass); a cached listing leaves out those this node claimed from. */
   readonly unlearned: number;
   /**
@@ -82,6 +90,8 @@ export class WaitingFolders {
   private stuck: string[] = [];
   /** Why each of those could not be sorted, as last reported: said again only when it changes. */
   private readonly reported = new Map<string, string>();
+  /** URIs whose learned folders changed since the last listing. */
+  private changed = new Set<string>();
   private stamp = '';
   private stampWasOld = false;
   private listedAt = Number.NEGATIVE_INFINITY;
@@ -93,7 +103,15 @@ export class WaitingFolders {
 
   /** This node claimed from the folder: what is left there (if anything) is learned again. */
   forget(folder: string): void {
-    if (this.learned.delete(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
+    if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
+  }
+
+  private unlearn(folder: string): boolean {
+    const known = this.learned.get(folder);
+    if (known === undefined) return false;
+    this.learned.delete(folder);
+    this.changed.add(known.uriKey);
+    return true;
   }
 
   /**
@@ -108,8 +126,14 @@ export class WaitingFolders {
       await this.sortSome();
       await this.learnSome();
     }
+    const { learned, changed } = this;
+    this.changed = new Set();
     return {
-      folders: [...this.learned.values()],
+      get folders() {
+        return [...learned.values()];
+      },
+      folder: (name) => learned.get(name),
+      changed,
       unlearned: this.toLearn.size + this.backlog.size + (cached ? 0 : this.relearn.size),
       loose: [...this.loose, ...this.stuck],
     };
@@ -156,7 +180,8 @@ export class WaitingFolders {
     this.stuck = [];
     const stillLoose = new Set(loose);
     for (const name of this.reported.keys()) if (!stillLoose.has(name)) this.reported.delete(name);
-    for (const known of [this.learned, this.toLearn, this.relearn, this.backlog, this.foreign]) {
+    for (const name of this.learned.keys()) if (!present.has(name)) this.unlearn(name);
+    for (const known of [this.toLearn, this.relearn, this.backlog, this.foreign]) {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
     }
   }
@@ -174,7 +199,7 @@ export class WaitingFolders {
     const { ctx } = this;
     const batch = this.loose.splice(0, this.options.learnPerPass);
     const placed = (folder: string): void => {
-      this.learned.delete(folder);
+      this.unlearn(folder);
       this.toLearn.delete(folder);
       this.backlog.delete(folder);
       this.relearn.add(folder);
@@ -221,7 +246,10 @@ export class WaitingFolders {
       this.toLearn.delete(name);
       this.backlog.delete(name);
       const folder = learned[i];
-      if (folder !== undefined) this.learned.set(name, folder);
+      if (folder !== undefined) {
+        this.learned.set(name, folder);
+        this.changed.add(folder.uriKey);
+      }
     });
   }
 

@@ -289,7 +289,8 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
       [`${KEY}.bulk`, KEY, 'bulk', 1, T2, fullSync()],
     ]);
     expect(folders[0]?.sample).toMatchObject({ name: fileOf(live('refs/heads/dev')), mtimeMs: T1 });
-    expect(listing).toMatchObject({ unlearned: 0, loose: [] });
+    expect(listing).toMatchObject({ changed: new Set([KEY]), unlearned: 0, loose: [] });
+    expect(listing.folder(`${KEY}.bulk`)).toBe(folders[1]);
   });
 
   it('does no readdir and opens nothing on a pass over an unchanged, old waiting/; a task joining a known folder waits for its claim', async () => {
@@ -307,7 +308,27 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     expect(counting.calls).toMatchObject({ readdir: 0, readBounded: 0, open: 0, lstat: 1 });
     expect(counting.total()).toBe(1);
     expect(second.folders).toEqual(first.folders);
+    expect(first.changed).toEqual(new Set([KEY, uriKey(OTHER_URI)]));
+    expect(second.changed).toEqual(new Set());
     expect(second.folders.find((f) => f.folder === KEY)?.taskCount).toBe(1);
+  });
+
+  it("reports a URI whose folder a peer's claim removed as changed, once", async () => {
+    const env = makeEnv();
+    const { clock, advance } = nodeClock();
+    const node = env.store('node-a', { clock });
+    const peer = env.store('node-b');
+    await peer.createMany([live('refs/heads/main'), live('refs/heads/main', OTHER_URI)]);
+    await node.listWaiting();
+    holdLock(env);
+    await peer.claim(LOCK, KEY);
+    advance(1_000);
+
+    const after = await node.listWaiting();
+    const again = await node.listWaiting();
+
+    expect([after.changed, after.folders.map((f) => f.folder)]).toEqual([new Set([KEY]), [uriKey(OTHER_URI)]]);
+    expect(again.changed).toEqual(new Set());
   });
 
   it('lists waiting/ again in full after fullListingIntervalMs, though its stamp did not change (a stale attribute cache)', async () => {
@@ -376,11 +397,15 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     holdLock(env);
     racing = true;
     await node.claim(LOCK, KEY);
+    // What a pass that follows a claim closely sees: the URI changed, its folder not learned yet.
+    const cached = await node.listWaiting({ cached: true });
+    expect([cached.changed, cached.folders]).toEqual([new Set([KEY]), []]);
     base.reset();
 
-    const { folders } = await node.listWaiting();
+    const { folders, changed } = await node.listWaiting();
 
     expect(folders.map((f) => [f.folder, f.taskCount, f.sample.task.refs[0]])).toEqual([[KEY, 1, 'refs/heads/late']]);
+    expect(changed).toEqual(new Set([KEY]));
     expect(base.calls.readdir).toBe(1); // the folder's, not waiting/'s
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planDue, scheduleAfter, type PlanInput, type UriSchedule } from '../../../src/schedule/due-planner.js';
+import { DueIndex } from '../../../src/schedule/due-index.js';
+import { planDue, scheduleAfter, type DuePlan, type UriSchedule } from '../../../src/schedule/due-planner.js';
 import type { Job } from '../../../src/schedule/job-table.js';
 import { groupByUri, type UriGroup } from '../../../src/schedule/uri-groups.js';
 import type { WaitingFolder } from '../../../src/store/task-store.js';
@@ -24,77 +25,116 @@ function folder(project: string, remote: string, mtimeMs: number, full = false):
   return waitingFolder(task, { oldestMtimeMs: mtimeMs });
 }
 
-function input(listing: WaitingFolder[], overrides: Partial<PlanInput> = {}): PlanInput {
-  return { groups: groupByUri(config, listing), schedules: new Map(), jobs: new Map(), config, offsetMs: 0, now: 0, gate: undefined, ...overrides };
+/** The index of a listing's URIs under their schedules, as a pass builds it. */
+function indexOf(listing: WaitingFolder[], schedules: ReadonlyMap<string, UriSchedule> = new Map()): { index: DueIndex; groups: Map<string, UriGroup> } {
+  const groups = groupByUri(config, listing);
+  const index = new DueIndex();
+  for (const group of groups.values()) index.set(group, schedules.get(group.uriKey), config);
+  return { index, groups };
 }
 
 const keyOf = (groups: ReadonlyMap<string, UriGroup>, project: string): string =>
   [...groups.values()].find((group) => group.uri.endsWith(`/${project}.git`))!.uriKey;
-const projects = (entries: ReadonlyArray<{ group: UriGroup }>): string[] => entries.map((entry) => /([^/]+)\.git$/.exec(entry.group.uri)![1]!);
+const projectOf = (entry: { group: UriGroup }): string => /([^/]+)\.git$/.exec(entry.group.uri)![1]!;
+/** Each due group's URIs, oldest first, as the pass would start them one by one. */
+function dueProjects(index: DueIndex, plan: DuePlan): string[][] {
+  return plan.groups.map((group) => {
+    const order: string[] = [];
+    for (let oldest = index.oldest(group, plan.gate); oldest !== undefined; oldest = index.oldest(group, plan.gate)) {
+      order.push(projectOf(oldest));
+      index.delete(oldest.group.uriKey);
+    }
+    return order;
+  });
+}
+const noJobs = new Map<string, Job>();
 
 describe('planDue', () => {
   it('makes a URI due at its oldest mtime + the batching window + its jitter, and says when the next one is', () => {
     // a's live and bulk folders: the URI is due by the older of the two.
-    const base = input([folder('a', 'mirror', 1_000), folder('a', 'mirror', 500, true), folder('b', 'mirror', 4_000)]);
-    const schedules = new Map<string, UriSchedule>([[keyOf(base.groups, 'a'), { jitterMs: 700, notBefore: 0, recheckAt: 0 }]]);
-    const early = planDue({ ...base, schedules, now: 11_199 });
-    expect(early.buckets).toEqual([]);
+    const listing = [folder('a', 'mirror', 1_000), folder('a', 'mirror', 500, true), folder('b', 'mirror', 4_000)];
+    const { groups } = indexOf(listing);
+    const schedules = new Map<string, UriSchedule>([[keyOf(groups, 'a'), { jitterMs: 700, notBefore: 0, recheckAt: 0 }]]);
+    const { index } = indexOf(listing, schedules);
+    const early = planDue(index, noJobs, 11_199, 0, undefined);
+    expect(early.groups).toEqual([]);
     expect(early.nextDueAt).toBe(11_200);
-    expect(early.waiting.map((entry) => entry.at)).toEqual([11_200, 14_000]);
-    const due = planDue({ ...base, schedules, now: 11_200 });
-    expect(due.buckets.map(projects)).toEqual([['a']]);
+    expect([...index.waiting(0)].map((entry) => entry.at)).toEqual([11_200, 14_000]);
+    const due = planDue(index, noJobs, 11_200, 0, undefined);
     expect(due.nextDueAt).toBe(14_000);
+    expect(dueProjects(index, due)).toEqual([['a']]);
   });
 
   it('converts store mtimes with the clock offset, and holds a URI back until its backoff and its recheck time', () => {
-    const base = input([folder('a', 'mirror', 0), folder('b', 'mirror', 0), folder('c', 'mirror', 0)]);
+    const listing = [folder('a', 'mirror', 0), folder('b', 'mirror', 0), folder('c', 'mirror', 0)];
+    const { groups } = indexOf(listing);
     const schedules = new Map<string, UriSchedule>([
-      [keyOf(base.groups, 'b'), { jitterMs: 0, notBefore: 30_000, recheckAt: 0 }],
-      [keyOf(base.groups, 'c'), { jitterMs: 0, notBefore: 0, recheckAt: 20_000 }],
+      [keyOf(groups, 'b'), { jitterMs: 0, notBefore: 30_000, recheckAt: 0 }],
+      [keyOf(groups, 'c'), { jitterMs: 0, notBefore: 0, recheckAt: 20_000 }],
     ]);
-    const plan = planDue({ ...base, schedules, offsetMs: -5_000, now: 15_000 });
-    expect(plan.buckets.map(projects)).toEqual([['a']]);
-    expect(plan.waiting.map((entry) => entry.at)).toEqual([15_000, 30_000, 20_000]);
+    const { index } = indexOf(listing, schedules);
+    const plan = planDue(index, noJobs, 15_000, -5_000, undefined);
+    expect([...index.waiting(-5_000)].map((entry) => entry.at)).toEqual([15_000, 30_000, 20_000]);
     expect(plan.nextDueAt).toBe(20_000);
+    expect(dueProjects(index, plan)).toEqual([['a']]);
+    // The recheck time passed: c is due; b waits for its backoff.
+    expect(dueProjects(index, planDue(index, noJobs, 20_000, -5_000, undefined))).toEqual([['c']]);
+    expect(planDue(index, noJobs, 20_000, -5_000, undefined).nextDueAt).toBe(30_000);
   });
 
-  it('leaves out URIs this node is pushing and those of a host whose circuit is open, but lists them', () => {
-    const base = input([folder('a', 'mirror', 0), folder('b', 'mirror', 0), folder('c', 'dr', 0)]);
-    const running = base.groups.get(keyOf(base.groups, 'a'))!;
+  it('leaves out the hosts whose circuit is open, and weighs the jobs of this node', () => {
+    const { index, groups } = indexOf([folder('a', 'mirror', 0), folder('b', 'mirror', 0), folder('c', 'dr', 0)]);
+    const running = groups.get(keyOf(groups, 'a'))!;
+    index.delete(running.uriKey);
     const job = { group: running, fair: { lane: 'live', remote: 'mirror', remoteShares: 1, dueAt: 0 } } as unknown as Job;
-    const plan = planDue({
-      ...base,
-      jobs: new Map([[running.uriKey, job]]),
-      now: 10_000,
-      gate: (host) => (host === 'ssh://dr.example' ? 'blocked' : 'closed'),
-    });
-    expect(plan.buckets.map(projects)).toEqual([['b']]);
-    expect(projects(plan.waiting)).toEqual(['a', 'b', 'c']);
+    const plan = planDue(index, new Map([[running.uriKey, job]]), 10_000, 0, (host) => (host === 'ssh://dr.example' ? 'blocked' : 'closed'));
     expect(plan.candidates).toContain(job.fair);
+    expect(plan.dueByRemote).toEqual(new Map([['mirror', 1]]));
+    expect(dueProjects(index, plan)).toEqual([['b']]);
   });
 
-  it('groups due URIs by lane and remote, in listing order, and tells whether one group alone has work', () => {
-    const mixed = planDue(input([folder('a', 'mirror', 0), folder('b', 'dr', 0), folder('c', 'mirror', 0, true), folder('d', 'mirror', 0)], { now: 10_000 }));
-    expect(mixed.buckets.map(projects)).toEqual([['a', 'd'], ['b'], ['c']]);
+  it('groups due URIs by lane and remote, oldest first, and tells whether one group alone has work', () => {
+    const { index } = indexOf([folder('a', 'mirror', 100), folder('b', 'dr', 0), folder('c', 'mirror', 0, true), folder('d', 'mirror', 0)]);
+    const mixed = planDue(index, noJobs, 10_100, 0, undefined);
     expect(mixed.dueByRemote).toEqual(
       new Map([
         ['mirror', 3],
         ['dr', 1],
       ]),
     );
-    expect(mixed.candidates.map((candidate) => `${candidate.lane}/${candidate.remote}`)).toEqual(['live/mirror', 'live/dr', 'bulk/mirror']);
+    expect(mixed.candidates.map((candidate) => `${candidate.lane}/${candidate.remote}`).sort()).toEqual(['bulk/mirror', 'live/dr', 'live/mirror']);
     expect(mixed.soleGroupAtWork).toBe(false);
-    expect(planDue(input([folder('a', 'mirror', 0), folder('d', 'mirror', 0)], { now: 10_000 })).soleGroupAtWork).toBe(true);
+    expect(dueProjects(index, mixed).sort()).toEqual([['b'], ['c'], ['d', 'a']]);
+    const sole = indexOf([folder('a', 'mirror', 0), folder('d', 'mirror', 0)]).index;
+    expect(planDue(sole, noJobs, 10_000, 0, undefined).soleGroupAtWork).toBe(true);
+  });
+});
+
+describe('the due index', () => {
+  it('indexes a URI anew when its group or schedule changes, and forgets a deleted one', () => {
+    const { index, groups } = indexOf([folder('a', 'mirror', 0), folder('b', 'mirror', 0)]);
+    const a = groups.get(keyOf(groups, 'a'))!;
+    expect(dueProjects(index, planDue(index, noJobs, 10_000, 0, undefined))).toEqual([['a', 'b']]);
+    // a comes back with a backoff: not due before it, and the index holds it once.
+    index.set(a, { jitterMs: 0, notBefore: 50_000, recheckAt: 0 }, config);
+    index.set(a, { jitterMs: 0, notBefore: 40_000, recheckAt: 0 }, config);
+    expect(index.size).toBe(1);
+    expect(planDue(index, noJobs, 39_999, 0, undefined).groups).toEqual([]);
+    expect(dueProjects(index, planDue(index, noJobs, 40_000, 0, undefined))).toEqual([['a']]);
+    expect(index.size).toBe(0);
+    expect(planDue(index, noJobs, 90_000, 0, undefined)).toMatchObject({ groups: [], nextDueAt: undefined });
   });
 
-  it('is a function of its input: the same input gives the same plan, and the input is left as it was', () => {
-    const base = input([folder('a', 'mirror', 0), folder('b', 'mirror', 5_000)], { now: 10_000 });
-    const schedules = new Map<string, UriSchedule>([[keyOf(base.groups, 'a'), { jitterMs: 10, notBefore: 0, recheckAt: 0 }]]);
-    const before = JSON.stringify([...schedules]);
-    const first = planDue({ ...base, schedules });
-    expect(planDue({ ...base, schedules })).toEqual(first);
-    expect(JSON.stringify([...schedules])).toBe(before);
-    expect(schedules.size).toBe(1);
+  it('keeps its heaps bounded while URIs are indexed again and again', () => {
+    const listing = Array.from({ length: 50 }, (_, i) => folder(`p${i}`, 'mirror', i));
+    const { index, groups } = indexOf(listing);
+    for (let round = 0; round < 200; round++) {
+      for (const group of groups.values()) index.set(group, { jitterMs: round, notBefore: 0, recheckAt: 0 }, config);
+      planDue(index, noJobs, 10_000 + round, 0, undefined);
+    }
+    expect(index.size).toBe(50);
+    expect(index.storedEntries).toBeLessThanOrEqual(2 * 50 + 1024);
+    expect(dueProjects(index, planDue(index, noJobs, 20_000, 0, undefined))[0]).toHaveLength(50);
   });
 });
 

@@ -6,7 +6,7 @@ import type { Lease, SchedulerDeps, SchedulerLocks, SchedulerStore } from '../..
 import { parseWaitingFolderName, waitingFolderName } from '../../../src/store/store-paths.js';
 import type { WaitingFolder, WaitingListing, WaitingTask } from '../../../src/store/task-store.js';
 import { waitingFolderOf } from '../../../src/store/waiting-folder.js';
-import { FULL_SYNC_REF, type Task } from '../../../src/task/task.js';
+import { FULL_SYNC_REF, uriKey, type Task } from '../../../src/task/task.js';
 import { FakeClock, SeededRandom, inertTimers } from '../../support/fake-clock.js';
 import { configOf } from './scheduler-harness.js';
 
@@ -73,6 +73,7 @@ class MemoryStore implements SchedulerStore {
   readonly uriStates = new Map<string, unknown>();
   /** Each folder as a listing learned it, until it changes (the same object pass after pass, as the real store returns). */
   private readonly learned = new Map<string, WaitingFolder>();
+  private changed = new Set<string>();
   failed = 0;
   private next = 0;
 
@@ -86,6 +87,7 @@ class MemoryStore implements SchedulerStore {
     if (tasks === undefined) this.waiting.set(folder, (tasks = new Map()));
     tasks.set(item.name, item);
     this.learned.delete(folder);
+    this.changed.add(uriKey(item.task.uri));
   }
   async listWaiting(): Promise<WaitingListing> {
     const folders: WaitingFolder[] = [];
@@ -99,7 +101,9 @@ class MemoryStore implements SchedulerStore {
       }
       folders.push(learned);
     }
-    return { folders, unlearned: 0, loose: [] };
+    const changed = this.changed;
+    this.changed = new Set();
+    return { folders, folder: (name) => this.learned.get(name), changed, unlearned: 0, loose: [] };
   }
   /** Only a job that lost its lock queues tasks itself, and no lock is ever lost here. */
   async createMany(): Promise<never> {
@@ -117,6 +121,7 @@ class MemoryStore implements SchedulerStore {
       }
       this.waiting.delete(folder);
       this.learned.delete(folder);
+      this.changed.add(uriKey);
     }
     return claimed;
   }
