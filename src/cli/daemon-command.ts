@@ -65,6 +65,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     onEvent: (event) => storeEvents(event),
     ifUnmarked: 'adopt-earlier',
     emptyFolderAgeMs: () => config.lockStaleMs,
+    fullListingIntervalMs: config.fullListingIntervalMs,
   });
   const observability = new NodeObservability(config, store, clock, log);
   storeEvents = observability.storeEvents;

@@ -26,6 +26,7 @@ export const REPLICATION_KEYS = [
   'maxPushes',
   'bulkShares',
   'usageHalfLife',
+  'fullListingInterval',
   'sshConnectionReuse',
   'secureConfig',
   'allowInsecureSecrets',

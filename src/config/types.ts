@@ -116,6 +116,8 @@ export interface ReplicationConfig {
   readonly bulkShares: number;
   /** The fair share's memory: push time counts half after this long. */
   readonly usageHalfLifeMs: number;
+  /** `waiting/` is listed in full at least this often, changed or not: NFS attribute caches may be stale. */
+  readonly fullListingIntervalMs: number;
   /** One ssh master connection per destination host, shared by the node's pushes. */
   readonly sshConnectionReuse: boolean;
   /**

@@ -25,6 +25,7 @@ export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 export const DEFAULT_BULK_SHARES = 25;
 export const DEFAULT_USAGE_HALF_LIFE_MS = 5 * 60_000;
+export const DEFAULT_FULL_LISTING_INTERVAL_MS = 5 * 60_000;
 /**
  * A ref the destination keeps refusing for a reason that looks passing (it could not lock or
  * write the ref) while it takes the others is parked after this many attempts in a row.
@@ -82,6 +83,7 @@ export function buildNodeSettings(replication: SectionValues, gerrit: SectionVal
     bulkShares: setting('bulkShares', parseShares, DEFAULT_BULK_SHARES),
     sshConnectionReuse: setting('sshConnectionReuse', parseBoolean, true),
     usageHalfLifeMs: setting('usageHalfLife', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_USAGE_HALF_LIFE_MS),
+    fullListingIntervalMs: setting('fullListingInterval', (t) => parseDurationValue(t, 'seconds', true), DEFAULT_FULL_LISTING_INTERVAL_MS),
     ...optional('secureConfig', secureConfigPath(replication, relativeToFile, setting)),
     allowInsecureSecrets: setting('allowInsecureSecrets', parseBoolean, false),
     storeUmask: setting('storeUmask', parseUmask, DEFAULT_STORE_UMASK),

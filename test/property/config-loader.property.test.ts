@@ -177,6 +177,7 @@ const TYPED_VALUES: readonly (readonly [readonly string[], readonly string[]])[]
       'verifyInterval',
       'caughtUpThreshold',
       'usageHalfLife',
+      'fullListingInterval',
       'replicationDelay',
       'rescheduleDelay',
       'replicationRetry',

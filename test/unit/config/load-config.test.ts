@@ -56,6 +56,7 @@ describe('loadConfig on valid fixtures', () => {
       httpTokenFile: '/etc/refrelay/token',
       maxPushes: 16,
       bulkShares: 2,
+      fullListingIntervalMs: 120_000,
       warnings: [],
     });
     expect(config).toMatchObject({ secureConfig: '/etc/refrelay/secure.config', storeUmask: 0o002, allowInsecureSecrets: false });
