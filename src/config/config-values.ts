@@ -40,7 +40,8 @@ export function parseDurationValue(text: string, bareUnit: BareDurationUnit, pos
   return ok(result);
 }
 
-const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** What a node id may be: it names the node's record file in nodes/. */
+export const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** nodeId goes into file names under nodes/ and into temp names, so it must be a safe file name. */
 export function parseNodeId(text: string): Parsed<string> {

@@ -1,4 +1,5 @@
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
+import { LiveNodes } from '../cluster/live-nodes.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
 import { HeldLocks } from '../lock/held-locks.js';
@@ -36,6 +37,9 @@ export function nodeParts(options: DaemonOptions) {
   const offset = new ClockOffsetTracker();
   const storeClockOffsetMs = (): number => offset.current() ?? 0;
   const doneSweeper = new DoneSweeper(store, clock, log);
+  // Alive as `status` says: a record replaced within 3 × distributionInterval + lockStale.
+  const aliveWithinMs = (): number => 3 * config().distributionIntervalMs + config().lockStaleMs;
+  const liveNodes = new LiveNodes({ nodesDir: paths.nodes, nodeId, clock, storeClockOffsetMs, aliveWithinMs });
   const locks = new UriLocks({ runningDir: paths.running, nodeId, host, pid, clock, random, trustMs: () => config().lockStaleMs / 3 });
   const leases =
     given.leases ??
@@ -61,6 +65,7 @@ export function nodeParts(options: DaemonOptions) {
       timers,
       log,
       storeClockOffsetMs,
+      membership: () => liveNodes.membership,
       ...(events ? { events } : {}),
       identifyPush,
       ...(spoolDir === undefined ? {} : { spool: (tasks: readonly Task[]) => spoolTasks(spoolDir, config().storePath, tasks, new Date(clock.now())) }),
@@ -94,6 +99,7 @@ export function nodeParts(options: DaemonOptions) {
     waker,
     distributor,
     doneSweeper,
+    liveNodes,
     offset,
     spool: spoolDir === undefined ? undefined : new SpoolForwarder({ dir: spoolDir, store, log, storeClockOffsetMs }),
   };

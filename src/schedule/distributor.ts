@@ -1,6 +1,7 @@
 import type { OpenCircuit } from '../cluster/node-heartbeat.js';
 import { redactUrl } from '../runtime/redact.js';
-import type { HostHealth, SchedulerDeps } from './ports.js';
+import type { HostHealth, Membership, SchedulerDeps } from './ports.js';
+import { preferredNode } from './preferred-node.js';
 import { movedToFailed, type JobResult } from './job-result.js';
 import { runPushJob } from './push-job.js';
 import { PushSlots, type PushSlot } from './push-slots.js';
@@ -56,8 +57,9 @@ export class Distributor {
   private readonly waiting = new WaitingGroups();
   /** The waiting URIs with no job of this node, by due time. */
   private readonly index = new DueIndex();
-  /** The config the index was built for: a new one indexes every URI anew. */
+  /** The config and live nodes the index was built for: new ones index every URI anew. */
   private indexedConfig: ReplicationConfig | undefined;
+  private indexedMembership: Membership | undefined;
   /** URIs whose group went while their schedule is kept: forgotten on the next listing that still lacks them. */
   private readonly gone = new Set<string>();
   /** URIs whose schedule holds a persisted backoff (see forgetClearedBackoffs). */
@@ -185,8 +187,10 @@ export class Distributor {
     const reuse = options.reuseListing === true;
     const listing = await deps.store.listWaiting({ cached: reuse });
     const changed = this.waiting.update(config, listing);
-    if (config !== this.indexedConfig) {
+    const membership = deps.membership?.();
+    if (config !== this.indexedConfig || membership !== this.indexedMembership) {
       this.indexedConfig = config;
+      this.indexedMembership = membership;
       this.index.clear();
       for (const key of this.waiting.groups.keys()) this.reindex(key);
     }
@@ -231,7 +235,19 @@ export class Distributor {
     let schedule = this.schedules.get(key);
     if (schedule === undefined) this.schedules.set(key, (schedule = newSchedule(group.uri, this.deps.config(), this.deps.random)));
     if (this.jobs.has(key)) this.index.delete(key);
-    else this.index.set(group, schedule, this.deps.config());
+    else this.index.set(group, schedule, this.deps.config(), this.handoffMs(key));
+  }
+
+  /**
+   * A URI another live node is preferred for waits here one more pass of every node
+   * (distributionInterval + randomDelay: each node draws its own jitter) after it came due, so
+   * its preferred node claims it first (preferred-node.ts).
+   */
+  private handoffMs(key: string): number {
+    const membership = this.indexedMembership;
+    if (membership === undefined || membership.live.length < 2 || preferredNode(key, membership.live) === membership.self) return 0;
+    const config = this.deps.config();
+    return config.distributionIntervalMs + config.randomDelayMs;
   }
 
   private setSchedule(key: string, schedule: UriSchedule): void {

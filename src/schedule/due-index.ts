@@ -64,15 +64,18 @@ export class DueIndex {
     return this.stored;
   }
 
-  /** Indexes a URI's group under its schedule, replacing what was indexed for it. */
-  set(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig): void {
+  /**
+   * Indexes a URI's group under its schedule, replacing what was indexed for it. `handoffMs`: how
+   * much later than its batch this node takes it (a URI another node is preferred for).
+   */
+  set(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, handoffMs = 0): void {
     const previous = this.entries.get(group.uriKey);
     if (previous !== undefined) this.retire(previous);
     const entry: Entry = {
       group,
       host: schedule?.host ?? hostOf(group.uri),
       floor: floorOf(schedule),
-      batchDue: batchDue(group, schedule, config),
+      batchDue: batchDue(group, schedule, config) + handoffMs,
       seq: previous?.seq ?? this.seq++,
       at: 0,
       stage: 'floor',

@@ -7,6 +7,9 @@ import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import type { TaskStore } from '../store/task-store.js';
 import type { Task } from '../task/task.js';
+import type { Membership } from '../cluster/live-nodes.js';
+
+export type { Membership };
 
 /** The store operations the scheduler uses; the real TaskStore and test fakes provide them. */
 export type SchedulerStore = Pick<
@@ -71,6 +74,8 @@ export interface SchedulerDeps {
   readonly log: Log;
   /** Store clock minus local clock, in ms: task mtimes are the store server's time. */
   readonly storeClockOffsetMs?: () => number;
+  /** The live nodes, for each URI's preferred node (preferred-node.ts); without it every node takes every URI when it comes due. */
+  readonly membership?: () => Membership;
   /** Claims, pushes, retries and failures as facts, for metrics and the per-URI history. */
   readonly events?: EventSink;
   readonly hosts?: HostHealth;

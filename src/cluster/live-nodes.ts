@@ -1,0 +1,54 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NODE_ID } from '../config/config-values.js';
+import type { Clock } from '../runtime/clock.js';
+
+/** This node and the nodes alive by their records; the same object until the list changes. */
+export interface Membership {
+  readonly self: string;
+  /** Sorted node ids, this node's included. */
+  readonly live: readonly string[];
+}
+
+export interface LiveNodesOptions {
+  readonly nodesDir: string;
+  readonly nodeId: string;
+  readonly clock: Clock;
+  /** Store clock minus ours: record mtimes are the store's clock. */
+  readonly storeClockOffsetMs: () => number;
+  /** A record replaced within this long is a live node's (as `status` calls it alive). */
+  readonly aliveWithinMs: () => number;
+}
+
+/**
+ * The live nodes as `nodes/` says: one `readdir` and an `lstat` per record, never a read (the
+ * records are untrusted; a name that is not a node id's record is no node). A record's mtime is
+ * its last beat. A node that stopped cleanly counts until its record ages out: the URIs it was
+ * preferred for wait one more pass meanwhile, and nothing is lost.
+ */
+export class LiveNodes {
+  private current: Membership;
+
+  constructor(private readonly options: LiveNodesOptions) {
+    this.current = Object.freeze({ self: options.nodeId, live: Object.freeze([options.nodeId]) });
+  }
+
+  get membership(): Membership {
+    return this.current;
+  }
+
+  async refresh(): Promise<void> {
+    const { nodesDir, nodeId, clock } = this.options;
+    const storeNow = clock.now() + this.options.storeClockOffsetMs();
+    const live = new Set([nodeId]);
+    for (const name of await readdir(nodesDir)) {
+      if (!name.endsWith('.json')) continue;
+      const id = name.slice(0, -'.json'.length);
+      if (!NODE_ID.test(id) || live.has(id)) continue;
+      const stats = await lstat(join(nodesDir, name)).catch(() => undefined);
+      if (stats?.isFile() === true && storeNow - stats.mtimeMs <= this.options.aliveWithinMs()) live.add(id);
+    }
+    const sorted = [...live].sort();
+    if (sorted.join('\n') !== this.current.live.join('\n')) this.current = Object.freeze({ self: nodeId, live: Object.freeze(sorted) });
+  }
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { Distributor } from '../../../src/schedule/distributor.js';
+import { preferredNode } from '../../../src/schedule/preferred-node.js';
+import { uriKey as keyOfUri } from '../../../src/task/task.js';
+import { harness } from './scheduler-harness.js';
+
+const keys = Array.from({ length: 20_000 }, (_, i) => keyOfUri(`ssh://mirror.example.com/p${i}.git`));
+const nodes = Array.from({ length: 20 }, (_, i) => `node-${i + 1}`);
+
+describe('preferred node (rendezvous hashing)', () => {
+  it('gives every node its share of the URIs, whatever order the list is in', () => {
+    const counts = new Map<string, number>();
+    for (const key of keys) {
+      const owner = preferredNode(key, nodes)!;
+      counts.set(owner, (counts.get(owner) ?? 0) + 1);
+    }
+    for (const node of nodes) expect(Math.abs((counts.get(node) ?? 0) / keys.length - 0.05)).toBeLessThan(0.01);
+    expect(keys.slice(0, 100).map((key) => preferredNode(key, [...nodes].reverse()))).toEqual(keys.slice(0, 100).map((key) => preferredNode(key, nodes)));
+    expect(preferredNode(keys[0]!, [])).toBeUndefined();
+  });
+
+  it('moves only the URIs of a node that leaves', () => {
+    const without = nodes.filter((node) => node !== 'node-7');
+    for (const key of keys) {
+      const before = preferredNode(key, nodes);
+      if (before !== 'node-7') expect(preferredNode(key, without)).toBe(before);
+    }
+  });
+});
+
+describe('Distributor with live peers', () => {
+  const config = [
+    'replication.distributionInterval=1s',
+    'replication.randomDelay=2s',
+    'remote.mirror.url=/dest/mirror/${name}.git',
+    'remote.mirror.replicationDelay=10s',
+  ];
+
+  it('takes a URI another live node is preferred for one distributionInterval + randomDelay after it came due, and its own at once', async () => {
+    const h = harness(config, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    const key = keyOfUri('/dest/mirror/p.git');
+    const other = nodes.find((node) => preferredNode(key, ['self', node]) === node)!;
+    const elsewhere = { self: 'self', live: ['self', other].sort() };
+    const distributor = new Distributor({ ...h.deps, membership: () => elsewhere });
+    h.clock.advance(10_000);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(2_999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1);
+
+    const mine = harness(config, { random: 0 });
+    await mine.enqueue('p', ['refs/heads/main']);
+    const here = { self: other, live: ['self', other].sort() };
+    const preferredHere = new Distributor({ ...mine.deps, membership: () => here });
+    mine.clock.advance(10_000);
+    expect((await preferredHere.tick()).started).toBe(1);
+  });
+});
