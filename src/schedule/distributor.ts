@@ -1,7 +1,6 @@
 import type { OpenCircuit } from '../cluster/node-heartbeat.js';
 import { redactUrl } from '../runtime/redact.js';
-import type { HostHealth, Membership, SchedulerDeps } from './ports.js';
-import { preferredNode } from './preferred-node.js';
+import type { HostHealth, SchedulerDeps } from './ports.js';
 import { movedToFailed, type JobResult } from './job-result.js';
 import { runPushJob } from './push-job.js';
 import { PushSlots, type PushSlot } from './push-slots.js';
@@ -11,12 +10,11 @@ import { HostCircuits } from './host-circuit.js';
 import { HostPacing } from './host-pacing.js';
 import { hostOf } from '../push/destination-host.js';
 import type { UntrustedFolder, UriGroup } from './uri-groups.js';
-import { WaitingGroups } from './waiting-groups.js';
-import { DueIndex } from './due-index.js';
+import { UriTracker } from './uri-tracker.js';
 import { slotHeldFor, startDue, threadsOf, type DueHead } from './start-pass.js';
 import { parkUntrusted, untrustedByUri } from './park-untrusted.js';
 import { StoreOutage, storeFailureCode } from './store-outage.js';
-import { dueAt, newSchedule, planDue, scheduleAfter, type UriSchedule } from './due-planner.js';
+import { planDue, scheduleAfter } from './due-planner.js';
 import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 import { countListed, type WaitingUri } from './waiting-uris.js';
@@ -35,8 +33,8 @@ export interface TickReport {
 }
 
 /**
- * The distributor: every pass lists `waiting/`, groups tasks by URI, and starts a push for each
- * URI whose due time has come — oldest task mtime + max(replicationDelay, distributionInterval)
+ * The distributor: every pass takes in what changed in `waiting/` (uri-tracker.ts keeps the
+ * waiting URIs between passes), and starts a push for each URI whose due time has come — oldest task mtime + max(replicationDelay, distributionInterval)
  * + jitter, never before the URI's persisted backoff — within each remote's `threads` and the
  * node's `maxPushes`. When more URIs are due than there are slots, the fair share chooses (lane,
  * then remote, then the oldest due URI; see FairShare), both here and when a slot frees. URIs of
@@ -51,19 +49,9 @@ export interface TickReport {
  * each phase: job-table.ts.
  */
 export class Distributor {
-  private readonly schedules = new Map<string, UriSchedule>();
   private readonly jobs = new Map<string, Job>();
-  /** The waiting work by URI, regrouped where the listing changed. */
-  private readonly waiting = new WaitingGroups();
-  /** The waiting URIs with no job of this node, by due time. */
-  private readonly index = new DueIndex();
-  /** The config and live nodes the index was built for: new ones index every URI anew. */
-  private indexedConfig: ReplicationConfig | undefined;
-  private indexedMembership: Membership | undefined;
-  /** URIs whose group went while their schedule is kept: forgotten on the next listing that still lacks them. */
-  private readonly gone = new Set<string>();
-  /** URIs whose schedule holds a persisted backoff (see forgetClearedBackoffs). */
-  private readonly backedOff = new Set<string>();
+  /** The waiting URIs as this node knows them between passes: groups, schedules, due index. */
+  private readonly uris: UriTracker;
   private readonly fairShare: FairShare;
   private readonly circuits: HostCircuits;
   private readonly pacing: HostPacing;
@@ -73,8 +61,8 @@ export class Distributor {
   readonly storeOutage: StoreOutage;
   /** Each group's oldest due URI the last pass could not start. */
   private heads: readonly DueHead[] = [];
-  /** What the last pass listed: the endpoints count the queue from it instead of listing again. */
-  private listed: { untrusted: readonly UntrustedFolder[] } | undefined;
+  /** The refused folders of the last pass; undefined before the first (the endpoints then list the store). */
+  private untrusted: readonly UntrustedFolder[] | undefined;
   private accepting = true;
   private failedToFailedDir = 0;
   /** URIs whose refused task files are being moved to failed/ right now. */
@@ -121,6 +109,7 @@ export class Distributor {
       },
     };
     this.jobDeps = { ...deps, hosts };
+    this.uris = new UriTracker(deps, this.jobs);
   }
 
   /** Push jobs, and jobs parking refused task files. */
@@ -147,7 +136,7 @@ export class Distributor {
    * a pass that reused the listing); undefined before the first pass. Refused tasks count too.
    */
   waitingUris(): WaitingUri[] | undefined {
-    return this.listed === undefined ? undefined : countListed(this.waiting.groups, this.listed.untrusted);
+    return this.untrusted === undefined ? undefined : countListed(this.uris.groups, this.untrusted);
   }
 
   runningUris(): string[] {
@@ -156,10 +145,10 @@ export class Distributor {
 
   /** A URI whose tasks were just recovered from a dead holder: push it on the next pass. */
   expedite(uriKey: string): void {
-    const schedule = this.schedules.get(uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
+    const schedule = this.uris.schedules.get(uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
     // The recovered tasks keep their old mtimes, so their batch is already due; clear any
     // lock-refused wait and jitter so this node (the one that took over) goes first.
-    this.setSchedule(uriKey, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
+    this.uris.setSchedule(uriKey, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
   }
 
   /** Stop starting pushes; running ones go on (graceful shutdown, first phase). */
@@ -186,35 +175,21 @@ export class Distributor {
     const config = deps.config();
     const reuse = options.reuseListing === true;
     const listing = await deps.store.listWaiting({ cached: reuse });
-    const changed = this.waiting.update(config, listing);
-    const membership = deps.membership?.();
-    if (config !== this.indexedConfig || membership !== this.indexedMembership) {
-      this.indexedConfig = config;
-      this.indexedMembership = membership;
-      this.index.clear();
-      for (const key of this.waiting.groups.keys()) this.reindex(key);
-    }
-    for (const key of changed) this.reindex(key);
-    const { groups } = this.waiting;
-    // A reused listing lacks what this node put back in waiting/ since (a retry keeps its backoff
-    // here): only a fresh one tells which URIs have nothing left.
-    if (!reuse) {
-      for (const key of this.gone) if (!groups.has(key) && !jobs.has(key)) this.dropSchedule(key);
-      this.gone.clear();
-      await this.forgetClearedBackoffs(deps.clock.now());
-    }
+    await this.uris.update(config, listing, !reuse);
+    const { groups } = this.uris;
 
     const offsetMs = deps.storeClockOffsetMs?.() ?? 0;
     const now = deps.clock.now();
-    const { circuits, index } = this;
+    const { circuits } = this;
+    const { index } = this.uris;
     const plan = planDue(index, jobs, now, offsetMs, circuits.anyOpen() ? (host) => circuits.gate(host) : undefined);
     this.fairShare.observe(plan.candidates);
     const { fairShare, pacing, storeOutage, accepting } = this;
     const start = (group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void => this.start(group, fair, probe, ahead);
     const { started, heads } = startDue({ jobs, index, fairShare, circuits, pacing, storeOutage, accepting, start }, plan, config, now);
     this.heads = heads;
-    const untrusted = this.waiting.untrusted();
-    this.listed = { untrusted };
+    const untrusted = this.uris.untrusted();
+    this.untrusted = untrusted;
     this.pushSlots.reconsider();
     const refusing = this.parkUntrusted(untrusted, config, offsetMs, now);
     let pushingUnlisted = 0;
@@ -222,67 +197,6 @@ export class Distributor {
     // Folders not learned yet (a node that started on a big backlog) and flat files to sort are work too.
     const unseen = listing.unlearned + listing.loose.length;
     return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt, unlearned: listing.unlearned };
-  }
-
-  /** A URI's group or schedule changed, or its job started or ended: it is indexed anew. */
-  private reindex(key: string): void {
-    const group = this.waiting.groups.get(key);
-    if (group === undefined) {
-      this.index.delete(key);
-      if (this.schedules.has(key)) this.gone.add(key);
-      return;
-    }
-    let schedule = this.schedules.get(key);
-    if (schedule === undefined) this.schedules.set(key, (schedule = newSchedule(group.uri, this.deps.config(), this.deps.random)));
-    if (this.jobs.has(key)) this.index.delete(key);
-    else this.index.set(group, schedule, this.deps.config(), this.handoffMs(key));
-  }
-
-  /**
-   * A URI another live node is preferred for waits here one more pass of every node
-   * (distributionInterval + randomDelay: each node draws its own jitter) after it came due, so
-   * its preferred node claims it first (preferred-node.ts).
-   */
-  private handoffMs(key: string): number {
-    const membership = this.indexedMembership;
-    if (membership === undefined || membership.live.length < 2 || preferredNode(key, membership.live) === membership.self) return 0;
-    const config = this.deps.config();
-    return config.distributionIntervalMs + config.randomDelayMs;
-  }
-
-  private setSchedule(key: string, schedule: UriSchedule): void {
-    this.schedules.set(key, schedule);
-    if (schedule.notBefore > 0) this.backedOff.add(key);
-    else this.backedOff.delete(key);
-    this.reindex(key);
-  }
-
-  private dropSchedule(key: string): void {
-    this.schedules.delete(key);
-    this.backedOff.delete(key);
-  }
-
-  /**
-   * The store is the truth: a remembered backoff holds only while its URI's state file is there;
-   * one deleted (`refrelay retry`, or by hand) ends it on the next pass. One `readdir` of
-   * uri-state/ (names only: one file per URI in backoff) on the passes that list waiting/ afresh,
-   * and only while this node remembers a backoff. A file rewritten with an earlier notBefore is
-   * not seen here; the push job reads it under the lock when the remembered backoff ends.
-   */
-  private async forgetClearedBackoffs(now: number): Promise<void> {
-    const remembered: Array<[string, UriSchedule]> = [];
-    for (const key of this.backedOff) {
-      const schedule = this.schedules.get(key);
-      if (schedule === undefined || schedule.notBefore <= now) this.backedOff.delete(key);
-      else if (!this.jobs.has(key)) remembered.push([key, schedule]);
-    }
-    if (remembered.length === 0) return;
-    const listed = new Set(await this.deps.store.listUriStateKeys());
-    for (const [key, { notBefore }] of remembered) {
-      // Unless a job that ended during the readdir set a new backoff, its file written after it.
-      const current = this.schedules.get(key);
-      if (!listed.has(key) && current !== undefined && current.notBefore === notBefore) this.setSchedule(key, { ...current, notBefore: 0 });
-    }
   }
 
   /**
@@ -311,15 +225,9 @@ export class Distributor {
 
   /** What this node plans, as of its last pass: next push per URI, backoff, running pushes. */
   schedule(nodeId: string): NodeSchedule {
-    const { schedules, jobs, fairShare, circuits, pacing } = this;
-    const config = this.deps.config();
-    const offsetMs = this.deps.storeClockOffsetMs?.() ?? 0;
-    const waiting = [...this.index.waiting(offsetMs)];
-    // URIs being pushed are not in the index; those with more work waiting are listed too.
-    for (const [key, job] of jobs) {
-      const group = this.waiting.groups.get(key);
-      if (group !== undefined) waiting.push({ group, at: dueAt(group, schedules.get(key), config, offsetMs), host: job.host });
-    }
+    const { jobs, fairShare, circuits, pacing } = this;
+    const { schedules } = this.uris;
+    const waiting = this.uris.waitingView(this.deps.storeClockOffsetMs?.() ?? 0);
     return nodeSchedule(nodeId, {
       now: this.deps.clock.now(),
       maxPushes: this.deps.config().maxPushes,
@@ -336,7 +244,7 @@ export class Distributor {
   /** `ahead`: started while no slot was free, to wait for one (taken ahead). */
   private start(group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void {
     const remote = group.remote.name;
-    const host = this.schedules.get(group.uriKey)?.host ?? hostOf(group.uri);
+    const host = this.uris.schedules.get(group.uriKey)?.host ?? hostOf(group.uri);
     const job: Job = {
       group,
       fair,
@@ -368,7 +276,7 @@ export class Distributor {
       },
     };
     this.jobs.set(group.uriKey, job);
-    this.index.delete(group.uriKey);
+    this.uris.reindex(group.uriKey);
     job.done = runPushJob(this.jobDeps, group, job.controller.signal, slot).then(
       (result) => this.finished(group, result),
       (error: unknown) => {
@@ -393,8 +301,8 @@ export class Distributor {
     // A probe that never reached git (lock taken, nothing left to push, stopped) leaves the
     // circuit as it was, ready for another probe; one that pushed already told the circuit.
     if (job?.probe === true && !['pushed', 'retry', 'failed', 'host-down'].includes(result.kind)) this.circuits.probeAbandoned(hostOf(group.uri), group.uriKey);
-    const schedule = this.schedules.get(group.uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
-    this.setSchedule(
+    const schedule = this.uris.schedules.get(group.uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
+    this.uris.setSchedule(
       group.uriKey,
       scheduleAfter(schedule, result, this.deps.config(), this.deps.clock.now(), group.remote.rescheduleDelayMs, this.deps.random),
     );
