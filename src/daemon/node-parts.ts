@@ -39,7 +39,7 @@ export function nodeParts(options: DaemonOptions) {
   const doneSweeper = new DoneSweeper(store, clock, log);
   // Alive as `status` says: a record replaced within 3 × distributionInterval + lockStale.
   const aliveWithinMs = (): number => 3 * config().distributionIntervalMs + config().lockStaleMs;
-  const liveNodes = new LiveNodes({ nodesDir: paths.nodes, nodeId, clock, storeClockOffsetMs, aliveWithinMs });
+  const liveNodes = given.liveNodes ?? new LiveNodes({ nodesDir: paths.nodes, nodeId, clock, storeClockOffsetMs, aliveWithinMs });
   const locks = new UriLocks({ runningDir: paths.running, nodeId, host, pid, clock, random, trustMs: () => config().lockStaleMs / 3 });
   const leases =
     given.leases ??
@@ -92,6 +92,7 @@ export function nodeParts(options: DaemonOptions) {
         return assertNodeIdFree({ nodesDir: paths.nodes, nodeId, host, pid, clock, observeMs, isPidAlive: (alive) => processes.isAlive(alive), sleep });
       }),
     watchLocalWrites: given.watchLocalWrites ?? ((wake) => watchLocalWrites(paths.building, wake)),
+    liveNodes,
   };
   return {
     ...collaborators,
@@ -99,7 +100,6 @@ export function nodeParts(options: DaemonOptions) {
     waker,
     distributor,
     doneSweeper,
-    liveNodes,
     offset,
     spool: spoolDir === undefined ? undefined : new SpoolForwarder({ dir: spoolDir, store, log, storeClockOffsetMs }),
   };
