@@ -39,7 +39,7 @@ const byAt = (a: Entry, b: Entry): number => a.at - b.at || a.seq - b.seq;
 
 /**
  * This node's waiting URIs ordered by due time, updated per changed URI, so that a pass costs
- * what became due and what changed, not the backlog (DESIGN.md "Passes"). A URI waits first for
+ * what became due and what changed, not the backlog (DESIGN.md "Scheduling"). A URI waits first for
  * its floor (backoff, recheck: our clock), then for its batch (oldest task + batching window +
  * jitter: the store's clock, compared through the offset of the moment), then is due in its
  * fair-share group (lane and remote), in a bucket per destination host: an open circuit or a

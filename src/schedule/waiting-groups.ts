@@ -5,7 +5,7 @@ import { groupByUri, type ResolutionCache, type UntrustedFolder, type UriGroup }
 
 /**
  * The waiting work by URI, kept between passes: a pass regroups only the URIs whose folders the
- * listing says changed, so its cost follows what changed, not the backlog (DESIGN.md "Passes").
+ * listing says changed, so its cost follows what changed, not the backlog (DESIGN.md "Scheduling").
  * A new config regroups everything: it may resolve every task to another remote, or refuse it.
  */
 export class WaitingGroups {

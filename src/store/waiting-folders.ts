@@ -169,9 +169,12 @@ export class WaitingFolders {
     const present = new Set<string>();
     const loose: string[] = [];
     for (const name of names) {
-      if (parseWaitingFolderName(name) !== undefined) {
+      // A name known already is a folder name: only new names are parsed (100,000 a listing).
+      if (this.learned.has(name) || this.relearn.has(name) || this.foreign.has(name) || this.backlog.has(name)) {
         present.add(name);
-        if (!this.learned.has(name) && !this.relearn.has(name) && !this.foreign.has(name) && !this.backlog.has(name)) newNames.add(name);
+      } else if (parseWaitingFolderName(name) !== undefined) {
+        present.add(name);
+        newNames.add(name);
       } else if (isTaskFileName(name)) {
         loose.push(name);
       }
