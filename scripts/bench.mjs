@@ -20,6 +20,7 @@ const suites = [
   ['live-lag', './bench/live-lag.mjs'],
   ['ssh-reuse', './bench/ssh-reuse.mjs'],
   ['backlog', './bench/backlog.mjs'],
+  ['backlog-sshfs', './bench/backlog-sshfs.mjs'],
 ];
 
 console.log(`refrelay bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);

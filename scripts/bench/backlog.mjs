@@ -41,14 +41,14 @@ function peakRssMb(pid) {
 }
 
 /** One source repository with ten branches; every project is a symlink to it. */
-function makeProjects(root, uriCount) {
+export function makeProjects(root, uriCount) {
   const { refs } = makeSource(root, 'src', TASKS_PER_URI);
   for (let u = 0; u < uriCount; u++) symlinkSync(join(root, 'base', 'src.git'), join(root, 'base', `p${u}.git`));
   return refs;
 }
 
 /** The tasks, as `enqueue` would have written them an hour ago. */
-function writeTasks(store, dests, uriCount, refs) {
+export function writeTasks(store, dests, uriCount, refs) {
   const waiting = join(store, 'ref-updates', 'waiting');
   const anHourAgo = new Date(Date.now() - 3600_000);
   for (let u = 0; u < uriCount; u++) {
@@ -64,7 +64,7 @@ function writeTasks(store, dests, uriCount, refs) {
   }
 }
 
-function writeConfig(path, { store, root, dests, replicationDelay, port }) {
+export function writeConfig(path, { store, root, dests, replicationDelay, port }) {
   writeFileSync(
     path,
     [
@@ -83,7 +83,7 @@ function writeConfig(path, { store, root, dests, replicationDelay, port }) {
   );
 }
 
-async function waitFor(what, check, timeoutMs) {
+export async function waitFor(what, check, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = await check();
