@@ -9,7 +9,7 @@ import { TaskStore } from '../../../src/store/task-store.js';
 import { FULL_SYNC_REF, encodeTask, taskKey, uriKey, type Task } from '../../../src/task/task.js';
 import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
 import { FakeClock, SeededRandom, inertTimers } from '../../support/fake-clock.js';
-import { configOf } from './scheduler-harness.js';
+import { configOf, pushedOutcome } from './scheduler-harness.js';
 
 /**
  * Many nodes on one store, as a discrete-event simulation (DESIGN.md "Scheduling"): every node is
@@ -234,13 +234,7 @@ export async function simulateCluster(options: ClusterSimOptions): Promise<Clust
       if (measuring) pushes[node]!++;
       const took = Math.max(1, Math.round(-Math.log(1 - durations.next()) * meanPushMs));
       await engine.sleep(took);
-      return {
-        result: 'ok',
-        refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })),
-        createdRepository: false,
-        durationMs: took,
-        argv: [],
-      };
+      return pushedOutcome(request, took);
     },
   });
 

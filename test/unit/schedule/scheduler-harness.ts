@@ -87,6 +87,11 @@ export class FakeLocks implements SchedulerLocks {
 
 type Respond = (request: PushRequest) => Partial<PushOutcome>;
 
+/** A push that updated every ref it was asked to. */
+export function pushedOutcome(request: PushRequest, durationMs: number): PushOutcome {
+  return { result: 'ok', refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })), createdRepository: false, durationMs, argv: [] };
+}
+
 /** A pusher whose pushes finish when the test releases them. */
 export class FakePusher implements Pusher {
   readonly requests: PushRequest[] = [];
@@ -97,13 +102,7 @@ export class FakePusher implements Pusher {
   async push(request: PushRequest): Promise<PushOutcome> {
     this.requests.push(request);
     if (this.manual) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    const defaults: PushOutcome = {
-      result: 'ok',
-      refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })),
-      createdRepository: false,
-      durationMs: 10,
-      argv: [],
-    };
+    const defaults = pushedOutcome(request, 10);
     return { ...defaults, ...this.respond(request) };
   }
 

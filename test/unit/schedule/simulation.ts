@@ -8,7 +8,7 @@ import type { WaitingFolder, WaitingListing, WaitingTask } from '../../../src/st
 import { waitingFolderOf } from '../../../src/store/waiting-folder.js';
 import { FULL_SYNC_REF, uriKey, type Task } from '../../../src/task/task.js';
 import { FakeClock, SeededRandom, inertTimers } from '../../support/fake-clock.js';
-import { configOf } from './scheduler-harness.js';
+import { configOf, pushedOutcome } from './scheduler-harness.js';
 
 /**
  * A discrete-event simulation of one node: the real Distributor (with its fair share, push
@@ -227,13 +227,7 @@ export async function simulate(options: SimOptions): Promise<SimResult> {
       const remote = byRemote.get(request.remote.name)!;
       if (verdict === true && remote.finite !== true) addWork(remote);
       if (verdict === true) {
-        return {
-          result: 'ok',
-          refs: request.refs.map((ref) => ({ ref, dst: ref, status: 'updated' as const })),
-          createdRepository: false,
-          durationMs: took,
-          argv: [],
-        };
+        return pushedOutcome(request, took);
       }
       return {
         result: 'failed',
