@@ -226,12 +226,15 @@ export class HostilePlanter {
       // What the lock protocol takes for its own (store-records.ts removeBookkeeping): a regular
       // file named owner.json or *.tmp in a lock folder is removed with it; a directory in a lock
       // folder is a claim folder, and a directory named like a lock is an ownerless lock taken
-      // over after lockStale: their task-named files go to waiting/ (and, being bad, to
-      // corrupt/ from there), the rest is removed, then the folder.
+      // over after lockStale: their task-named files are read where they lie (being bad, they go
+      // to corrupt/ from there), the rest is removed, then the folder.
       const ownName = entry.name === 'owner.json' || entry.name.endsWith('.tmp');
       const lockLike = entry.folder === 'ref-updates/running' && LOCK_NAME.test(entry.name);
       if (entry.kind === 'dir' ? inLock || lockLike : inLock && entry.type === 'file' && ownName) {
-        if (entry.inner !== undefined && /^[0-9a-f]{40}\.json$/.test(entry.inner)) take(`ref-updates/waiting/${entry.inner}`);
+        // A layout 1 node moved such a file to waiting/ first, and quarantined it from there.
+        if (entry.inner !== undefined && /^[0-9a-f]{40}\.json$/.test(entry.inner) && take(`${rel}/${entry.inner}`) === undefined) {
+          take(`ref-updates/waiting/${entry.inner}`);
+        }
         removedAsOwn.push(`${rel} (${entry.kind})`);
         continue;
       }
