@@ -1,3 +1,4 @@
+import { nodeAliveWithinMs } from '../cluster/live-nodes.js';
 import { measureStoreClockOffset } from '../cluster/clock-probe.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { StoreError } from '../errors.js';
@@ -44,7 +45,7 @@ export async function initUpgrade(config: ReplicationConfig, clock: Clock, optio
 async function refuseWhileNodesRun(ctx: StoreContext, config: ReplicationConfig): Promise<void> {
   // A store that cannot be probed (read-only) fails the upgrade anyway; the local clock then judges.
   const offsetMs = await measureStoreClockOffset(ctx.paths.nodes, `init-${process.pid}`, ctx.clock).catch(() => 0);
-  const aliveForMs = 3 * config.distributionIntervalMs + config.lockStaleMs;
+  const aliveForMs = nodeAliveWithinMs(config);
   const running = runningNodes(await nodeRecords(ctx), ctx.clock.now() + offsetMs, aliveForMs);
   if (running.length > 0) throw new NodesRunningError(ctx.paths.root, running, aliveForMs);
 }

@@ -1,7 +1,17 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NODE_ID } from '../config/config-values.js';
+import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
+
+/**
+ * How recently a node's record must have been replaced for the node to count as alive: three
+ * beats (one per distributionInterval) and a lockStale. Record mtimes are the store's clock, so a
+ * node's own skew cannot make it look dead.
+ */
+export function nodeAliveWithinMs(config: Pick<ReplicationConfig, 'distributionIntervalMs' | 'lockStaleMs'>): number {
+  return 3 * config.distributionIntervalMs + config.lockStaleMs;
+}
 
 /** This node and the nodes alive by their records; the same object until the list changes. */
 export interface Membership {

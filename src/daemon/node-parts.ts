@@ -1,5 +1,5 @@
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
-import { LiveNodes } from '../cluster/live-nodes.js';
+import { LiveNodes, nodeAliveWithinMs } from '../cluster/live-nodes.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
 import { HeldLocks } from '../lock/held-locks.js';
@@ -37,8 +37,7 @@ export function nodeParts(options: DaemonOptions) {
   const offset = new ClockOffsetTracker();
   const storeClockOffsetMs = (): number => offset.current() ?? 0;
   const doneSweeper = new DoneSweeper(store, clock, log);
-  // Alive as `status` says: a record replaced within 3 × distributionInterval + lockStale.
-  const aliveWithinMs = (): number => 3 * config().distributionIntervalMs + config().lockStaleMs;
+  const aliveWithinMs = (): number => nodeAliveWithinMs(config());
   const liveNodes = given.liveNodes ?? new LiveNodes({ nodesDir: paths.nodes, nodeId, clock, storeClockOffsetMs, aliveWithinMs });
   const locks = new UriLocks({ runningDir: paths.running, nodeId, host, pid, clock, random, trustMs: () => config().lockStaleMs / 3 });
   const leases =

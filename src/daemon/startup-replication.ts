@@ -1,3 +1,4 @@
+import { nodeAliveWithinMs } from '../cluster/live-nodes.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { planFullSync } from '../intake/replicate.js';
@@ -18,7 +19,7 @@ export async function replicateIfFirstOfCluster(
   log: Log,
 ): Promise<void> {
   const storeNow = clock.now() + storeClockOffsetMs;
-  const freshWithin = 3 * config.distributionIntervalMs + config.lockStaleMs;
+  const freshWithin = nodeAliveWithinMs(config);
   const peers = (await store.readNodeRecordFiles()).filter((file) => {
     const record = file.record as { nodeId?: unknown; stoppedAt?: unknown } | null;
     return record !== null && record.nodeId !== config.nodeId && typeof record.stoppedAt !== 'number' && storeNow - file.mtimeMs <= freshWithin;

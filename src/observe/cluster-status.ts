@@ -1,3 +1,4 @@
+import { nodeAliveWithinMs } from '../cluster/live-nodes.js';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
@@ -289,8 +290,7 @@ function circuitsOf(record: unknown, recordMtimeMs: number, storeNow: number): C
 }
 
 /**
- * Alive while its record keeps being replaced: within 3 × distributionInterval + lockStale of
- * store time (mtimes are the store's clock, so a node's own skew cannot make it look dead).
+ * Alive while its record keeps being replaced (cluster/live-nodes.ts nodeAliveWithinMs).
  */
 function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): NodeStatus[] {
   if (record === null || typeof record !== 'object') return [];
@@ -298,7 +298,7 @@ function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): 
   if (typeof fields.nodeId !== 'string') return [];
   const offset = typeof fields.clockOffsetMs === 'number' ? fields.clockOffsetMs : null;
   const lastBeatAgeMs = Math.max(0, Math.round(ageMs));
-  let state: NodeState = lastBeatAgeMs <= 3 * config.distributionIntervalMs + config.lockStaleMs ? 'alive' : 'stale';
+  let state: NodeState = lastBeatAgeMs <= nodeAliveWithinMs(config) ? 'alive' : 'stale';
   if (typeof fields.stoppedAt === 'number') state = 'stopped';
   return [
     {

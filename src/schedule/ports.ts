@@ -9,8 +9,6 @@ import type { TaskStore } from '../store/task-store.js';
 import type { Task } from '../task/task.js';
 import type { Membership } from '../cluster/live-nodes.js';
 
-export type { Membership };
-
 /** The store operations the scheduler uses; the real TaskStore and test fakes provide them. */
 export type SchedulerStore = Pick<
   TaskStore,

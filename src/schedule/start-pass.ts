@@ -67,11 +67,8 @@ export function startDue(ctx: StartContext, plan: DuePlan, config: ReplicationCo
     room = new Map();
     const heads: Array<{ entry: Due; fair: FairCandidate }> = [];
     for (const dueGroup of plan.groups) {
-      const oldest = index.oldest(dueGroup, plan.gate);
-      // No room even for a URI taken ahead: nothing of this remote and lane can start now.
-      if (oldest === undefined || !roomFor(oldest.group.remote, oldest.group.lane, true)) continue;
-      const startableOldest = startable(oldest) ? oldest : index.oldest(dueGroup, plan.gate, startable);
-      if (startableOldest !== undefined) heads.push({ entry: startableOldest, fair: fairCandidate(startableOldest) });
+      const oldest = index.oldest(dueGroup, plan.gate, startable);
+      if (oldest !== undefined) heads.push({ entry: oldest, fair: fairCandidate(oldest) });
     }
     const chosen = fairShare.choose(heads, (head) => head.fair);
     if (chosen === undefined) break;

@@ -3,7 +3,8 @@ import type { WaitingListing } from '../store/task-store.js';
 import { DueIndex } from './due-index.js';
 import { dueAt, newSchedule, type Due, type UriSchedule } from './due-planner.js';
 import type { JobTable } from './job-table.js';
-import type { Membership, SchedulerDeps } from './ports.js';
+import type { Membership } from '../cluster/live-nodes.js';
+import type { SchedulerDeps } from './ports.js';
 import { preferredNode } from './preferred-node.js';
 import type { UntrustedFolder, UriGroup } from './uri-groups.js';
 import { WaitingGroups } from './waiting-groups.js';
@@ -57,9 +58,11 @@ export class UriTracker {
       this.indexedConfig = config;
       this.indexedMembership = membership;
       this.index.clear();
-      for (const key of this.waiting.groups.keys()) this.reindex(key);
+      // Every URI, and those that went since (their schedules become candidates to drop).
+      for (const key of new Set([...this.waiting.groups.keys(), ...changed])) this.reindex(key);
+    } else {
+      for (const key of changed) this.reindex(key);
     }
-    for (const key of changed) this.reindex(key);
     if (!fresh) return;
     for (const key of this.gone) if (!this.waiting.groups.has(key) && !this.jobs.has(key)) this.dropSchedule(key);
     this.gone.clear();
