@@ -10,6 +10,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Timers } from '../runtime/timers.js';
 import type { TaskStore } from '../store/task-store.js';
+import type { LiveNodes } from '../cluster/live-nodes.js';
 import type { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import type { HeldLocks } from '../lock/held-locks.js';
 import type { SchedulerLocks } from '../schedule/ports.js';
@@ -58,6 +59,8 @@ export interface NodeCollaborators {
   readonly assertNodeIdFree: () => Promise<void>;
   /** Starts the local write hint (local-write-watch.ts); returns what ends it. */
   readonly watchLocalWrites: (wake: () => void) => () => void;
+  /** The live nodes from nodes/ (cluster/live-nodes.ts), for each URI's preferred node. */
+  readonly liveNodes: Pick<LiveNodes, 'membership' | 'refresh'>;
 }
 
 /** What the observability side reads off a running node. */

@@ -15,6 +15,8 @@ import { SWEEP_EVERY_MS, sweepStoreLeftovers } from './store-sweep.js';
 const SPOOL_RETRY_MS = 1000;
 /** The clock offset is measured again every this many heartbeats. */
 const BEATS_PER_CLOCK_PROBE = 6;
+/** How often the live nodes are read from nodes/: a joining or leaving node moves its URIs this much later. */
+const MEMBERSHIP_EVERY_MS = 10_000;
 
 export type { DaemonObservability, DaemonOptions, DaemonView, NodeCollaborators } from './daemon-options.js';
 
@@ -54,6 +56,7 @@ export class Daemon {
   private readonly beatEvery: () => Promise<void>;
   private readonly observeEvery: () => Promise<void>;
   private readonly sweepEvery: () => Promise<void>;
+  private readonly membershipEvery: () => Promise<void>;
 
   constructor(private readonly options: DaemonOptions) {
     this.parts = nodeParts(options);
@@ -80,6 +83,13 @@ export class Daemon {
       clock,
       () => SWEEP_EVERY_MS,
       () => sweepStoreLeftovers(store, this.config.retentionMs, log),
+    );
+    // Who else is alive decides which URIs this node is offered first (schedule/preferred-node.ts).
+    // A failed read keeps the last list: nodes/ is where the heartbeat writes, which reports it.
+    this.membershipEvery = runEvery(
+      clock,
+      () => MEMBERSHIP_EVERY_MS,
+      () => this.parts.liveNodes.refresh().catch(() => undefined),
     );
   }
 
@@ -176,6 +186,7 @@ export class Daemon {
     const config = this.config;
     await this.beatEvery();
     await this.observeEvery();
+    await this.membershipEvery();
     let nextDueAt: number | undefined;
     let pendingUris = 1;
     let fresh = false;

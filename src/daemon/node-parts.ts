@@ -1,4 +1,5 @@
 import { ClockOffsetTracker, measureStoreClockOffset } from '../cluster/clock-probe.js';
+import { LiveNodes, nodeAliveWithinMs } from '../cluster/live-nodes.js';
 import { NodeHeartbeat } from '../cluster/node-heartbeat.js';
 import { assertNodeIdFree } from '../cluster/node-identity.js';
 import { HeldLocks } from '../lock/held-locks.js';
@@ -36,6 +37,8 @@ export function nodeParts(options: DaemonOptions) {
   const offset = new ClockOffsetTracker();
   const storeClockOffsetMs = (): number => offset.current() ?? 0;
   const doneSweeper = new DoneSweeper(store, clock, log);
+  const aliveWithinMs = (): number => nodeAliveWithinMs(config());
+  const liveNodes = given.liveNodes ?? new LiveNodes({ nodesDir: paths.nodes, nodeId, clock, storeClockOffsetMs, aliveWithinMs });
   const locks = new UriLocks({ runningDir: paths.running, nodeId, host, pid, clock, random, trustMs: () => config().lockStaleMs / 3 });
   const leases =
     given.leases ??
@@ -61,6 +64,7 @@ export function nodeParts(options: DaemonOptions) {
       timers,
       log,
       storeClockOffsetMs,
+      membership: () => liveNodes.membership,
       ...(events ? { events } : {}),
       identifyPush,
       ...(spoolDir === undefined ? {} : { spool: (tasks: readonly Task[]) => spoolTasks(spoolDir, config().storePath, tasks, new Date(clock.now())) }),
@@ -87,6 +91,7 @@ export function nodeParts(options: DaemonOptions) {
         return assertNodeIdFree({ nodesDir: paths.nodes, nodeId, host, pid, clock, observeMs, isPidAlive: (alive) => processes.isAlive(alive), sleep });
       }),
     watchLocalWrites: given.watchLocalWrites ?? ((wake) => watchLocalWrites(paths.building, wake)),
+    liveNodes,
   };
   return {
     ...collaborators,

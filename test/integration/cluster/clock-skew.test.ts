@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 import { overlapsSeen } from '../../support/destination.js';
+import { projectsCoveringNodes } from '../../support/preferred-projects.js';
 import { readJson } from '../../support/refrelay-node.js';
 import { sleep } from '../../support/store-files.js';
 import { useCluster } from './cluster-fixture.js';
@@ -21,8 +22,9 @@ interface StatusNode {
 
 describe('nodes whose clocks disagree by ±10 minutes', () => {
   it('share a stream of updates with no takeover and no overlapping push, every node pushes, each publishes its offset from the store clock, and status flags the skewed ones', async () => {
-    const projects = ['p0', 'p1', 'p2', 'p3'];
-    const c = cluster({ label: 'refrelay-clock-skew', projects, lockStale: '2s' });
+    // Each node is the preferred node of at least one URI, so each has work offered to it first.
+    const c = cluster({ label: 'refrelay-clock-skew', projects: (uriOf) => projectsCoveringNodes(Object.keys(SKEWS), uriOf, 4), lockStale: '2s' });
+    const projects = c.projects;
     for (const project of projects) c.setPushSleep(0.3, project);
     const nodes = Object.entries(SKEWS).map(([id, skew]) => c.start(id, { REFRELAY_TEST_CLOCK_OFFSET_MS: String(skew) }));
 
@@ -61,7 +63,8 @@ describe('nodes whose clocks disagree by ±10 minutes', () => {
         node.logs().filter((line) => line.msg === 'lost the URI lock while holding it; aborting the push'),
         node.nodeId,
       ).toEqual([]);
-      // The node 10 minutes behind would never find anything due if it ignored its offset.
+      // The node 10 minutes behind would never find anything due if it ignored its offset, and
+      // the node ahead would see every other node as dead; each is offered its own URIs first.
       expect(node.logs().filter((line) => line.msg === 'pushed').length, node.nodeId).toBeGreaterThan(0);
       expect(node.problems()).toEqual([]);
       const record = readJson<{ clockOffsetMs: number }>(join(c.store, 'nodes', `${node.nodeId}.json`));

@@ -31,7 +31,8 @@ export function useCluster(): { cluster: (options: ClusterOptions) => Cluster } 
 
 export interface ClusterOptions {
   readonly label: string;
-  readonly projects?: readonly string[];
+  /** Names, or names chosen from the destination URIs they would get (see preferred-projects.ts). */
+  readonly projects?: readonly string[] | ((uriOf: (project: string) => string) => readonly string[]);
   readonly lockStale?: string;
   readonly distributionInterval?: string;
   readonly randomDelay?: string;
@@ -62,7 +63,8 @@ export class Cluster {
     this.spoolRoot = join(root, 'spool');
     this.base = join(root, 'base');
     this.destRoot = join(root, 'dest');
-    this.projects = options.projects ?? ['app'];
+    const projects = options.projects ?? ['app'];
+    this.projects = typeof projects === 'function' ? projects((project) => this.uri(project)) : projects;
     this.config = writeConfig(join(root, 'replication.config'), [
       '[replication]',
       `  storePath = ${this.store}`,

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { makeRecordingDestination, overlapsSeen, pushesReceived } from '../../support/destination.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
+import { projectsCoveringNodes } from '../../support/preferred-projects.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
 import { waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
@@ -16,7 +17,10 @@ afterEach(async () => {
 async function runCluster(nodeCount: number): Promise<void> {
   const root = tempDir(`refrelay-cluster${nodeCount}`);
   const base = join(root, 'base');
-  const projects = Array.from({ length: 12 }, (_, i) => `team/p${i}`);
+  const nodeIds = Array.from({ length: nodeCount }, (_, i) => `node-${i + 1}`);
+  const uri = (project: string): string => `${join(root, 'dest')}/${project}.git`;
+  // Each node is the preferred node of one URI at least, so each is offered work first.
+  const projects = projectsCoveringNodes(nodeIds, uri, 12, 'team/p');
   const store = new TaskStore({ root: join(root, 'store'), nodeId: 'hook' });
   const config = writeConfig(join(root, 'replication.config'), [
     '[replication]',
@@ -38,10 +42,9 @@ async function runCluster(nodeCount: number): Promise<void> {
     // A slow destination that notices two pushes to one repository at the same time.
     makeRecordingDestination(join(root, 'dest', `${project}.git`), { sleepSeconds: 0.3 });
   }
-  const uri = (project: string): string => `${join(root, 'dest')}/${project}.git`;
   for (const project of projects) await store.create({ project, refs: ['refs/heads/main'], uri: uri(project), remote: 'mirror' });
 
-  for (let n = 1; n <= nodeCount; n++) nodes.push(RefrelayNode.start({ config, nodeId: `node-${n}` }));
+  for (const nodeId of nodeIds) nodes.push(RefrelayNode.start({ config, nodeId }));
   // While the cluster works (a node has claimed a first batch), more updates arrive for the same
   // URIs: they must land too, without overlap.
   await waitUntil('a node to claim work', () => nodes.some((node) => node.logs().some((line) => line.msg === 'claimed')), 15_000);

@@ -35,4 +35,35 @@ describe('live nodes from nodes/', () => {
     await nodes.refresh();
     expect(nodes.membership).toEqual({ self: 'a', live: ['a'] });
   });
+
+  it('gives the same list on nodes whose clocks are 10 minutes apart, each reading record times through its offset from the store clock', async () => {
+    const dir = join(tempDir('refrelay-nodes-skew'), 'nodes');
+    mkdirSync(dir);
+    const storeNow = Date.now();
+    for (const [name, ageMs] of [
+      ['a', 500],
+      ['b', 1_000],
+      ['c', 200],
+      ['old', 120_000],
+    ] as const) {
+      writeFileSync(join(dir, `${name}.json`), '{}');
+      const at = new Date(storeNow - ageMs);
+      utimesSync(join(dir, `${name}.json`), at, at);
+    }
+    const seenBy = async (nodeId: string, skewMs: number): Promise<readonly string[]> => {
+      const nodes = new LiveNodes({
+        nodesDir: dir,
+        nodeId,
+        clock: new FakeClock(storeNow + skewMs),
+        storeClockOffsetMs: () => -skewMs,
+        aliveWithinMs: () => 60_000,
+      });
+      await nodes.refresh();
+      return nodes.membership.live;
+    };
+
+    expect(await seenBy('a', -600_000)).toEqual(['a', 'b', 'c']);
+    expect(await seenBy('b', 0)).toEqual(['a', 'b', 'c']);
+    expect(await seenBy('c', 600_000)).toEqual(['a', 'b', 'c']);
+  });
 });

@@ -88,6 +88,7 @@ function node(options: { drain?: boolean; pusher?: FakePusher; h?: Harness; log?
         calls.push('watch local writes');
         return () => calls.push('end local write watch');
       },
+      liveNodes: { membership: { self: h.deps.config().nodeId, live: [h.deps.config().nodeId] }, refresh: async () => undefined },
     },
   };
   const daemon = new Daemon(daemonOptions);
