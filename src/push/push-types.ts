@@ -20,7 +20,7 @@ export interface PushRequest {
   /** git's progress lines (stderr), redacted; asking for them adds --progress. */
   readonly onProgress?: (line: string) => void;
   /** Called with the process group id of each `git push` started, for the lock's owner record. */
-  readonly onPushSpawn?: (pid: number) => void;
+  readonly onPushSpawn?: (pid: number) => Promise<void>;
 }
 
 export type RefStatus = 'new' | 'updated' | 'forced' | 'deleted' | 'up-to-date' | 'rejected' | 'dropped';

@@ -9,8 +9,12 @@ export interface RunOptions {
   readonly killGraceMs: number;
   /** Each stderr line (split on \n and \r, as git redraws progress with \r). */
   readonly onStderrLine?: (line: string) => void;
-  /** The child's pid, which is also its process group id. */
-  readonly onSpawn?: (pid: number) => void;
+  /**
+   * Given the child's pid (also its process group id), records it where a recovery can find it.
+   * The command does not start before the returned promise settles: a node killed before its
+   * record is written leaves no command running that nobody knows of (DESIGN.md "Orphaned pushes").
+   */
+  readonly onSpawn?: (pid: number) => Promise<void>;
   /** Any bytes on stdout or stderr: the child (or what it started) is making progress. */
   readonly onOutput?: () => void;
 }
@@ -29,6 +33,15 @@ export interface RunResult {
 }
 
 const STDERR_KEEP = 64 * 1024;
+
+/**
+ * Holds the command until a line arrives on stdin, then becomes it (`exec` keeps the pid, its
+ * start time and the group). End of input without a line, as when the node dies, ends the
+ * shell without running it.
+ */
+const GATE = 'read -r go || exit 1; exec "$0" "$@"';
+/** The shell's exit status when `exec` could not run the command: not found, not executable. */
+const GATE_EXEC_FAILED = new Set([126, 127]);
 
 /** Process groups of children still running, by leader pid. */
 const liveGroups = new Set<number>();
@@ -74,12 +87,17 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       resolve({ exitCode: null, exitSignal: null, stdout: '', stderr: '', killed: true });
       return;
     }
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { onSpawn } = options;
+    const [file, argv] = onSpawn === undefined ? [command, args] : ['sh', ['-c', GATE, command, ...args]];
+    // stdin is an empty pipe, ended at once or when the gate opens.
+    const child = spawn(file, argv, { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const pid = child.pid;
-    if (pid !== undefined) {
-      trackGroup(pid);
-      options.onSpawn?.(pid);
-    }
+    if (pid !== undefined) trackGroup(pid);
+    // The child may be gone already (stopped meanwhile): nothing to write to then.
+    child.stdin.on('error', () => undefined);
+    const open = (): void => void child.stdin.end(onSpawn === undefined ? undefined : '\n');
+    if (pid === undefined || onSpawn === undefined) open();
+    else onSpawn(pid).then(open, open);
 
     const killGroup = (signal: NodeJS.Signals): void => {
       if (pid === undefined) return;
@@ -113,6 +131,17 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       spawnError = error;
     });
     child.once('close', (exitCode, exitSignal) => {
+      // The gate's shell could not become the command: report it as a command that could not start.
+      if (
+        onSpawn !== undefined &&
+        spawnError === undefined &&
+        exitCode !== null &&
+        GATE_EXEC_FAILED.has(exitCode) &&
+        stdout.length === 0 &&
+        stderr.includes(command)
+      ) {
+        spawnError = new Error(stderr.trim().split('\n').pop() ?? `exit ${exitCode}`);
+      }
       if (pid !== undefined) liveGroups.delete(pid);
       options.signal?.removeEventListener('abort', onAbort);
       if (graceTimer !== undefined) clearTimeout(graceTimer);

@@ -56,13 +56,17 @@ export class JobHeartbeat {
     this.stopTimer = this.deps.timers.every(Math.max(250, Math.floor(this.lockStaleMs / 6)), () => this.beat());
   }
 
-  /** For the pusher: record a just spawned git's process group (and what proves it is that process). */
-  readonly onPushSpawn = (pid: number): void => {
+  /**
+   * For the pusher: record a just spawned git's process group (and what proves it is that
+   * process). Resolves once that record write is over; git starts only then (run-process.ts).
+   */
+  readonly onPushSpawn = (pid: number): Promise<void> => {
     // Read at once, while the process surely exists. Every key is set (undefined when unknown),
     // so the record never pairs this pid with an earlier push's start time.
     const identity = this.deps.identifyPush?.(pid);
     this.pushProcess = { pushPid: pid, pushStartTime: identity?.pushStartTime, bootId: identity?.bootId };
     this.beat();
+    return this.beating;
   };
 
   /** No more beats; resolves when the last one is over. */
