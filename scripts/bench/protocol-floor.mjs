@@ -1,8 +1,9 @@
 // The store protocol's floor: what a Node program pays to replicate through DESIGN.md's store on
 // this machine, with none of refrelay's decisions. Per URI it does only the file operations the
-// protocol prescribes — lock folder and lease folder (mkdir), owner record (temp, rename), one
-// rename per claimed task, the owner record again with the push's pid, then the lease folder
-// renamed out of running/ and the lock folder removed — around the same consolidated `git push`
+// protocol prescribes — lock folder and lease folder (mkdir), owner record (temp, rename), the
+// claim of layout 2 (the URI's waiting folder listed, each task renamed into the lease folder and
+// read, the emptied folder removed), the owner record again with the push's pid, then the lease
+// folder renamed out of running/ and the lock folder removed — around the same consolidated `git push`
 // (object ids read from the loose refs, output collected). No scheduling, fair share, retry state,
 // logs or metrics. The file operations run on a worker thread, each step's in one message, as
 // cheaply as Node can have them without stalling its event loop on a slow network filesystem.
@@ -21,11 +22,15 @@ const writeRecord = (lease, record) => {
   fs.renameSync(join(lease, 'owner.json.tmp'), join(lease, 'owner.json'));
 };
 const steps = {
-  lockAndClaim: ({ lock, lease, record, waiting, tasks }) => {
+  lockAndClaim: ({ lock, lease, record, folder }) => {
     fs.mkdirSync(lock);
     fs.mkdirSync(lease);
     writeRecord(lease, record);
-    for (const name of tasks) fs.renameSync(join(waiting, name), join(lease, name));
+    for (const name of fs.readdirSync(folder)) {
+      fs.renameSync(join(folder, name), join(lease, name));
+      JSON.parse(fs.readFileSync(join(lease, name), 'utf8'));
+    }
+    fs.rmdirSync(folder);
   },
   record: ({ lease, record }) => writeRecord(lease, record),
   retire: ({ lock, lease, to }) => {
@@ -44,7 +49,7 @@ parentPort.on('message', ({ id, step, args }) => {
 });
 `;
 
-/** Lays out `storeRoot` with one task file per ref update; returns the jobs for `runProtocolFloor`. */
+/** Lays out `storeRoot` with one task file per ref update in its URI's folder; returns the jobs for `runProtocolFloor`. */
 export function prepareProtocolFloor(storeRoot, pushes) {
   rmSync(storeRoot, { recursive: true, force: true });
   for (const dir of ['waiting', 'running', 'done']) mkdirSync(join(storeRoot, dir), { recursive: true });
@@ -54,12 +59,17 @@ export function prepareProtocolFloor(storeRoot, pushes) {
     url,
     refs,
     key: `uri-${index}`,
-    tasks: refs.map((ref) => {
-      const name = `task-${next++}.json`;
-      writeFileSync(join(storeRoot, 'waiting', name), JSON.stringify({ ref, url }));
-      return name;
-    }),
+    folder: writeTasks(
+      join(storeRoot, 'waiting', `uri-${index}`),
+      refs.map((ref) => ({ name: `task-${next++}.json`, ref, url })),
+    ),
   }));
+}
+
+function writeTasks(folder, tasks) {
+  mkdirSync(folder);
+  for (const { name, ref, url } of tasks) writeFileSync(join(folder, name), JSON.stringify({ ref, url }));
+  return folder;
 }
 
 /** A worker for the floor's file operations; `close()` ends it. */
@@ -95,11 +105,10 @@ export function startProtocolFloorWorker() {
 }
 
 export function runProtocolFloor(worker, storeRoot, jobs, parallel) {
-  const waiting = join(storeRoot, 'waiting');
-  return pool(jobs, parallel, async ({ repo, url, refs, key, tasks }) => {
+  return pool(jobs, parallel, async ({ repo, url, refs, key, folder }) => {
     const lock = join(storeRoot, 'running', key);
     const lease = join(lock, 'lease');
-    await worker.run('lockAndClaim', { lock, lease, record: JSON.stringify({ node: 'floor', at: Date.now() }), waiting, tasks });
+    await worker.run('lockAndClaim', { lock, lease, record: JSON.stringify({ node: 'floor', at: Date.now() }), folder });
     const refspecs = refs.map((ref) => `${readLooseRef(repo, ref)}:${ref}`);
     const pushed = push(repo, ['--porcelain', '--', url, ...refspecs]);
     await Promise.all([worker.run('record', { lease, record: JSON.stringify({ node: 'floor', at: Date.now(), pushPid: pushed.pid }) }), pushed.done]);
