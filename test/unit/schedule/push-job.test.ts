@@ -264,7 +264,8 @@ describe('recording the running push in the owner record', () => {
       ['/repos/b/shared.git', 102],
     ]);
     h.pusher.respond = (request) => {
-      request.onPushSpawn?.(pids.get(request.localRepo)!);
+      // The record write it starts is what git waits for; the beats are checked below.
+      void request.onPushSpawn?.(pids.get(request.localRepo)!);
       return {};
     };
     const identifyPush = (pid: number) => (pid === 101 ? { pushStartTime: 25756, bootId: 'boot-1' } : { bootId: 'boot-1' });
