@@ -42,7 +42,49 @@ function warnIfWorldWritable(storePath: string, log: Log): void {
   }
 }
 
+/**
+ * SIGTERM and SIGINT ask the node to stop; a second one stops it at once. SIGHUP re-reads the
+ * config. The handlers go in before anything else runs and stay until the process exits: a signal
+ * while the node starts (config, a slow store mount) or winds down must be a request, never the
+ * default kill, which a service manager reports as a crash.
+ */
+class NodeSignals {
+  /** The first stop signal: a second one does not wait for anything. */
+  private signal: NodeJS.Signals | undefined;
+  private daemon: Daemon | undefined;
+  private log: Log | undefined;
+
+  constructor() {
+    process.on('SIGTERM', this.onSignal);
+    process.on('SIGINT', this.onSignal);
+    // Before the node exists the config is being read anyway: nothing to re-read.
+    process.on('SIGHUP', () => this.daemon?.reload('SIGHUP'));
+  }
+
+  /** From here on a stop request goes to `daemon`; one that came before it is passed on now. */
+  attach(daemon: Daemon, log: Log): void {
+    this.daemon = daemon;
+    this.log = log;
+    if (this.signal === undefined) return;
+    log.info({ signal: this.signal }, 'stopping: finishing running pushes');
+    daemon.requestStop();
+  }
+
+  private readonly onSignal = (signal: NodeJS.Signals): void => {
+    if (this.signal === undefined) {
+      this.signal = signal;
+      this.log?.info({ signal }, 'stopping: finishing running pushes');
+      this.daemon?.requestStop();
+      return;
+    }
+    // Second signal: stop now. Claims stay in running/ and are recovered like after a crash.
+    this.log?.warn({ signal }, 'stopping at once');
+    process.exit(1);
+  };
+}
+
 export async function runDaemon(args: DaemonArgs): Promise<number> {
+  const nodeSignals = new NodeSignals();
   const config = loadCliConfig({ config: args.config, nodeId: args.nodeId });
   if (config.basePath === undefined) throw new UsageError(`daemon: replication.basePath is not set in ${config.file}; it is where the local repositories are`);
   const gerritFiles = await checkGerritEventsDir(config);
@@ -92,33 +134,10 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     credentials,
     spoolDir: spoolDirFor(localSpoolPath(config.spoolPath), config.storePath),
   });
-  const onHangup = (): void => {
-    daemon.reload('SIGHUP');
-  };
-  process.on('SIGHUP', onHangup);
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals++;
-    if (signals === 1) {
-      log.info({ signal }, 'stopping: finishing running pushes');
-      daemon.requestStop();
-      return;
-    }
-    // Second signal: stop now. Claims stay in running/ and are recovered like after a crash.
-    log.warn({ signal }, 'stopping at once');
-    process.exit(1);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  nodeSignals.attach(daemon, log);
   // On the node's own clock, as the reason records it writes: what this run parked is what --drain reports.
   const startedAt = clock.now();
-  try {
-    const code = await daemon.run();
-    if (args.drain && daemon.failedTasks > 0) process.stderr.write(await drainReport(store, config.nodeId, startedAt, clock, daemon.failedTasks));
-    return code;
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    process.off('SIGHUP', onHangup);
-  }
+  const code = await daemon.run();
+  if (args.drain && daemon.failedTasks > 0) process.stderr.write(await drainReport(store, config.nodeId, startedAt, clock, daemon.failedTasks));
+  return code;
 }

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
@@ -222,5 +222,43 @@ describe('stopping and crashing during a push', () => {
     // The claim is intact: its own node still recovers it.
     rmSync(join(s.dest, 'slow'));
     await expectDeliveredByDrain(s, 'node-1');
+  });
+});
+
+describe('a signal while the node starts', () => {
+  it('SIGTERM while the node is still reading its config is a stop request: the node exits 0 without claiming, and its tasks stay waiting', async () => {
+    const s = setup('refrelay-sigterm-at-start', '500ms');
+    const queued = waitingTaskNames(s.store);
+    const root = dirname(s.config);
+    const bin = join(root, 'bin');
+    mkdirSync(bin);
+    const gate = join(root, 'config-gate');
+    // The node reads its config with `git config`: held at a gate, the signal lands while the node starts.
+    writeFileSync(
+      join(bin, 'git'),
+      [
+        '#!/bin/sh',
+        `if [ "$1" = config ] && [ ! -e '${gate}' ]; then`,
+        `  : > '${gate}.reached'`,
+        `  while [ ! -e '${gate}' ]; do sleep 0.05; done`,
+        'fi',
+        `PATH='${process.env.PATH ?? ''}' exec git "$@"`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const node = RefrelayNode.start({ config: s.config, nodeId: 'node-1', env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
+    nodes.push(node);
+    await waitUntil('the node reading its config', () => existsSync(`${gate}.reached`) || undefined);
+    node.signal('SIGTERM');
+    writeFileSync(gate, '');
+    expect(await node.exited).toEqual({ code: 0, signal: null });
+    const messages = node.logs().map((line) => line.msg);
+    expect(messages).toContain('stopping: finishing running pushes');
+    expect(messages).toContain('refrelay node stopped');
+    expect(messages).not.toContain('claimed');
+    expect(node.problems()).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual(queued);
+    expect(refsOf(s.dest).size).toBe(0);
   });
 });
