@@ -130,9 +130,13 @@ async function fanOut(root, dests, projects, perProject) {
         );
       }
       const roundLogs = () => node.logs().slice(logsBefore);
+      // Every URI pushed, not just as many pushes as URIs: a batch split in two (its tasks written
+      // slower than its delay) pushes one URI twice, and the next round must not empty the
+      // destinations under a push still running.
       let pushed = [];
-      for (const deadline = Date.now() + 120_000; pushed.length < uris; pushed = roundLogs().filter((line) => line.msg === 'pushed')) {
-        if (Date.now() > deadline) throw new Error(`only ${pushed.length} of ${uris} pushes within 120 s`);
+      const pushedUris = () => new Set(pushed.map((line) => line.uri)).size;
+      for (const deadline = Date.now() + 120_000; pushedUris() < uris; pushed = roundLogs().filter((line) => line.msg === 'pushed')) {
+        if (Date.now() > deadline) throw new Error(`only ${pushedUris()} of ${uris} URIs pushed within 120 s`);
         await sleep(100);
       }
       await sleep(500); // a late extra push would show here

@@ -16,7 +16,7 @@ export const STORE_RECORD_MAX_BYTES = 1024 * 1024;
 export const STORE_REPORT_MAX_BYTES = 16 * 1024 * 1024;
 
 export type BoundedRead =
-  | { readonly kind: 'text'; readonly text: string; readonly mtimeMs: number; readonly ctimeMs: number; readonly sizeBytes: number }
+  | { readonly kind: 'text'; readonly text: string; readonly mtimeMs: number; readonly ctimeMs: number; readonly sizeBytes: number; readonly ino: number }
   /** Not read: `reason` says what the entry is (type, size), never what it holds. */
   | { readonly kind: 'refused'; readonly reason: string };
 
@@ -82,7 +82,7 @@ async function readOpen(handle: fsp.FileHandle, maxBytes: number): Promise<Bound
   const buffer = Buffer.allocUnsafe(stats.size + 1);
   const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
   if (bytesRead > stats.size) return { kind: 'refused', reason: 'a file that grew while being read' };
-  return { kind: 'text', text: buffer.toString('utf8', 0, bytesRead), mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, sizeBytes: bytesRead };
+  return { kind: 'text', text: buffer.toString('utf8', 0, bytesRead), mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, sizeBytes: bytesRead, ino: stats.ino };
 }
 
 /** A refused read as an error, for callers whose records are "no information" when unreadable. */

@@ -126,6 +126,24 @@ export class DueIndex {
     return batchAt === undefined ? floor : Math.min(floor, batchAt);
   }
 
+  /**
+   * Up to `limit` URIs past their floor whose batch comes due by `until` (our clock) but is not
+   * due yet, in no particular order: a walk of the batch heap that leaves a branch at its first
+   * later entry, so it costs the URIs it finds.
+   */
+  dueBy(until: number, offsetMs: number, limit: number): string[] {
+    const found: string[] = [];
+    const heap = this.batches.heapArray;
+    const stack = [0];
+    for (let i = stack.pop(); i !== undefined && found.length < limit; i = stack.pop()) {
+      const entry = heap[i];
+      if (entry === undefined || entry.batchDue - offsetMs > until) continue;
+      if (entry.stage === 'batch' && this.entries.get(entry.group.uriKey) === entry) found.push(entry.group.uriKey);
+      stack.push(2 * i + 2, 2 * i + 1);
+    }
+    return found;
+  }
+
   /** The fair-share groups with due URIs, in the order they first had some. */
   groups(): Iterable<DueGroup> {
     return this.due.values();

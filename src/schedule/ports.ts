@@ -13,7 +13,9 @@ import type { Membership } from '../cluster/live-nodes.js';
 export type SchedulerStore = Pick<
   TaskStore,
   'listWaiting' | 'createMany' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState' | 'listUriStateKeys'
->;
+> &
+  /** Optional: a store that cannot read ahead is claimed from as usual. */
+  Partial<Pick<TaskStore, 'readAhead'>>;
 
 /** A held URI lock, as the push job uses it (the real one is lock/HeldLock). */
 export interface Lease {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
-import { loadTasks, readdirStrict, readdirTolerant } from './store-listing.js';
+import { loadTask, loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
+import type { ReadAhead } from './read-ahead.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { ClaimedTask, WaitingTask } from './store-types.js';
 import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
@@ -25,9 +26,10 @@ export type FileOp =
  * caller holds the URI's lock, so the claim folder exists and no other claim races this one;
  * publishers may, and what they add after the `readdir` stays for the next push. An emptied
  * folder is removed (ENOTEMPTY: an update just arrived). Returns the tasks claimed and read
- * (unreadable ones are quarantined), and the folders claimed from.
+ * (unreadable ones are quarantined), and the folders claimed from. A task in `early` (read
+ * ahead) costs an `lstat` instead of a read when the claimed file is the one read.
  */
-export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
+export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string, early?: ReadAhead): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
   const claimDir = ctx.paths.lockFolder(lockName);
   const tasks: ClaimedTask[] = [];
   const folders: string[] = [];
@@ -40,10 +42,31 @@ export async function claimUri(ctx: StoreContext, lockName: string, uriKey: stri
     const ops: FileOp[] = names.map((name) => ({ op: 'rename', from: join(dir, name), to: join(claimDir, name) }));
     const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops));
     const moved = names.filter((_, i) => done[i]);
-    tasks.push(...(await loadTasks(ctx, claimDir, moved)));
+    tasks.push(...(await loadClaimed(ctx, claimDir, moved, early === undefined ? undefined : { early, folder })));
     await ctx.fs.rmdir(dir).catch(() => undefined);
   }
   return { tasks, folders };
+}
+
+/** Claimed task files: those read ahead from `from.folder` and still the same file are `lstat`ed, the rest read. */
+async function loadClaimed(
+  ctx: StoreContext,
+  claimDir: string,
+  names: readonly string[],
+  from: { early: ReadAhead; folder: string } | undefined,
+): Promise<WaitingTask[]> {
+  if (from === undefined) return loadTasks(ctx, claimDir, names);
+  const { early, folder } = from;
+  const loaded = await mapBounded(names, ctx.concurrency, async (name) => {
+    if (early.has(folder, name)) {
+      const stats = await lstatTolerant(ctx, join(claimDir, name), 'claim task');
+      if (stats === undefined) return undefined;
+      const read = early.matching(folder, name, stats);
+      if (read !== undefined) return read;
+    }
+    return loadTask(ctx, claimDir, name);
+  });
+  return loaded.filter((task): task is WaitingTask => task !== undefined);
 }
 
 /** The task file names in the waiting folders of `uriKeys` (both lanes), or of every URI. */

@@ -7,7 +7,10 @@ import { storeError, type StoreFs } from './store-fs.js';
 import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 
 export type ReadOutcome =
-  { readonly kind: 'task'; readonly task: Task; readonly mtimeMs: number } | { readonly kind: 'gone' } | { readonly kind: 'corrupt'; readonly reason: string };
+  /** `ino` and `sizeBytes` tell this file from another put under its name later (read-ahead.ts). */
+  | { readonly kind: 'task'; readonly task: Task; readonly mtimeMs: number; readonly ino: number; readonly sizeBytes: number }
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'corrupt'; readonly reason: string };
 
 /** Errors that belong to this one entry, not to the store: the entry is bad, the pass goes on. */
 const UNREADABLE_ENTRY = new Set(['EISDIR', 'EACCES', 'EPERM', 'ELOOP']);
@@ -23,7 +26,7 @@ export async function readTaskFile(fs: StoreFs, path: string): Promise<ReadOutco
   try {
     const read = await fs.readBounded(path, STORE_RECORD_MAX_BYTES);
     if (read.kind === 'refused') return { kind: 'corrupt', reason: read.reason };
-    return { kind: 'task', task: decodeTask(read.text), mtimeMs: read.mtimeMs };
+    return { kind: 'task', task: decodeTask(read.text), mtimeMs: read.mtimeMs, ino: read.ino, sizeBytes: read.sizeBytes };
   } catch (error) {
     if (isGone(error)) return { kind: 'gone' };
     if (error instanceof TaskFormatError) return { kind: 'corrupt', reason: error.message };

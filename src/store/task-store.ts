@@ -72,6 +72,8 @@ export interface TaskStoreOptions {
 
 /** Tasks a `createMany` publishes side by side. */
 const CREATE_CONCURRENCY = 8;
+/** Task files held read ahead of their claim: a few MB, a few seconds of pushes. */
+const READ_AHEAD_TASKS = 4096;
 
 /**
  * The directory protocol (DESIGN.md "Store layout"). Every state change is one atomic
@@ -96,6 +98,7 @@ export class TaskStore {
       fullListingIntervalMs: options.fullListingIntervalMs ?? 300_000,
       learnPerPass: options.learnPerPass ?? 2000,
       emptyFolderAgeMs: options.emptyFolderAgeMs ?? (() => 300_000),
+      readAheadTasks: READ_AHEAD_TASKS,
     });
   }
 
@@ -161,12 +164,21 @@ export class TaskStore {
   }
 
   /**
+   * Reads the waiting tasks of URIs this node expects to claim soon, so that their claim need not
+   * (read-ahead.ts). Only learned folders, each once; never throws.
+   */
+  async readAhead(uriKeys: readonly string[]): Promise<void> {
+    if (this.layoutReady) await this.waiting.readAhead(uriKeys);
+  }
+
+  /**
    * Moves every waiting task of the URI into the lock folder `running/<lockName>/` the caller
-   * holds, and reads them; the folders claimed from are learned again.
+   * holds, and reads them (or checks that they are the files read ahead); the folders claimed
+   * from are learned again.
    */
   async claim(lockName: string, uriKey: string): Promise<ClaimedTask[]> {
     await this.ready();
-    const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey);
+    const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey, this.waiting.early);
     for (const folder of folders) this.waiting.forget(folder);
     return tasks;
   }

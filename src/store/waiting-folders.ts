@@ -8,7 +8,8 @@ import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { loadTask, lstatTolerant, readdirStrict } from './store-listing.js';
 import { sortLooseTasks } from './loose-tasks.js';
-import { isTaskFileName, parseWaitingFolderName } from './store-paths.js';
+import { ReadAhead } from './read-ahead.js';
+import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 
 /**
@@ -58,6 +59,8 @@ export interface WaitingFoldersOptions {
   readonly learnPerPass: number;
   /** An empty folder whose mtime is older than this is removed (a claim or publish that died midway). */
   readonly emptyFolderAgeMs: () => number;
+  /** Task files read ahead of their claim, at most (read-ahead.ts). */
+  readonly readAheadTasks: number;
 }
 
 /**
@@ -95,18 +98,30 @@ export class WaitingFolders {
   private stamp = '';
   private stampWasOld = false;
   private listedAt = Number.NEGATIVE_INFINITY;
+  /** Tasks of learned folders read before their claim; dropped with the folder. */
+  readonly early: ReadAhead;
 
   constructor(
     private readonly ctx: StoreContext,
     private readonly options: WaitingFoldersOptions,
-  ) {}
+  ) {
+    this.early = new ReadAhead(ctx, options.readAheadTasks);
+  }
 
   /** This node claimed from the folder: what is left there (if anything) is learned again. */
   forget(folder: string): void {
+    this.early.drop(folder);
     if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
   }
 
+  /** Reads ahead the tasks of the learned waiting folders of these URIs (both lanes). */
+  async readAhead(uriKeys: readonly string[]): Promise<void> {
+    const folders = uriKeys.flatMap((key) => [waitingFolderName(key, 'live'), waitingFolderName(key, 'bulk')]).filter((name) => this.learned.has(name));
+    await this.early.read(folders);
+  }
+
   private unlearn(folder: string): boolean {
+    this.early.drop(folder);
     const known = this.learned.get(folder);
     if (known === undefined) return false;
     this.learned.delete(folder);

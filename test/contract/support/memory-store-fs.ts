@@ -27,6 +27,9 @@ type Node = FileNode | DirNode | SpecialNode;
  */
 export class MemoryStoreFs implements StoreFs {
   private readonly root: DirNode;
+  /** Inode numbers, given out on first `lstat`: hard links share one, a rename keeps it. */
+  private readonly inodes = new WeakMap<Node, number>();
+  private nextIno = 1;
 
   constructor(private readonly now: () => number = () => Date.now()) {
     this.root = { kind: 'dir', entries: new Map(), mtimeMs: now() };
@@ -107,7 +110,7 @@ export class MemoryStoreFs implements StoreFs {
     const refused = refusalOf(stats, maxBytes);
     if (refused !== undefined) return { kind: 'refused', reason: refused };
     const text = this.readFileSync(path);
-    return { kind: 'text', text, mtimeMs: stats.mtimeMs, ctimeMs: stats.mtimeMs, sizeBytes: Buffer.byteLength(text) };
+    return { kind: 'text', text, mtimeMs: stats.mtimeMs, ctimeMs: stats.mtimeMs, sizeBytes: Buffer.byteLength(text), ino: stats.ino };
   }
 
   async lstat(path: string): Promise<StoreStats> {
@@ -197,7 +200,7 @@ export class MemoryStoreFs implements StoreFs {
     return {
       mtimeMs: node.mtimeMs,
       ctimeMs: node.mtimeMs,
-      ino: 0,
+      ino: this.inoOf(node),
       size: node.kind === 'file' ? Buffer.byteLength(node.content) : 0,
       isFile: is('file'),
       isDirectory: is('dir'),
@@ -207,6 +210,12 @@ export class MemoryStoreFs implements StoreFs {
       isBlockDevice: no,
       isCharacterDevice: no,
     };
+  }
+
+  private inoOf(node: Node): number {
+    let ino = this.inodes.get(node);
+    if (ino === undefined) this.inodes.set(node, (ino = this.nextIno++));
+    return ino;
   }
 
   private lookup(path: string, syscall: string): Node {

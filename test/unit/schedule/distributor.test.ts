@@ -46,6 +46,41 @@ describe('Distributor due times', () => {
   });
 });
 
+describe('Distributor read-ahead', () => {
+  it('reads the tasks of a URI ahead once it is due within a pass and a second, and its claim then reads none of them', async () => {
+    const h = harness(base, { random: 0 }); // due at enqueue + 10 s
+    const readAhead: string[][] = [];
+    const store = Object.assign(Object.create(h.store) as typeof h.store, {
+      readAhead: (keys: readonly string[]) => {
+        readAhead.push([...keys]);
+        return h.store.readAhead(keys);
+      },
+    });
+    const reads: string[] = [];
+    const readBounded = h.fs.readBounded.bind(h.fs);
+    h.fs.readBounded = (path, maxBytes) => {
+      reads.push(path);
+      return readBounded(path, maxBytes);
+    };
+    await h.enqueue('p', ['refs/heads/main']);
+    await h.enqueue('p', ['refs/heads/dev']);
+    const distributor = new Distributor({ ...h.deps, store });
+    h.clock.advance(7_999);
+    await distributor.tick();
+    expect(readAhead).toEqual([]);
+    h.clock.advance(1);
+    await distributor.tick();
+    await h.settle();
+    expect(readAhead).toEqual([[uriKey(h.uriOf('p'))]]);
+    reads.length = 0;
+    h.clock.advance(2_000);
+    expect((await distributor.tick()).started).toBe(1);
+    await h.settle();
+    expect(h.pusher.requests.map((r) => [...r.refs].sort())).toEqual([['refs/heads/dev', 'refs/heads/main']]);
+    expect(reads.filter((path) => path.endsWith('.json') && !path.includes('/uri-state/'))).toEqual([]);
+  });
+});
+
 describe('Distributor consolidation and concurrency', () => {
   it('claims every waiting task of a URI into one push carrying the union of their refs', async () => {
     const h = harness(base, { random: 0 });

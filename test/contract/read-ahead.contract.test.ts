@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import type { StoreFs } from '../../src/store/store-fs.js';
+import type { ClaimedTask } from '../../src/store/task-store.js';
+import { encodeTask, uriKey, type Task } from '../../src/task/task.js';
+import { faultyFs } from './support/faulty-fs.js';
+import { storeEnvs } from './support/store-envs.js';
+import { WAITING, fileOf, waitingRel } from './support/waiting-layout.js';
+
+/**
+ * DESIGN.md "Read-ahead": a node reads the tasks of a URI due soon before it claims it; the claim
+ * then renames and `lstat`s each task it read ahead instead of reading it, and reads everything
+ * else — a task that came later, a file put under a read task's name — as a claim always does.
+ */
+const RUNNING = 'ref-updates/running';
+const CORRUPT = 'ref-updates/corrupt';
+const LOCK = 'lock-1';
+const URI = 'ssh://replica.example.com/p.git';
+const KEY = uriKey(URI);
+const T1 = Date.UTC(2024, 5, 1);
+
+const live = (ref: string): Task => ({ project: 'p', refs: [ref], uri: URI, remote: 'mirror' });
+
+/** `base`, counting reads and lstats of files under running/ (where a claim reads its tasks). */
+function countingClaimReads(base: StoreFs): { fs: StoreFs; reads: () => number; lstats: () => number; reset: () => void } {
+  let reads = 0;
+  let lstats = 0;
+  const fs = faultyFs(base, {
+    readBounded: (path, maxBytes) => {
+      if (path.includes(`/${RUNNING}/`)) reads++;
+      return base.readBounded(path, maxBytes);
+    },
+    lstat: (path) => {
+      if (path.includes(`/${RUNNING}/`) && path.endsWith('.json')) lstats++;
+      return base.lstat(path);
+    },
+  });
+  return {
+    fs,
+    reads: () => reads,
+    lstats: () => lstats,
+    reset: () => {
+      reads = 0;
+      lstats = 0;
+    },
+  };
+}
+
+const byRef = (tasks: readonly ClaimedTask[]): Array<[string | undefined, string, number]> =>
+  tasks.map((t): [string | undefined, string, number] => [t.task.refs[0], t.name, t.mtimeMs]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+
+describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) => {
+  it('claims the tasks it read ahead without reading them again: each is renamed and lstat-ed, and the claim returns what a read would', async () => {
+    const env = makeEnv();
+    const tasks = [live('refs/heads/a'), live('refs/heads/b'), live('refs/heads/c')];
+    await env.store('node-b').createMany(tasks);
+    for (const task of tasks) env.setMtime(waitingRel(task), T1);
+    const counting = countingClaimReads(env.fs);
+    const node = env.store('node-a', { fs: counting.fs });
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    env.mkdir(`${RUNNING}/${LOCK}`);
+    counting.reset();
+
+    const claimed = await node.claim(LOCK, KEY);
+
+    expect(counting.reads()).toBe(0);
+    expect(counting.lstats()).toBe(3);
+    expect(byRef(claimed)).toEqual(tasks.map((task) => [task.refs[0], fileOf(task), T1]));
+    expect(claimed.map((t) => t.task)).toEqual(expect.arrayContaining(tasks));
+    expect(env.list(`${RUNNING}/${LOCK}`).sort()).toEqual(tasks.map(fileOf).sort());
+  });
+
+  it('reads at the claim a task that arrived after the read-ahead and a file put under a read task’s name since; claims without a read-ahead read everything', async () => {
+    const env = makeEnv();
+    const first = live('refs/heads/first');
+    const replaced = live('refs/heads/replaced');
+    const late = live('refs/heads/late');
+    await env.store('node-b').createMany([first, replaced]);
+    const counting = countingClaimReads(env.fs);
+    const node = env.store('node-a', { fs: counting.fs });
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    await env.store('node-b').create(late);
+    // Another tool writes a different task under the name read ahead: its content is what counts.
+    const other: Task = { ...replaced, refs: ['refs/heads/other', 'refs/heads/replaced'] };
+    env.write(waitingRel(replaced), encodeTask(other));
+    env.setMtime(waitingRel(replaced), T1);
+    env.mkdir(`${RUNNING}/${LOCK}`);
+    counting.reset();
+
+    const claimed = await node.claim(LOCK, KEY);
+
+    expect(counting.reads()).toBe(2);
+    expect(claimed.map((t) => [t.name, t.task]).sort()).toEqual(
+      [
+        [fileOf(first), first],
+        [fileOf(replaced), other],
+        [fileOf(late), late],
+      ].sort(),
+    );
+
+    // Claimed from: nothing of that folder is held any more, so the next claim reads what it finds.
+    const again = live('refs/heads/again');
+    await env.store('node-b').create(again);
+    await node.readAhead([KEY]);
+    env.mkdir(`${RUNNING}/lock-2`);
+    counting.reset();
+    expect((await node.claim('lock-2', KEY)).map((t) => t.task)).toEqual([again]);
+    expect(counting.reads()).toBe(1);
+  });
+
+  it('leaves a file it cannot read to the claim, which quarantines it and claims the rest', async () => {
+    const env = makeEnv();
+    const good = live('refs/heads/good');
+    await env.store('node-b').create(good);
+    const garbage = `${'0'.repeat(40)}.json`;
+    env.write(`${WAITING}/${KEY}/${garbage}`, '{"not": "a task"');
+    const node = env.store('node-a');
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    env.mkdir(`${RUNNING}/${LOCK}`);
+
+    const claimed = await node.claim(LOCK, KEY);
+
+    expect(claimed.map((t) => t.task)).toEqual([good]);
+    expect(env.list(CORRUPT).filter((name) => name.startsWith(garbage) && !name.endsWith('.reason'))).toHaveLength(1);
+    expect(env.list(`${RUNNING}/${LOCK}`)).toEqual([fileOf(good)]);
+  });
+
+  it('reads ahead only folders it has learned, and not at all before the store is opened', async () => {
+    const env = makeEnv();
+    await env.store('node-b').create(live('refs/heads/main'));
+    const counting = countingClaimReads(env.fs);
+    let waitingReads = 0;
+    const node = env.store('node-a', {
+      fs: faultyFs(counting.fs, {
+        readBounded: (path, maxBytes) => {
+          if (path.includes(`/${WAITING}/`)) waitingReads++;
+          return counting.fs.readBounded(path, maxBytes);
+        },
+      }),
+    });
+
+    await node.readAhead([KEY]);
+    expect(waitingReads).toBe(0);
+    await node.listWaiting();
+    const learnReads = waitingReads;
+    await node.readAhead([uriKey('ssh://replica.example.com/unknown.git')]);
+    expect(waitingReads).toBe(learnReads);
+    await node.readAhead([KEY]);
+    await node.readAhead([KEY]);
+    expect(waitingReads).toBe(learnReads + 1);
+  });
+});
