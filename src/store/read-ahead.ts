@@ -6,21 +6,26 @@ import { readdirTolerant } from './store-listing.js';
 import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
+import { taskKey } from '../task/task.js';
 
 /** A task read before its claim, with what tells its file from another put under its name later. */
 interface EarlyRead {
   readonly task: WaitingTask;
   readonly ino: number;
   readonly sizeBytes: number;
+  /** Named by the hash of its own content: any task file under that name holds the same task. */
+  readonly selfNamed: boolean;
 }
 
 /**
  * Task files read before their URI is claimed (DESIGN.md "Read-ahead"). A node reads the waiting
  * tasks of the URIs it expects to push next while their batch waits out its delay, so that the
- * claim, on the path to the push, renames each file and `lstat`s it instead of reading it: a read
- * is used only when the claimed file is the one read (same inode, size and mtime; a rename keeps
- * them). Anything else — a file that arrived later, was replaced, or could not be read here — the
- * claim reads as before, and quarantines if it must: nothing is decided from a read-ahead alone.
+ * claim, on the path to the push, only renames each file. A task file is named by the hash of its
+ * content (`taskKey`) and publishing never replaces one, so a task read ahead whose name is its own
+ * hash is the task any file under that name holds: it is used as read. One named otherwise (a
+ * Gerrit file, a hand-made one) is used only when an `lstat` of the claimed file shows the file
+ * read (same inode, size and mtime; a rename keeps them). Anything else — a file that arrived
+ * later, or could not be read here — the claim reads as before, and quarantines if it must.
  * At most `maxTasks` are held; a folder's reads go when it is claimed from or no longer listed.
  */
 export class ReadAhead {
@@ -54,16 +59,22 @@ export class ReadAhead {
         const outcome = await readTaskFile(this.ctx.fs, join(dir, name)).catch(() => undefined);
         // Claimed from or dropped meanwhile: what was read belongs to nobody now.
         if (outcome?.kind !== 'task' || this.folders.get(folder) !== reads) return;
-        const task = Object.freeze({ name, key: name.slice(0, -'.json'.length), task: outcome.task, mtimeMs: outcome.mtimeMs });
-        reads.set(name, { task, ino: outcome.ino, sizeBytes: outcome.sizeBytes });
+        const key = name.slice(0, -'.json'.length);
+        const task = Object.freeze({ name, key, task: outcome.task, mtimeMs: outcome.mtimeMs });
+        reads.set(name, { task, ino: outcome.ino, sizeBytes: outcome.sizeBytes, selfNamed: key === taskKey(outcome.task) });
         this.held++;
       });
     }
   }
 
-  /** Whether `name` of `folder` was read ahead (the claim then `lstat`s it instead of reading it). */
-  has(folder: string, name: string): boolean {
-    return this.folders.get(folder)?.has(name) === true;
+  /**
+   * What the claim of `name` from `folder` may do with the read-ahead: use it as read (`task`), use
+   * it if an `lstat` of the claimed file shows the same file (`check`), or read the file (undefined).
+   */
+  lookup(folder: string, name: string): { readonly use: 'task'; readonly task: WaitingTask } | { readonly use: 'check' } | undefined {
+    const early = this.folders.get(folder)?.get(name);
+    if (early === undefined) return undefined;
+    return early.selfNamed ? { use: 'task', task: early.task } : { use: 'check' };
   }
 
   /** The task read ahead as `name` of `folder`, when `stats` of the claimed file show it is that same file. */
