@@ -13,6 +13,8 @@ interface Entry extends Due {
   readonly batchDue: number;
   /** Ties between equal due times go to the URI indexed first. */
   readonly seq: number;
+  /** Another node is preferred for it: this one takes it only after a handoff. */
+  readonly handedOff: boolean;
   /** Its due time on our clock, fixed when it became due. */
   at: number;
   /** Where it is: waiting for its floor, then for its batch, then due in its group's host bucket. */
@@ -77,6 +79,7 @@ export class DueIndex {
       floor: floorOf(schedule),
       batchDue: batchDue(group, schedule, config) + handoffMs,
       seq: previous?.seq ?? this.seq++,
+      handedOff: handoffMs > 0,
       at: 0,
       stage: 'floor',
     };
@@ -128,8 +131,8 @@ export class DueIndex {
 
   /**
    * Up to `limit` URIs past their floor whose batch comes due by `until` (our clock) but is not
-   * due yet, in no particular order: a walk of the batch heap that leaves a branch at its first
-   * later entry, so it costs the URIs it finds.
+   * due yet, and that no other node is preferred for, in no particular order: a walk of the batch
+   * heap that leaves a branch at its first later entry, so it costs the URIs it finds.
    */
   dueBy(until: number, offsetMs: number, limit: number): string[] {
     const found: string[] = [];
@@ -138,7 +141,7 @@ export class DueIndex {
     for (let i = stack.pop(); i !== undefined && found.length < limit; i = stack.pop()) {
       const entry = heap[i];
       if (entry === undefined || entry.batchDue - offsetMs > until) continue;
-      if (entry.stage === 'batch' && this.entries.get(entry.group.uriKey) === entry) found.push(entry.group.uriKey);
+      if (entry.stage === 'batch' && !entry.handedOff && this.entries.get(entry.group.uriKey) === entry) found.push(entry.group.uriKey);
       stack.push(2 * i + 2, 2 * i + 1);
     }
     return found;
