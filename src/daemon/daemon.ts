@@ -127,6 +127,11 @@ export class Daemon {
   async run(): Promise<number> {
     const { log, observability } = this.options;
     const config = this.config;
+    if (this.stopping) {
+      // Asked to stop while it read its config: no heartbeat, recovery or start-up sync to undo.
+      log.info({ nodeId: config.nodeId }, 'refrelay node stopped before it started');
+      return 0;
+    }
     log.info({ nodeId: config.nodeId, pid: this.options.pid, store: config.storePath, drain: this.options.drain }, 'refrelay node starting');
     // Before anything reads or writes there: a path without the store marker is refused.
     await this.options.store.open();

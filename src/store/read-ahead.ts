@@ -1,95 +1,119 @@
 import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
+import { taskKey } from '../task/task.js';
 import type { StoreContext } from './store-context.js';
 import type { StoreStats } from './store-fs.js';
 import { readdirTolerant } from './store-listing.js';
 import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
-import { taskKey } from '../task/task.js';
 
 /** A task read before its claim, with what tells its file from another put under its name later. */
 interface EarlyRead {
   readonly task: WaitingTask;
   readonly ino: number;
   readonly sizeBytes: number;
-  /** Named by the hash of its own content: any task file under that name holds the same task. */
-  readonly selfNamed: boolean;
+}
+
+/** The reads of one waiting folder, and when they were made (monotonic). */
+interface FolderReads {
+  readonly reads: Map<string, EarlyRead>;
+  readonly readAt: number;
+}
+
+export interface ReadAheadLimits {
+  /** Task files held, at most. */
+  readonly tasks: number;
+  /** Their bytes, at most: a task file may be up to 1 MiB. */
+  readonly bytes: number;
+  /** Reads older than this are dropped: their URI was claimed elsewhere, or is waiting for a slot. */
+  readonly maxAgeMs: number;
 }
 
 /**
  * Task files read before their URI is claimed (DESIGN.md "Read-ahead"). A node reads the waiting
  * tasks of the URIs it expects to push next while their batch waits out its delay, so that the
- * claim, on the path to the push, only renames each file. A task file is named by the hash of its
- * content (`taskKey`) and publishing never replaces one, so a task read ahead whose name is its own
- * hash is the task any file under that name holds: it is used as read. One named otherwise (a
- * Gerrit file, a hand-made one) is used only when an `lstat` of the claimed file shows the file
- * read (same inode, size and mtime; a rename keeps them). Anything else — a file that arrived
- * later, or could not be read here — the claim reads as before, and quarantines if it must.
- * At most `maxTasks` are held; a folder's reads go when it is claimed from or no longer listed.
+ * claim, on the path to the push, renames and `lstat`s each file instead of reading it. A read is
+ * used only when the claimed file is a regular file with the inode, size and mtime read (a rename
+ * keeps them; a task published again under its name after a peer pushed it is a new file), and
+ * only for files named by the hash of their content (`taskKey`), whose content the name fixes:
+ * one rewritten in place within a timestamp tick still holds that task. Anything else — a file
+ * named otherwise, one that arrived later, changed, or could not be read here — the claim reads
+ * as before, and quarantines if it must. Bounded in tasks, bytes and age; a folder's reads also
+ * go when this node claims from it or a listing no longer has it.
  */
 export class ReadAhead {
-  private readonly folders = new Map<string, Map<string, EarlyRead>>();
-  private held = 0;
+  private readonly folders = new Map<string, FolderReads>();
+  private heldTasks = 0;
+  private heldBytes = 0;
 
   constructor(
     private readonly ctx: StoreContext,
-    private readonly maxTasks: number,
+    private readonly limits: ReadAheadLimits,
   ) {}
 
   /** Tasks held. */
   get size(): number {
-    return this.held;
+    return this.heldTasks;
   }
 
   /**
-   * Reads the task files of each waiting folder not read ahead yet: one `readdir`, then one
-   * bounded read per file, while room is left. Never throws: a failure here is the claim's to see.
+   * Reads the task files of each waiting folder not read ahead yet (one `readdir`, then one
+   * bounded read per file) while room is left, after dropping reads past their age. `stillWanted`
+   * is asked again before each folder (it may have been claimed from meanwhile). Never throws: a
+   * failure here is the claim's to see.
    */
-  async read(folders: readonly string[]): Promise<void> {
+  async read(folders: readonly string[], stillWanted: (folder: string) => boolean): Promise<void> {
+    const now = this.ctx.clock.monotonic();
+    for (const [folder, { readAt }] of this.folders) if (now - readAt > this.limits.maxAgeMs) this.drop(folder);
     for (const folder of folders) {
-      if (this.folders.has(folder) || this.held >= this.maxTasks) continue;
-      const reads = new Map<string, EarlyRead>();
-      this.folders.set(folder, reads);
+      if (this.folders.has(folder) || !stillWanted(folder) || this.full()) continue;
+      const entry: FolderReads = { reads: new Map(), readAt: now };
+      this.folders.set(folder, entry);
       const dir = this.ctx.paths.waitingFolder(folder);
       const names = await readdirTolerant(this.ctx, dir, 'read ahead').catch(() => undefined);
       if (names === undefined) continue;
-      const room = Math.max(0, this.maxTasks - this.held);
-      await mapBounded(names.filter(isTaskFileName).slice(0, room), this.ctx.concurrency, async (name) => {
+      await mapBounded(names.filter(isTaskFileName), this.ctx.concurrency, async (name) => {
+        if (this.full()) return;
         const outcome = await readTaskFile(this.ctx.fs, join(dir, name)).catch(() => undefined);
         // Claimed from or dropped meanwhile: what was read belongs to nobody now.
-        if (outcome?.kind !== 'task' || this.folders.get(folder) !== reads) return;
+        if (outcome?.kind !== 'task' || this.folders.get(folder) !== entry) return;
         const key = name.slice(0, -'.json'.length);
-        const task = Object.freeze({ name, key, task: outcome.task, mtimeMs: outcome.mtimeMs });
-        reads.set(name, { task, ino: outcome.ino, sizeBytes: outcome.sizeBytes, selfNamed: key === taskKey(outcome.task) });
-        this.held++;
+        if (key !== taskKey(outcome.task)) return;
+        entry.reads.set(name, {
+          task: Object.freeze({ name, key, task: outcome.task, mtimeMs: outcome.mtimeMs }),
+          ino: outcome.ino,
+          sizeBytes: outcome.sizeBytes,
+        });
+        this.heldTasks++;
+        this.heldBytes += outcome.sizeBytes;
       });
     }
   }
 
-  /**
-   * What the claim of `name` from `folder` may do with the read-ahead: use it as read (`task`), use
-   * it if an `lstat` of the claimed file shows the same file (`check`), or read the file (undefined).
-   */
-  lookup(folder: string, name: string): { readonly use: 'task'; readonly task: WaitingTask } | { readonly use: 'check' } | undefined {
-    const early = this.folders.get(folder)?.get(name);
-    if (early === undefined) return undefined;
-    return early.selfNamed ? { use: 'task', task: early.task } : { use: 'check' };
+  /** Whether `name` of `folder` was read ahead (the claim then `lstat`s it instead of reading it). */
+  has(folder: string, name: string): boolean {
+    return this.folders.get(folder)?.reads.has(name) === true;
   }
 
   /** The task read ahead as `name` of `folder`, when `stats` of the claimed file show it is that same file. */
   matching(folder: string, name: string, stats: StoreStats): WaitingTask | undefined {
-    const early = this.folders.get(folder)?.get(name);
+    const early = this.folders.get(folder)?.reads.get(name);
     if (early === undefined) return undefined;
     const same = stats.isFile() && stats.ino === early.ino && stats.size === early.sizeBytes && stats.mtimeMs === early.task.mtimeMs;
     return same ? early.task : undefined;
   }
 
-  /** Forgets what was read of `folder`: it was claimed from, or is no longer listed. */
+  /** Forgets what was read of `folder`: it was claimed from, is no longer listed, or its reads are too old. */
   drop(folder: string): void {
-    const reads = this.folders.get(folder);
-    if (reads === undefined) return;
-    this.held -= reads.size;
+    const entry = this.folders.get(folder);
+    if (entry === undefined) return;
     this.folders.delete(folder);
+    this.heldTasks -= entry.reads.size;
+    for (const early of entry.reads.values()) this.heldBytes -= early.sizeBytes;
+  }
+
+  private full(): boolean {
+    return this.heldTasks >= this.limits.tasks || this.heldBytes >= this.limits.bytes;
   }
 }

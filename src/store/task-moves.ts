@@ -27,7 +27,7 @@ export type FileOp =
  * publishers may, and what they add after the `readdir` stays for the next push. An emptied
  * folder is removed (ENOTEMPTY: an update just arrived). Returns the tasks claimed and read
  * (unreadable ones are quarantined), and the folders claimed from. A task in `early` (read
- * ahead) is not read again (read-ahead.ts).
+ * ahead) costs an `lstat` instead of a read when the claimed file is the one read.
  */
 export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string, early?: ReadAhead): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
   const claimDir = ctx.paths.lockFolder(lockName);
@@ -48,7 +48,7 @@ export async function claimUri(ctx: StoreContext, lockName: string, uriKey: stri
   return { tasks, folders };
 }
 
-/** Claimed task files, from what was read ahead of `from.folder` where it may be used (read-ahead.ts), the rest read. */
+/** Claimed task files: those read ahead from `from.folder` and still the same file are `lstat`ed, the rest read. */
 async function loadClaimed(
   ctx: StoreContext,
   claimDir: string,
@@ -58,9 +58,7 @@ async function loadClaimed(
   if (from === undefined) return loadTasks(ctx, claimDir, names);
   const { early, folder } = from;
   const loaded = await mapBounded(names, ctx.concurrency, async (name) => {
-    const read = early.lookup(folder, name);
-    if (read?.use === 'task') return read.task;
-    if (read?.use === 'check') {
+    if (early.has(folder, name)) {
       const stats = await lstatTolerant(ctx, join(claimDir, name), 'claim task');
       if (stats === undefined) return undefined;
       const same = early.matching(folder, name, stats);

@@ -72,8 +72,8 @@ export interface TaskStoreOptions {
 
 /** Tasks a `createMany` publishes side by side. */
 const CREATE_CONCURRENCY = 8;
-/** Task files held read ahead of their claim: a few MB, a few seconds of pushes. */
-const READ_AHEAD_TASKS = 4096;
+/** Task files held read ahead of their claim: a few seconds of pushes, a few MB. */
+const READ_AHEAD_LIMITS = { tasks: 4096, bytes: 8 * 1024 * 1024, maxAgeMs: 60_000 };
 
 /**
  * The directory protocol (DESIGN.md "Store layout"). Every state change is one atomic
@@ -98,7 +98,7 @@ export class TaskStore {
       fullListingIntervalMs: options.fullListingIntervalMs ?? 300_000,
       learnPerPass: options.learnPerPass ?? 2000,
       emptyFolderAgeMs: options.emptyFolderAgeMs ?? (() => 300_000),
-      readAheadTasks: READ_AHEAD_TASKS,
+      readAhead: READ_AHEAD_LIMITS,
     });
   }
 
@@ -179,6 +179,7 @@ export class TaskStore {
   async claim(lockName: string, uriKey: string): Promise<ClaimedTask[]> {
     await this.ready();
     const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey, this.waiting.early);
+    this.waiting.claimed(uriKey);
     for (const folder of folders) this.waiting.forget(folder);
     return tasks;
   }

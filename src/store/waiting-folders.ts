@@ -8,7 +8,7 @@ import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { loadTask, lstatTolerant, readdirStrict } from './store-listing.js';
 import { sortLooseTasks } from './loose-tasks.js';
-import { ReadAhead } from './read-ahead.js';
+import { ReadAhead, type ReadAheadLimits } from './read-ahead.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 
@@ -59,8 +59,8 @@ export interface WaitingFoldersOptions {
   readonly learnPerPass: number;
   /** An empty folder whose mtime is older than this is removed (a claim or publish that died midway). */
   readonly emptyFolderAgeMs: () => number;
-  /** Task files read ahead of their claim, at most (read-ahead.ts). */
-  readonly readAheadTasks: number;
+  /** What may be held read ahead of a claim (read-ahead.ts). */
+  readonly readAhead: ReadAheadLimits;
 }
 
 /**
@@ -105,7 +105,7 @@ export class WaitingFolders {
     private readonly ctx: StoreContext,
     private readonly options: WaitingFoldersOptions,
   ) {
-    this.early = new ReadAhead(ctx, options.readAheadTasks);
+    this.early = new ReadAhead(ctx, options.readAhead);
   }
 
   /** This node claimed from the folder: what is left there (if anything) is learned again. */
@@ -116,8 +116,14 @@ export class WaitingFolders {
 
   /** Reads ahead the tasks of the learned waiting folders of these URIs (both lanes). */
   async readAhead(uriKeys: readonly string[]): Promise<void> {
-    const folders = uriKeys.flatMap((key) => [waitingFolderName(key, 'live'), waitingFolderName(key, 'bulk')]).filter((name) => this.learned.has(name));
-    await this.early.read(folders);
+    const learned = (name: string): boolean => this.learned.has(name);
+    await this.early.read(uriKeys.flatMap((key) => [waitingFolderName(key, 'live'), waitingFolderName(key, 'bulk')]).filter(learned), learned);
+  }
+
+  /** This node claimed the URI: whatever was read ahead of either lane is of no use any more. */
+  claimed(uriKey: string): void {
+    this.early.drop(waitingFolderName(uriKey, 'live'));
+    this.early.drop(waitingFolderName(uriKey, 'bulk'));
   }
 
   private unlearn(folder: string): boolean {

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StoreFs } from '../../src/store/store-fs.js';
 import type { ClaimedTask } from '../../src/store/task-store.js';
@@ -9,7 +10,8 @@ import { WAITING, fileOf, waitingRel } from './support/waiting-layout.js';
 /**
  * DESIGN.md "Read-ahead": a node reads the tasks of a URI due soon before it claims it; the claim
  * then renames and `lstat`s each task it read ahead instead of reading it, and reads everything
- * else — a task that came later, a file put under a read task's name — as a claim always does.
+ * else — a task that came later, a file changed or published again since, one not named by its
+ * content — as a claim always does.
  */
 const RUNNING = 'ref-updates/running';
 const CORRUPT = 'ref-updates/corrupt';
@@ -17,6 +19,7 @@ const LOCK = 'lock-1';
 const URI = 'ssh://replica.example.com/p.git';
 const KEY = uriKey(URI);
 const T1 = Date.UTC(2024, 5, 1);
+const T2 = Date.UTC(2024, 5, 2);
 
 const live = (ref: string): Task => ({ project: 'p', refs: [ref], uri: URI, remote: 'mirror' });
 
@@ -49,7 +52,7 @@ const byRef = (tasks: readonly ClaimedTask[]): Array<[string | undefined, string
   tasks.map((t): [string | undefined, string, number] => [t.task.refs[0], t.name, t.mtimeMs]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 
 describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) => {
-  it('claims the tasks it read ahead without reading them again, and returns what a read would', async () => {
+  it('claims the tasks it read ahead without reading them again: each is renamed and lstat-ed, and the claim returns what a read would', async () => {
     const env = makeEnv();
     const tasks = [live('refs/heads/a'), live('refs/heads/b'), live('refs/heads/c')];
     await env.store('node-b').createMany(tasks);
@@ -63,46 +66,79 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
 
     const claimed = await node.claim(LOCK, KEY);
 
-    // Each is named by the hash of its content: the name says what any file under it holds.
-    expect([counting.reads(), counting.lstats()]).toEqual([0, 0]);
+    expect([counting.reads(), counting.lstats()]).toEqual([0, 3]);
     expect(byRef(claimed)).toEqual(tasks.map((task) => [task.refs[0], fileOf(task), T1]));
     expect(claimed.map((t) => t.task)).toEqual(expect.arrayContaining(tasks));
     expect(env.list(`${RUNNING}/${LOCK}`).sort()).toEqual(tasks.map(fileOf).sort());
   });
 
-  it('uses a task file not named by its content only when an lstat shows the file it read ahead', async () => {
+  it('claims a task a peer pushed and that was published again under its name since as the new file, with its mtime', async () => {
     const env = makeEnv();
     const task = live('refs/heads/main');
-    const kept = `${'a'.repeat(40)}.json`;
-    const replaced = `${'b'.repeat(40)}.json`;
-    env.mkdir(`${WAITING}/${KEY}`);
-    env.write(`${WAITING}/${KEY}/${kept}`, encodeTask(task));
-    env.write(`${WAITING}/${KEY}/${replaced}`, encodeTask(live('refs/heads/old')));
+    const peer = env.store('node-b');
+    await peer.create(task);
+    env.setMtime(waitingRel(task), T1);
     const counting = countingClaimReads(env.fs);
     const node = env.store('node-a', { fs: counting.fs });
     await node.listWaiting();
     await node.readAhead([KEY]);
-    // Another tool writes a different task under the second name: its content is what counts.
-    env.write(`${WAITING}/${KEY}/${replaced}`, encodeTask(live('refs/heads/newer-and-longer')));
-    env.setMtime(`${WAITING}/${KEY}/${replaced}`, T1);
+    env.mkdir(`${RUNNING}/lock-peer`);
+    expect((await peer.claim('lock-peer', KEY)).map((t) => t.name)).toEqual([fileOf(task)]);
+    expect(await peer.finish('lock-peer', [fileOf(task)])).toEqual([fileOf(task)]);
+    await peer.create(task);
+    env.setMtime(waitingRel(task), T2);
     env.mkdir(`${RUNNING}/${LOCK}`);
     counting.reset();
 
     const claimed = await node.claim(LOCK, KEY);
 
-    expect([counting.lstats(), counting.reads()]).toEqual([2, 1]);
-    expect(claimed.map((t) => [t.name, t.task.refs]).sort()).toEqual([
-      [kept, ['refs/heads/main']],
-      [replaced, ['refs/heads/newer-and-longer']],
-    ]);
+    expect(byRef(claimed)).toEqual([[task.refs[0], fileOf(task), T2]]);
+    expect(counting.reads()).toBe(1);
+  });
+
+  it('quarantines a directory put under the name of a task it read ahead, and claims the rest', async () => {
+    const env = makeEnv();
+    const kept = live('refs/heads/kept');
+    const swapped = live('refs/heads/swapped');
+    await env.store('node-b').createMany([kept, swapped]);
+    const node = env.store('node-a');
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    await env.fs.unlink(join(env.root, waitingRel(swapped)));
+    env.mkdir(waitingRel(swapped));
+    env.mkdir(`${RUNNING}/${LOCK}`);
+
+    const claimed = await node.claim(LOCK, KEY);
+
+    expect(claimed.map((t) => t.task)).toEqual([kept]);
+    expect(env.list(CORRUPT).filter((name) => name.startsWith(fileOf(swapped)) && !name.endsWith('.reason'))).toHaveLength(1);
+    expect(env.list(`${RUNNING}/${LOCK}`)).toEqual([fileOf(kept)]);
+  });
+
+  it('reads at the claim the task files not named by their content, even when unchanged', async () => {
+    const env = makeEnv();
+    const handMade = `${'a'.repeat(40)}.json`;
+    env.mkdir(`${WAITING}/${KEY}`);
+    env.write(`${WAITING}/${KEY}/${handMade}`, encodeTask(live('refs/heads/main')));
+    const counting = countingClaimReads(env.fs);
+    const node = env.store('node-a', { fs: counting.fs });
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    env.mkdir(`${RUNNING}/${LOCK}`);
+    counting.reset();
+
+    const claimed = await node.claim(LOCK, KEY);
+
+    expect(claimed.map((t) => [t.name, t.task.refs])).toEqual([[handMade, ['refs/heads/main']]]);
+    expect([counting.lstats(), counting.reads()]).toEqual([0, 1]);
   });
 
   it('reads at the claim a task that arrived after the read-ahead, and everything after a claim dropped what was read', async () => {
     const env = makeEnv();
     const first = live('refs/heads/first');
-    const replaced = live('refs/heads/replaced');
+    const second = live('refs/heads/second');
     const late = live('refs/heads/late');
-    await env.store('node-b').createMany([first, replaced]);
+    await env.store('node-b').createMany([first, second]);
     const counting = countingClaimReads(env.fs);
     const node = env.store('node-a', { fs: counting.fs });
     await node.listWaiting();
@@ -117,7 +153,7 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
     expect(claimed.map((t) => [t.name, t.task]).sort()).toEqual(
       [
         [fileOf(first), first],
-        [fileOf(replaced), replaced],
+        [fileOf(second), second],
         [fileOf(late), late],
       ].sort(),
     );

@@ -226,7 +226,7 @@ describe('stopping and crashing during a push', () => {
 });
 
 describe('a signal while the node starts', () => {
-  it('SIGTERM while the node is still reading its config is a stop request: the node exits 0 without claiming, and its tasks stay waiting', async () => {
+  it('SIGTERM while the node is still reading its config is a stop request: the node exits 0 without starting, and its tasks stay waiting', async () => {
     const s = setup('refrelay-sigterm-at-start', '500ms');
     const queued = waitingTaskNames(s.store);
     const root = dirname(s.config);
@@ -254,11 +254,11 @@ describe('a signal while the node starts', () => {
     writeFileSync(gate, '');
     expect(await node.exited).toEqual({ code: 0, signal: null });
     const messages = node.logs().map((line) => line.msg);
-    expect(messages).toContain('stopping: finishing running pushes');
-    expect(messages).toContain('refrelay node stopped');
-    expect(messages).not.toContain('claimed');
+    expect(messages).toEqual(['stopping: finishing running pushes', 'refrelay node stopped before it started']);
     expect(node.problems()).toEqual([]);
     expect(waitingTaskNames(s.store)).toEqual(queued);
+    // Peers never saw it: no heartbeat record was written.
+    expect(existsSync(join(s.store, 'nodes', 'node-1.json'))).toBe(false);
     expect(refsOf(s.dest).size).toBe(0);
   });
 });
