@@ -132,7 +132,8 @@ export class DueIndex {
   /**
    * Up to `limit` URIs past their floor whose batch comes due by `until` (our clock) but is not
    * due yet, and that no other node is preferred for, in no particular order: a walk of the batch
-   * heap that leaves a branch at its first later entry, so it costs the URIs it finds.
+   * heap that leaves a branch at its first later entry, so it costs the entries due by `until`
+   * (replaced ones not dropped yet included), not the backlog.
    */
   dueBy(until: number, offsetMs: number, limit: number): string[] {
     const found: string[] = [];

@@ -52,11 +52,6 @@ export class ReadAhead {
     private readonly limits: ReadAheadLimits,
   ) {}
 
-  /** Tasks held. */
-  get size(): number {
-    return this.heldTasks;
-  }
-
   /**
    * Reads the task files of each waiting folder not read ahead yet (one `readdir`, then one
    * bounded read per file) while room is left, after dropping reads past their age. `stillWanted`
