@@ -18,13 +18,10 @@ import { planDue, scheduleAfter } from './due-planner.js';
 import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 import { countListed, type WaitingUri } from './waiting-uris.js';
+import { ReadAheadSoon } from './read-ahead-soon.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
-/** URIs whose batch is due within a pass and this long are read ahead (store/read-ahead.ts). */
-const READ_AHEAD_LEAD_MS = 1000;
-/** URIs read ahead per pass, at most. */
-const READ_AHEAD_URIS = 256;
 
 export interface TickReport {
   /** URIs with work this node may take (waiting, or being pushed by this node); a reused listing may miss some. */
@@ -71,8 +68,7 @@ export class Distributor {
   private failedToFailedDir = 0;
   /** URIs whose refused task files are being moved to failed/ right now. */
   private readonly parking = new Map<string, Promise<void>>();
-  /** A read-ahead of the store is under way: the next pass does not start another. */
-  private readingAhead = false;
+  private readonly readAhead: ReadAheadSoon;
 
   /**
    * `onSlotFree` runs when a job ends and when a job's pushes are over (its slot is free for the
@@ -116,6 +112,7 @@ export class Distributor {
     };
     this.jobDeps = { ...deps, hosts };
     this.uris = new UriTracker(deps, this.jobs);
+    this.readAhead = new ReadAheadSoon(deps.store);
   }
 
   /** Push jobs, and jobs parking refused task files. */
@@ -194,7 +191,7 @@ export class Distributor {
     const start = (group: UriGroup, fair: FairCandidate, probe: boolean, ahead: boolean): void => this.start(group, fair, probe, ahead);
     const { started, heads } = startDue({ jobs, index, fairShare, circuits, pacing, storeOutage, accepting, start }, plan, config, now);
     this.heads = heads;
-    this.readAheadSoon(now, offsetMs, config);
+    if (accepting) this.readAhead.afterPass(index, now, offsetMs, config);
     const untrusted = this.uris.untrusted();
     this.untrusted = untrusted;
     this.pushSlots.reconsider();
@@ -204,24 +201,6 @@ export class Distributor {
     // Folders not learned yet (a node that started on a big backlog) and flat files to sort are work too.
     const unseen = listing.unlearned + listing.loose.length;
     return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt, unlearned: listing.unlearned };
-  }
-
-  /**
-   * The tasks of URIs due within the next pass and READ_AHEAD_LEAD_MS are read while their batch
-   * waits, not after their claim on the path to the push. Not awaited: a pass does not wait for it.
-   */
-  private readAheadSoon(now: number, offsetMs: number, config: ReplicationConfig): void {
-    const { store } = this.deps;
-    if (store.readAhead === undefined || this.readingAhead || !this.accepting) return;
-    const soon = this.uris.index.dueBy(now + config.distributionIntervalMs + READ_AHEAD_LEAD_MS, offsetMs, READ_AHEAD_URIS);
-    if (soon.length === 0) return;
-    this.readingAhead = true;
-    void store
-      .readAhead(soon)
-      .catch(() => undefined)
-      .finally(() => {
-        this.readingAhead = false;
-      });
   }
 
   /**
