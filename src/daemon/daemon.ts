@@ -130,6 +130,7 @@ export class Daemon {
     if (this.stopping) {
       // Asked to stop while it read its config: no heartbeat, recovery or start-up sync to undo.
       log.info({ nodeId: config.nodeId }, 'refrelay node stopped before it started');
+      await this.options.pusher.close?.();
       return 0;
     }
     log.info({ nodeId: config.nodeId, pid: this.options.pid, store: config.storePath, drain: this.options.drain }, 'refrelay node starting');

@@ -24,8 +24,10 @@ interface FolderReads {
 export interface ReadAheadLimits {
   /** Task files held, at most. */
   readonly tasks: number;
-  /** Their bytes, at most: a task file may be up to 1 MiB. */
+  /** Their bytes, at most, reads under way included. */
   readonly bytes: number;
+  /** A bigger task file is left to the claim (a task file may be up to 1 MiB; they are a few hundred bytes). */
+  readonly taskBytes: number;
   /** Reads older than this are dropped: their URI was claimed elsewhere, or is waiting for a slot. */
   readonly maxAgeMs: number;
 }
@@ -39,8 +41,9 @@ export interface ReadAheadLimits {
  * only for files named by the hash of their content (`taskKey`), whose content the name fixes:
  * one rewritten in place within a timestamp tick still holds that task. Anything else — a file
  * named otherwise, one that arrived later, changed, or could not be read here — the claim reads
- * as before, and quarantines if it must. Bounded in tasks, bytes and age; a folder's reads also
- * go when this node claims from it or a listing no longer has it.
+ * as before, and quarantines if it must. Bounded in tasks, bytes (reads under way counted at
+ * their most) and age (checked on every listing); a folder's reads also go when this node claims
+ * from it or a listing no longer has it.
  */
 export class ReadAhead {
   private readonly folders = new Map<string, FolderReads>();
@@ -60,7 +63,7 @@ export class ReadAhead {
    */
   async read(folders: readonly string[], stillWanted: (folder: string) => boolean): Promise<void> {
     const now = this.ctx.clock.monotonic();
-    for (const [folder, { readAt }] of this.folders) if (now - readAt > this.limits.maxAgeMs) this.drop(folder);
+    this.expire();
     for (const folder of folders) {
       if (this.folders.has(folder) || !stillWanted(folder) || this.full()) continue;
       const entry: FolderReads = { reads: new Map(), readAt: now };
@@ -70,7 +73,10 @@ export class ReadAhead {
       if (names === undefined) continue;
       await mapBounded(names.filter(isTaskFileName), this.ctx.concurrency, async (name) => {
         if (this.full()) return;
-        const outcome = await readTaskFile(this.ctx.fs, join(dir, name)).catch(() => undefined);
+        // Room for the biggest file this may read, given back once its size is known.
+        this.heldBytes += this.limits.taskBytes;
+        const outcome = await readTaskFile(this.ctx.fs, join(dir, name), this.limits.taskBytes).catch(() => undefined);
+        this.heldBytes -= this.limits.taskBytes;
         // Claimed from or dropped meanwhile: what was read belongs to nobody now.
         if (outcome?.kind !== 'task' || this.folders.get(folder) !== entry) return;
         const key = name.slice(0, -'.json'.length);
@@ -97,6 +103,12 @@ export class ReadAhead {
     if (early === undefined) return undefined;
     const same = stats.isFile() && stats.ino === early.ino && stats.size === early.sizeBytes && stats.mtimeMs === early.task.mtimeMs;
     return same ? early.task : undefined;
+  }
+
+  /** Drops the reads older than `maxAgeMs`: their URI was claimed elsewhere, or waits long for a slot. */
+  expire(): void {
+    const now = this.ctx.clock.monotonic();
+    for (const [folder, { readAt }] of this.folders) if (now - readAt > this.limits.maxAgeMs) this.drop(folder);
   }
 
   /** Forgets what was read of `folder`: it was claimed from, is no longer listed, or its reads are too old. */

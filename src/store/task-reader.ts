@@ -22,9 +22,9 @@ const UNREADABLE_ENTRY = new Set(['EISDIR', 'EACCES', 'EPERM', 'ELOOP']);
  * lost race; bad content, or an entry of another type or size, is corrupt; anything else
  * (EIO, EMFILE …) is a store failure.
  */
-export async function readTaskFile(fs: StoreFs, path: string): Promise<ReadOutcome> {
+export async function readTaskFile(fs: StoreFs, path: string, maxBytes = STORE_RECORD_MAX_BYTES): Promise<ReadOutcome> {
   try {
-    const read = await fs.readBounded(path, STORE_RECORD_MAX_BYTES);
+    const read = await fs.readBounded(path, maxBytes);
     if (read.kind === 'refused') return { kind: 'corrupt', reason: read.reason };
     return { kind: 'task', task: decodeTask(read.text), mtimeMs: read.mtimeMs, ino: read.ino, sizeBytes: read.sizeBytes };
   } catch (error) {

@@ -73,7 +73,7 @@ export interface TaskStoreOptions {
 /** Tasks a `createMany` publishes side by side. */
 const CREATE_CONCURRENCY = 8;
 /** Task files held read ahead of their claim: a few seconds of pushes, a few MB. */
-const READ_AHEAD_LIMITS = { tasks: 4096, bytes: 8 * 1024 * 1024, maxAgeMs: 60_000 };
+const READ_AHEAD_LIMITS = { tasks: 4096, bytes: 8 * 1024 * 1024, taskBytes: 64 * 1024, maxAgeMs: 60_000 };
 
 /**
  * The directory protocol (DESIGN.md "Store layout"). Every state change is one atomic

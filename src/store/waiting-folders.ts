@@ -142,6 +142,7 @@ export class WaitingFolders {
    */
   async list(options: { cached?: boolean } = {}): Promise<WaitingListing> {
     const cached = options.cached === true;
+    this.early.expire();
     if (!cached) {
       await this.readNamesIfChanged();
       await this.sortSome();

@@ -158,14 +158,46 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
       ].sort(),
     );
 
-    // Claimed from: nothing of that folder is held any more, so the next claim reads what it finds.
+    // Claimed from: nothing of that folder is held any more, so once it is learned again it is
+    // read ahead again (a folder still marked as read would be skipped) and claimed without a read.
     const again = live('refs/heads/again');
     await env.store('node-b').create(again);
+    await node.listWaiting();
     await node.readAhead([KEY]);
     env.mkdir(`${RUNNING}/lock-2`);
     counting.reset();
     expect((await node.claim('lock-2', KEY)).map((t) => t.task)).toEqual([again]);
-    expect(counting.reads()).toBe(1);
+    expect([counting.reads(), counting.lstats()]).toEqual([0, 1]);
+  });
+
+  it('drops reads older than a minute at the next listing, and leaves a task file over 64 KiB to the claim', async () => {
+    const env = makeEnv();
+    let monotonic = 0;
+    const clock = { now: () => Date.now() + 60_000, monotonic: () => monotonic };
+    const small = live('refs/heads/small');
+    const big: Task = { ...live('refs/heads/big'), refs: Array.from({ length: 800 }, (_, i) => `refs/heads/${'b'.repeat(80)}${String(i).padStart(4, '0')}`) };
+    expect(encodeTask(big).length).toBeGreaterThan(64 * 1024);
+    await env.store('node-b').createMany([small, big]);
+    const counting = countingClaimReads(env.fs);
+    const node = env.store('node-a', { fs: counting.fs, clock });
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    env.mkdir(`${RUNNING}/${LOCK}`);
+    counting.reset();
+    expect((await node.claim(LOCK, KEY)).map((t) => t.task.refs[0]).sort()).toEqual([big.refs[0], 'refs/heads/small']);
+    // The small one was read ahead; the big one is read at the claim.
+    expect([counting.reads(), counting.lstats()]).toEqual([1, 1]);
+
+    const late = live('refs/heads/late');
+    await env.store('node-b').create(late);
+    await node.listWaiting();
+    await node.readAhead([KEY]);
+    monotonic += 60_001;
+    await node.listWaiting();
+    env.mkdir(`${RUNNING}/lock-2`);
+    counting.reset();
+    expect((await node.claim('lock-2', KEY)).map((t) => t.task)).toEqual([late]);
+    expect([counting.reads(), counting.lstats()]).toEqual([1, 0]);
   });
 
   it('leaves a file it cannot read to the claim, which quarantines it and claims the rest', async () => {
