@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StoreFs } from '../../src/store/store-fs.js';
-import type { ClaimedTask } from '../../src/store/task-store.js';
+import type { ClaimedTask, TaskStore } from '../../src/store/task-store.js';
 import { encodeTask, uriKey, type Task } from '../../src/task/task.js';
 import { faultyFs } from './support/faulty-fs.js';
-import { storeEnvs } from './support/store-envs.js';
+import { storeEnvs, type StoreEnv } from './support/store-envs.js';
 import { WAITING, fileOf, waitingRel } from './support/waiting-layout.js';
 
 /**
@@ -48,6 +48,15 @@ function countingClaimReads(base: StoreFs): { fs: StoreFs; reads: () => number; 
   };
 }
 
+/** Node A, counting its claim's reads, once it has learned waiting/ and read the URI's tasks ahead. */
+async function readAheadByNodeA(env: StoreEnv): Promise<{ node: TaskStore; counting: ReturnType<typeof countingClaimReads> }> {
+  const counting = countingClaimReads(env.fs);
+  const node = env.store('node-a', { fs: counting.fs });
+  await node.listWaiting();
+  await node.readAhead([KEY]);
+  return { node, counting };
+}
+
 const byRef = (tasks: readonly ClaimedTask[]): Array<[string | undefined, string, number]> =>
   tasks.map((t): [string | undefined, string, number] => [t.task.refs[0], t.name, t.mtimeMs]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 
@@ -57,10 +66,7 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
     const tasks = [live('refs/heads/a'), live('refs/heads/b'), live('refs/heads/c')];
     await env.store('node-b').createMany(tasks);
     for (const task of tasks) env.setMtime(waitingRel(task), T1);
-    const counting = countingClaimReads(env.fs);
-    const node = env.store('node-a', { fs: counting.fs });
-    await node.listWaiting();
-    await node.readAhead([KEY]);
+    const { node, counting } = await readAheadByNodeA(env);
     env.mkdir(`${RUNNING}/${LOCK}`);
     counting.reset();
 
@@ -78,10 +84,7 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
     const peer = env.store('node-b');
     await peer.create(task);
     env.setMtime(waitingRel(task), T1);
-    const counting = countingClaimReads(env.fs);
-    const node = env.store('node-a', { fs: counting.fs });
-    await node.listWaiting();
-    await node.readAhead([KEY]);
+    const { node, counting } = await readAheadByNodeA(env);
     env.mkdir(`${RUNNING}/lock-peer`);
     expect((await peer.claim('lock-peer', KEY)).map((t) => t.name)).toEqual([fileOf(task)]);
     expect(await peer.finish('lock-peer', [fileOf(task)])).toEqual([fileOf(task)]);
@@ -120,10 +123,7 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
     const handMade = `${'a'.repeat(40)}.json`;
     env.mkdir(`${WAITING}/${KEY}`);
     env.write(`${WAITING}/${KEY}/${handMade}`, encodeTask(live('refs/heads/main')));
-    const counting = countingClaimReads(env.fs);
-    const node = env.store('node-a', { fs: counting.fs });
-    await node.listWaiting();
-    await node.readAhead([KEY]);
+    const { node, counting } = await readAheadByNodeA(env);
     env.mkdir(`${RUNNING}/${LOCK}`);
     counting.reset();
 
@@ -139,10 +139,7 @@ describe.each(storeEnvs())('task store contract, read-ahead (%s)', (_, makeEnv) 
     const second = live('refs/heads/second');
     const late = live('refs/heads/late');
     await env.store('node-b').createMany([first, second]);
-    const counting = countingClaimReads(env.fs);
-    const node = env.store('node-a', { fs: counting.fs });
-    await node.listWaiting();
-    await node.readAhead([KEY]);
+    const { node, counting } = await readAheadByNodeA(env);
     await env.store('node-b').create(late);
     env.mkdir(`${RUNNING}/${LOCK}`);
     counting.reset();
