@@ -57,13 +57,12 @@ export class ReadAhead {
 
   /**
    * Reads the task files of each waiting folder not read ahead yet (one `readdir`, then one
-   * bounded read per file) while room is left, after dropping reads past their age. `stillWanted`
+   * bounded read per file) while room is left. `stillWanted`
    * is asked again before each folder (it may have been claimed from meanwhile). Never throws: a
    * failure here is the claim's to see.
    */
   async read(folders: readonly string[], stillWanted: (folder: string) => boolean): Promise<void> {
     const now = this.ctx.clock.monotonic();
-    this.expire();
     for (const folder of folders) {
       if (this.folders.has(folder) || !stillWanted(folder) || this.full()) continue;
       const entry: FolderReads = { reads: new Map(), readAt: now };

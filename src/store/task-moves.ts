@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
-import { loadTask, loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
+import { loadTask, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
 import type { ReadAhead } from './read-ahead.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { ClaimedTask, WaitingTask } from './store-types.js';
@@ -29,7 +29,7 @@ export type FileOp =
  * (unreadable ones are quarantined), and the folders claimed from. A task in `early` (read
  * ahead) costs an `lstat` instead of a read when the claimed file is the one read.
  */
-export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string, early?: ReadAhead): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
+export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string, early: ReadAhead): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
   const claimDir = ctx.paths.lockFolder(lockName);
   const tasks: ClaimedTask[] = [];
   const folders: string[] = [];
@@ -42,21 +42,14 @@ export async function claimUri(ctx: StoreContext, lockName: string, uriKey: stri
     const ops: FileOp[] = names.map((name) => ({ op: 'rename', from: join(dir, name), to: join(claimDir, name) }));
     const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops));
     const moved = names.filter((_, i) => done[i]);
-    tasks.push(...(await loadClaimed(ctx, claimDir, moved, early === undefined ? undefined : { early, folder })));
+    tasks.push(...(await loadClaimed(ctx, claimDir, folder, moved, early)));
     await ctx.fs.rmdir(dir).catch(() => undefined);
   }
   return { tasks, folders };
 }
 
-/** Claimed task files: those read ahead from `from.folder` and still the same file are `lstat`ed, the rest read. */
-async function loadClaimed(
-  ctx: StoreContext,
-  claimDir: string,
-  names: readonly string[],
-  from: { early: ReadAhead; folder: string } | undefined,
-): Promise<WaitingTask[]> {
-  if (from === undefined) return loadTasks(ctx, claimDir, names);
-  const { early, folder } = from;
+/** Claimed task files: those read ahead from `folder` and still the same file are `lstat`ed, the rest read. */
+async function loadClaimed(ctx: StoreContext, claimDir: string, folder: string, names: readonly string[], early: ReadAhead): Promise<WaitingTask[]> {
   const loaded = await mapBounded(names, ctx.concurrency, async (name) => {
     if (early.has(folder, name)) {
       const stats = await lstatTolerant(ctx, join(claimDir, name), 'claim task');

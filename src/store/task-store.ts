@@ -179,8 +179,7 @@ export class TaskStore {
   async claim(lockName: string, uriKey: string): Promise<ClaimedTask[]> {
     await this.ready();
     const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey, this.waiting.early);
-    this.waiting.claimed(uriKey);
-    for (const folder of folders) this.waiting.forget(folder);
+    this.waiting.claimed(uriKey, folders);
     return tasks;
   }
 

@@ -108,22 +108,22 @@ export class WaitingFolders {
     this.early = new ReadAhead(ctx, options.readAhead);
   }
 
-  /** This node claimed from the folder: what is left there (if anything) is learned again. */
-  forget(folder: string): void {
-    this.early.drop(folder);
-    if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
+  /**
+   * This node claimed the URI from `folders`: what is left there (if anything) is learned again,
+   * and what was read ahead of either lane is of no use any more.
+   */
+  claimed(uriKey: string, folders: readonly string[]): void {
+    this.early.drop(waitingFolderName(uriKey, 'live'));
+    this.early.drop(waitingFolderName(uriKey, 'bulk'));
+    for (const folder of folders) {
+      if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
+    }
   }
 
   /** Reads ahead the tasks of the learned waiting folders of these URIs (both lanes). */
   async readAhead(uriKeys: readonly string[]): Promise<void> {
     const learned = (name: string): boolean => this.learned.has(name);
     await this.early.read(uriKeys.flatMap((key) => [waitingFolderName(key, 'live'), waitingFolderName(key, 'bulk')]).filter(learned), learned);
-  }
-
-  /** This node claimed the URI: whatever was read ahead of either lane is of no use any more. */
-  claimed(uriKey: string): void {
-    this.early.drop(waitingFolderName(uriKey, 'live'));
-    this.early.drop(waitingFolderName(uriKey, 'bulk'));
   }
 
   private unlearn(folder: string): boolean {
