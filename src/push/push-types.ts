@@ -19,8 +19,11 @@ export interface PushRequest {
   readonly signal?: AbortSignal;
   /** git's progress lines (stderr), redacted; asking for them adds --progress. */
   readonly onProgress?: (line: string) => void;
-  /** Called with the process group id of each `git push` started, for the lock's owner record. */
-  readonly onPushSpawn?: (pid: number) => Promise<void>;
+  /**
+   * Called with the process group id of each `git push` spawned, for the lock's owner record;
+   * git runs only when it resolves true (see run-process.ts `onSpawn`).
+   */
+  readonly onPushSpawn?: (pid: number) => Promise<boolean>;
 }
 
 export type RefStatus = 'new' | 'updated' | 'forced' | 'deleted' | 'up-to-date' | 'rejected' | 'dropped';

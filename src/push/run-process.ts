@@ -10,11 +10,12 @@ export interface RunOptions {
   /** Each stderr line (split on \n and \r, as git redraws progress with \r). */
   readonly onStderrLine?: (line: string) => void;
   /**
-   * Given the child's pid (also its process group id), records it where a recovery can find it.
-   * The command does not start before the returned promise settles: a node killed before its
-   * record is written leaves no command running that nobody knows of (DESIGN.md "Orphaned pushes").
+   * Given the child's pid (also its process group id), records it where a recovery can find it,
+   * and answers whether the command may start. It does not start before the returned promise
+   * settles, and never unless it resolves true: a node killed before its record is written leaves
+   * no command running that nobody knows of (DESIGN.md "Orphaned pushes").
    */
-  readonly onSpawn?: (pid: number) => Promise<void>;
+  readonly onSpawn?: (pid: number) => Promise<boolean>;
   /** Any bytes on stdout or stderr: the child (or what it started) is making progress. */
   readonly onOutput?: () => void;
 }
@@ -95,9 +96,9 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     if (pid !== undefined) trackGroup(pid);
     // The child may be gone already (stopped meanwhile): nothing to write to then.
     child.stdin.on('error', () => undefined);
-    const open = (): void => void child.stdin.end(onSpawn === undefined ? undefined : '\n');
-    if (pid === undefined || onSpawn === undefined) open();
-    else onSpawn(pid).then(open, open);
+    const open = (go: boolean): void => void child.stdin.end(go && onSpawn !== undefined ? '\n' : undefined);
+    if (pid === undefined || onSpawn === undefined) open(false);
+    else onSpawn(pid).then(open, () => open(false));
 
     const killGroup = (signal: NodeJS.Signals): void => {
       if (pid === undefined) return;

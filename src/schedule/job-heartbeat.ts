@@ -8,6 +8,14 @@ export interface HeartbeatStall {
   readonly error: unknown;
 }
 
+const LOST_LOCK = 'lost the URI lock while holding it; aborting the push';
+
+interface PushProcess {
+  readonly pushPid: number;
+  readonly pushStartTime?: number;
+  readonly bootId?: string;
+}
+
 /**
  * The heartbeat of one push job's lock: advances the owner record's counter every
  * max(250 ms, lockStale / 6) and once more when git is spawned (to record the push process).
@@ -19,7 +27,9 @@ export class JobHeartbeat {
   /** Beats run one at a time and are awaited before the release, so a late beat can never race the release and mistake our own clean-up for a takeover. */
   private beating: Promise<void> = Promise.resolve();
   private finished = false;
-  private pushProcess: { pushPid: number; pushStartTime?: number; bootId?: string } | undefined;
+  private pushProcess: PushProcess | undefined;
+  /** The push process the last successful beat wrote into the record. */
+  private recorded: PushProcess | undefined;
   /** For leases that do not say when their record was last written: the start of the last beat that succeeded. */
   private lastBeatAt: number;
   private lastError: unknown;
@@ -58,15 +68,23 @@ export class JobHeartbeat {
 
   /**
    * For the pusher: record a just spawned git's process group (and what proves it is that
-   * process). Resolves once that record write is over; git starts only then (run-process.ts).
+   * process), and answer whether git may start (run-process.ts holds it until then). Only when
+   * that record was written and the lock is still ours: a holder paused (SIGSTOP, a stalled VM)
+   * after the write, past lockStale, finds its lock taken over here, instead of starting git
+   * beside the new holder's push (DESIGN.md "Heartbeat").
    */
-  readonly onPushSpawn = (pid: number): Promise<void> => {
+  readonly onPushSpawn = async (pid: number): Promise<boolean> => {
     // Read at once, while the process surely exists. Every key is set (undefined when unknown),
     // so the record never pairs this pid with an earlier push's start time.
     const identity = this.deps.identifyPush?.(pid);
-    this.pushProcess = { pushPid: pid, pushStartTime: identity?.pushStartTime, bootId: identity?.bootId };
+    const pushProcess = { pushPid: pid, pushStartTime: identity?.pushStartTime, bootId: identity?.bootId };
+    this.pushProcess = pushProcess;
     this.beat();
-    return this.beating;
+    await this.beating;
+    if (this.control.signal.aborted) return false;
+    if (this.recorded !== pushProcess) this.abort('could not record the push process in the lock; the push waits');
+    else if (!(await this.lock.stillMine())) this.abort(LOST_LOCK);
+    return !this.control.signal.aborted;
   };
 
   /** No more beats; resolves when the last one is over. */
@@ -81,16 +99,17 @@ export class JobHeartbeat {
     if (this.finished || this.stopIfOverdue()) return;
     const startedAt = this.deps.clock.monotonic();
     const { lock, deps } = this;
+    const pushProcess = this.pushProcess;
     this.beating = this.beating.then(() =>
-      lock.heartbeat(this.pushProcess ?? {}).then(
+      lock.heartbeat(pushProcess ?? {}).then(
         (mine) => {
           if (mine) {
             this.lastBeatAt = startedAt;
+            this.recorded = pushProcess;
             return;
           }
           if (this.finished || this.control.signal.aborted) return;
-          deps.log.warn({ uri: redactUrl(this.uri), lease: lock.leaseId }, 'lost the URI lock while holding it; aborting the push');
-          this.control.abort();
+          this.abort(LOST_LOCK);
         },
         (error: unknown) => {
           this.lastError = error;
@@ -99,6 +118,11 @@ export class JobHeartbeat {
         },
       ),
     );
+  }
+
+  private abort(message: string): void {
+    this.deps.log.warn({ uri: redactUrl(this.uri), lease: this.lock.leaseId }, message);
+    this.control.abort();
   }
 
   /**

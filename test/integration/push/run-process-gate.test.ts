@@ -18,7 +18,7 @@ describe('a push held until its pid is recorded (run-process.ts)', () => {
   it('starts the command only once the record is written, as the very process whose pid was recorded', async () => {
     const marker = join(tempDir('refrelay-gate'), 'ran');
     let recorded: number | undefined;
-    let openGate: () => void = () => undefined;
+    let openGate: (go: boolean) => void = () => undefined;
     const [command, args] = writePid(marker);
     const running = runProcess(command, args, {
       env,
@@ -41,11 +41,30 @@ describe('a push held until its pid is recorded (run-process.ts)', () => {
     expect(gate().cmdline).toContain('read -r go');
     expect(existsSync(marker)).toBe(false);
 
-    openGate();
+    openGate(true);
     const result = await running;
 
     expect(result.exitCode).toBe(0);
     expect(Number(readFileSync(marker, 'utf8'))).toBe(recorded);
+  });
+
+  it('never starts the command when the answer is no (the lock was lost while the record was written)', async () => {
+    const marker = join(tempDir('refrelay-gate-refused'), 'ran');
+    let recorded: number | undefined;
+    const [command, args] = writePid(marker);
+
+    const result = await runProcess(command, args, {
+      env,
+      killGraceMs: 1000,
+      onSpawn: async (pid) => {
+        recorded = pid;
+        return false;
+      },
+    });
+
+    expect(recorded).toBeGreaterThan(1);
+    expect(result).toMatchObject({ exitCode: 1, killed: false });
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('never starts the command when the node dies before the record is written', async () => {
@@ -72,7 +91,7 @@ describe('a push held until its pid is recorded (run-process.ts)', () => {
   });
 
   it('reports a command the gate cannot run as a command that could not start', async () => {
-    const result = await runProcess('/nonexistent/git', ['push'], { env, killGraceMs: 1000, onSpawn: async () => undefined });
+    const result = await runProcess('/nonexistent/git', ['push'], { env, killGraceMs: 1000, onSpawn: async () => true });
 
     expect(result.spawnError?.message).toContain('/nonexistent/git');
     expect(result.exitCode).toBe(127);
