@@ -146,12 +146,9 @@ export class Distributor {
     return [...this.jobs.values()].map((job) => redactUrl(job.group.uri));
   }
 
-  /** A URI whose tasks were just recovered from a dead holder: push it on the next pass. */
+  /** A URI whose tasks were just recovered from a dead holder: push it on the next pass (UriTracker.expedite). */
   expedite(uriKey: string): void {
-    const schedule = this.uris.schedules.get(uriKey) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
-    // The recovered tasks keep their old mtimes, so their batch is already due; clear any
-    // lock-refused wait and jitter so this node (the one that took over) goes first.
-    this.uris.setSchedule(uriKey, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
+    this.uris.expedite(uriKey);
   }
 
   /** Stop starting pushes; running ones go on (graceful shutdown, first phase). */

@@ -5,9 +5,16 @@ import { batchDue, fairGroupKey, floorOf, type Due, type UriSchedule } from './d
 import type { CircuitGate } from './host-circuit.js';
 import type { UriGroup } from './uri-groups.js';
 
+/** How long a node that is not a URI's preferred node leaves it to that node. */
+export interface Handoff {
+  readonly ms: number;
+  /** When this node indexed the URI's change, our clock. */
+  readonly seenAt: number;
+}
+
 /** A waiting URI in the index; replaced whenever its group or its schedule changes. */
 interface Entry extends Due {
-  /** Not due before this, local clock: max(notBefore, recheckAt). */
+  /** Not due before this, local clock: max(notBefore, recheckAt, the end of a handoff). */
   readonly floor: number;
   /** Oldest mtime + max(replicationDelay, distributionInterval) + jitter: store clock. */
   readonly batchDue: number;
@@ -67,19 +74,21 @@ export class DueIndex {
   }
 
   /**
-   * Indexes a URI's group under its schedule, replacing what was indexed for it. `handoffMs`: how
-   * much later than its batch this node takes it (a URI another node is preferred for).
+   * Indexes a URI's group under its schedule, replacing what was indexed for it. `handoff`: a URI
+   * another node is preferred for, which this node takes only `ms` after its batch is due and
+   * `ms` after `seenAt` (our clock), when this node indexed its change (DESIGN.md "Preferred node").
    */
-  set(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, handoffMs = 0): void {
+  set(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, handoff?: Handoff): void {
     const previous = this.entries.get(group.uriKey);
     if (previous !== undefined) this.retire(previous);
+    const floor = floorOf(schedule);
     const entry: Entry = {
       group,
       host: schedule?.host ?? hostOf(group.uri),
-      floor: floorOf(schedule),
-      batchDue: batchDue(group, schedule, config) + handoffMs,
+      floor: handoff === undefined ? floor : Math.max(floor, handoff.seenAt + handoff.ms),
+      batchDue: batchDue(group, schedule, config) + (handoff?.ms ?? 0),
       seq: previous?.seq ?? this.seq++,
-      handedOff: handoffMs > 0,
+      handedOff: handoff !== undefined,
       at: 0,
       stage: 'floor',
     };

@@ -1,6 +1,6 @@
 import type { ReplicationConfig } from '../config/types.js';
 import type { WaitingListing } from '../store/task-store.js';
-import { DueIndex } from './due-index.js';
+import { DueIndex, type Handoff } from './due-index.js';
 import { dueAt, newSchedule, type Due, type UriSchedule } from './due-planner.js';
 import type { JobTable } from './job-table.js';
 import type { Membership } from '../cluster/live-nodes.js';
@@ -26,6 +26,8 @@ export class UriTracker {
   private indexedMembership: Membership | undefined;
   /** URIs whose group went while their schedule is kept: forgotten on the next listing that still lacks them. */
   private readonly gone = new Set<string>();
+  /** URIs this node recovered from a dead holder, taken without a handoff until their next job (see expedite). */
+  private readonly expedited = new Set<string>();
   /** URIs whose schedule holds a persisted backoff (see forgetClearedBackoffs). */
   private readonly backedOff = new Set<string>();
 
@@ -90,20 +92,38 @@ export class UriTracker {
     }
     let schedule = this.byUri.get(key);
     if (schedule === undefined) this.byUri.set(key, (schedule = newSchedule(group.uri, this.deps.config(), this.deps.random)));
-    if (this.jobs.has(key)) this.index.delete(key);
-    else this.index.set(group, schedule, this.deps.config(), this.handoffMs(key));
+    if (this.jobs.has(key)) {
+      this.index.delete(key);
+      this.expedited.delete(key);
+    } else {
+      this.index.set(group, schedule, this.deps.config(), this.expedited.has(key) ? undefined : this.handoff(key));
+    }
   }
 
   /**
    * A URI another live node is preferred for waits here one more pass of every node
-   * (distributionInterval + randomDelay: each node draws its own jitter) after it came due, so
-   * its preferred node claims it first (preferred-node.ts).
+   * (distributionInterval + randomDelay: each node draws its own jitter) after it came due, and
+   * as long after this node saw it change, so its preferred node claims it first
+   * (preferred-node.ts). The second wait is for a URI long overdue: a backlog URI that gets a live
+   * update is due at once for every node that learns the new folder, and they would all reach for
+   * it in the same pass.
    */
-  private handoffMs(key: string): number {
+  private handoff(key: string): Handoff | undefined {
     const membership = this.indexedMembership;
-    if (membership === undefined || membership.live.length < 2 || preferredNode(key, membership.live) === membership.self) return 0;
+    if (membership === undefined || membership.live.length < 2 || preferredNode(key, membership.live) === membership.self) return undefined;
     const config = this.deps.config();
-    return config.distributionIntervalMs + config.randomDelayMs;
+    return { ms: config.distributionIntervalMs + config.randomDelayMs, seenAt: this.deps.clock.now() };
+  }
+
+  /**
+   * A URI whose tasks this node just recovered from a dead holder: the recovered tasks keep their
+   * old mtimes, so their batch is due already; any lock-refused wait, the jitter and the handoff
+   * are dropped until its next job, so this node (the one that took over) goes first.
+   */
+  expedite(key: string): void {
+    const schedule = this.byUri.get(key) ?? { jitterMs: 0, notBefore: 0, recheckAt: 0 };
+    this.expedited.add(key);
+    this.setSchedule(key, { ...schedule, jitterMs: 0, recheckAt: Math.min(schedule.recheckAt, this.deps.clock.now()) });
   }
 
   setSchedule(key: string, schedule: UriSchedule): void {
@@ -115,6 +135,7 @@ export class UriTracker {
 
   private dropSchedule(key: string): void {
     this.byUri.delete(key);
+    this.expedited.delete(key);
     this.backedOff.delete(key);
   }
 

@@ -133,7 +133,7 @@ describe('the due index', () => {
     index.set(p5, { jitterMs: 0, notBefore: 0, recheckAt: 0 }, config);
     index.set(groups.get(keyOf(groups, 'p7'))!, { jitterMs: 0, notBefore: 60_000, recheckAt: 0 }, config);
     // Another node is preferred for p9: this one would take it 3 s after its batch, and does not read it ahead.
-    index.set(groups.get(keyOf(groups, 'p9'))!, { jitterMs: 0, notBefore: 0, recheckAt: 0 }, config, 3_000);
+    index.set(groups.get(keyOf(groups, 'p9'))!, { jitterMs: 0, notBefore: 0, recheckAt: 0 }, config, { ms: 3_000, seenAt: 0 });
     planDue(index, noJobs, 10_002, 0, undefined);
     const projects = (keys: string[]): string[] =>
       keys.map((key) => projectOf({ group: groups.get(key)! })).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));

@@ -57,4 +57,34 @@ describe('Distributor with live peers', () => {
     mine.clock.advance(10_000);
     expect((await preferredHere.tick()).started).toBe(1);
   });
+
+  it('takes a long overdue URI another live node is preferred for only one distributionInterval + randomDelay after it first learns it, so nodes that learn a change together do not all reach for it', async () => {
+    const h = harness(config, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    const key = keyOfUri('/dest/mirror/p.git');
+    const other = nodes.find((node) => preferredNode(key, ['self', node]) === node)!;
+    const elsewhere = { self: 'self', live: ['self', other].sort() };
+    const distributor = new Distributor({ ...h.deps, membership: () => elsewhere });
+    // An hour overdue when this node first sees it: its batch came due long ago.
+    h.clock.advance(3_600_000);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(2_999);
+    expect((await distributor.tick()).started).toBe(0);
+    h.clock.advance(1);
+    expect((await distributor.tick()).started).toBe(1);
+  });
+
+  it('takes a URI it recovered from a dead holder on its next pass, even one another live node is preferred for', async () => {
+    const h = harness(config, { random: 0 });
+    await h.enqueue('p', ['refs/heads/main']);
+    const key = keyOfUri('/dest/mirror/p.git');
+    const other = nodes.find((node) => preferredNode(key, ['self', node]) === node)!;
+    const distributor = new Distributor({ ...h.deps, membership: () => ({ self: 'self', live: ['self', other].sort() }) });
+    h.clock.advance(3_600_000);
+    expect((await distributor.tick()).started).toBe(0);
+
+    distributor.expedite(key);
+
+    expect((await distributor.tick()).started).toBe(1);
+  });
 });
