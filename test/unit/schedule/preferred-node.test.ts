@@ -36,13 +36,18 @@ describe('Distributor with live peers', () => {
     'remote.mirror.replicationDelay=10s',
   ];
 
-  it('takes a URI another live node is preferred for one distributionInterval + randomDelay after it came due, and its own at once', async () => {
+  /** A task queued for p, a URI another live node is preferred for, and this node's distributor. */
+  async function queuedForAnotherNode(): Promise<{ h: ReturnType<typeof harness>; key: string; other: string; distributor: Distributor }> {
     const h = harness(config, { random: 0 });
     await h.enqueue('p', ['refs/heads/main']);
     const key = keyOfUri('/dest/mirror/p.git');
     const other = nodes.find((node) => preferredNode(key, ['self', node]) === node)!;
     const elsewhere = { self: 'self', live: ['self', other].sort() };
-    const distributor = new Distributor({ ...h.deps, membership: () => elsewhere });
+    return { h, key, other, distributor: new Distributor({ ...h.deps, membership: () => elsewhere }) };
+  }
+
+  it('takes a URI another live node is preferred for one distributionInterval + randomDelay after it came due, and its own at once', async () => {
+    const { h, other, distributor } = await queuedForAnotherNode();
     h.clock.advance(10_000);
     expect((await distributor.tick()).started).toBe(0);
     h.clock.advance(2_999);
@@ -59,12 +64,7 @@ describe('Distributor with live peers', () => {
   });
 
   it('takes a long overdue URI another live node is preferred for only one distributionInterval + randomDelay after it first learns it, so nodes that learn a change together do not all reach for it', async () => {
-    const h = harness(config, { random: 0 });
-    await h.enqueue('p', ['refs/heads/main']);
-    const key = keyOfUri('/dest/mirror/p.git');
-    const other = nodes.find((node) => preferredNode(key, ['self', node]) === node)!;
-    const elsewhere = { self: 'self', live: ['self', other].sort() };
-    const distributor = new Distributor({ ...h.deps, membership: () => elsewhere });
+    const { h, distributor } = await queuedForAnotherNode();
     // An hour overdue when this node first sees it: its batch came due long ago.
     h.clock.advance(3_600_000);
     expect((await distributor.tick()).started).toBe(0);
@@ -75,11 +75,7 @@ describe('Distributor with live peers', () => {
   });
 
   it('takes a URI it recovered from a dead holder on its next pass, even one another live node is preferred for', async () => {
-    const h = harness(config, { random: 0 });
-    await h.enqueue('p', ['refs/heads/main']);
-    const key = keyOfUri('/dest/mirror/p.git');
-    const other = nodes.find((node) => preferredNode(key, ['self', node]) === node)!;
-    const distributor = new Distributor({ ...h.deps, membership: () => ({ self: 'self', live: ['self', other].sort() }) });
+    const { h, key, distributor } = await queuedForAnotherNode();
     h.clock.advance(3_600_000);
     expect((await distributor.tick()).started).toBe(0);
 
