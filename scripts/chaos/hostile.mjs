@@ -207,6 +207,10 @@ export class HostilePlanter {
     for (const entry of [...this.planted].reverse()) {
       const rel = relative(this.store, entry.path);
       if (entry.folder === 'ref-updates/corrupt') plantedInCorrupt.add(entry.name);
+      // A directory under a waiting folder's name is a waiting folder: its bad task-named file is
+      // quarantined from where it lies, and the folder, emptied, is removed like any other.
+      const waitingFolder = entry.kind === 'dir' && entry.folder === 'ref-updates/waiting' && /^[0-9a-f]{40}(\.bulk)?$/.test(entry.name);
+      const innerQuarantined = waitingFolder && /^[0-9a-f]{40}\.json$/.test(entry.inner ?? '') && take(`${rel}/${entry.inner}`) !== undefined;
       if (!inPlace.has(rel) && typeOf(entry.path) === entry.type) {
         inPlace.add(rel);
         ignored++;
@@ -216,6 +220,10 @@ export class HostilePlanter {
       // Recovering a lock folder moves task-named files to waiting/ first; the bad ones are quarantined from there.
       if (take(rel) !== undefined || (inLock && /^[0-9a-f]{40}\.json$/.test(entry.name) && take(`ref-updates/waiting/${entry.name}`) !== undefined)) {
         quarantined++;
+        continue;
+      }
+      if (innerQuarantined) {
+        removedAsOwn.push(`${rel} (${entry.kind}, a waiting folder emptied of its bad task)`);
         continue;
       }
       // From waiting/, or from a lock folder by way of waiting/ (recovery moves task-named files there).

@@ -248,7 +248,7 @@ export function summarize(options, outcome) {
     ['faults were injected', faultTotal > 0, []],
     ['hostile entries were planted', hostile.planted > 0, []],
     [
-      'every hostile entry moved to corrupt/ with a .reason, left where it was put, removed as lock bookkeeping, or (a well-formed task for a URL no remote has) parked in failed/',
+      'every hostile entry moved to corrupt/ with a .reason, left where it was put, removed as store bookkeeping, or (a well-formed task for a URL no remote has) parked in failed/',
       hostile.vanished.length === 0 && hostile.missingReason.length === 0,
       [...hostile.missingReason, ...hostile.vanished],
     ],
@@ -294,7 +294,7 @@ export function summarize(options, outcome) {
       .map(([kind, n]) => `${kind} ${n}`)
       .join(
         ', ',
-      )}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.parked} well-formed tasks for a URL no remote has parked in failed/, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as lock bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`,
+      )}; ${hostile.skipped} attempts planted nothing), ${hostile.quarantined} quarantined, ${hostile.parked} well-formed tasks for a URL no remote has parked in failed/, ${hostile.ignored} left in place, ${hostile.removedAsOwn.length} removed as store bookkeeping (owner.json or *.tmp files in a lock folder, directories there or named like a lock, waiting folders emptied of their bad task), ${hostile.vanished.length} vanished; victim ${hostile.victimIntact ? 'intact' : 'CHANGED'}`,
   );
   out.push(
     storeFull.skipped !== undefined
