@@ -74,8 +74,13 @@ export class StorePaths {
     this.verify = join(root, 'verify');
   }
 
+  /**
+   * The layout's folders, in the order a new store gets them: refrelay's own first, so that a node
+   * that looks while a peer makes them never sees waiting/ and running/ without them, which is
+   * what the plugin's events directory looks like (gerrit-events-dir.ts).
+   */
   get folders(): readonly string[] {
-    return [this.building, this.waiting, this.running, this.failed, this.corrupt, this.done, this.uriState, this.nodes, this.history, this.verify];
+    return [this.uriState, this.nodes, this.failed, this.corrupt, this.building, this.waiting, this.running, this.done, this.history, this.verify];
   }
 
   /** `waiting/<folder>`, a URI's waiting folder (waitingFolderName). */

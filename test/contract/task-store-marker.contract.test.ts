@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GerritEventsDirError } from '../../src/store/gerrit-events-dir.js';
 import { STORE_MARKER_NAME, StoreLayoutError, StoreMissingError } from '../../src/store/store-marker.js';
-import { waitingFolderName } from '../../src/store/store-paths.js';
+import { StorePaths, waitingFolderName } from '../../src/store/store-paths.js';
 import { encodeTask, taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { storeEnvs } from './support/store-envs.js';
 
@@ -70,6 +70,19 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     await expect(env.store('a').init()).rejects.toThrow(message);
     expect(env.list('ref-updates/waiting')).toEqual([name]);
     expect(env.read(STORE_MARKER_NAME)).toBe('{"format":1,"storeId":"s-1","createdAt":1}\n');
+  });
+
+  it("is never taken for Gerrit's events directory by a node that looks while a peer makes its folders", async () => {
+    const layout = new StorePaths('/store').folders.map((path) => path.slice('/store/'.length));
+    for (let made = 1; made <= layout.length; made++) {
+      const env = makeEnv();
+      env.mkdir('.');
+      for (const folder of layout.slice(0, made)) env.mkdir(folder);
+
+      await env.store('b', { ifUnmarked: 'create' }).create(task);
+
+      expect(JSON.parse(env.read(STORE_MARKER_NAME))).toMatchObject({ format: 2 });
+    }
   });
 
   it("refuses the events directory of Gerrit's replication plugin under every policy and writes nothing there", async () => {
