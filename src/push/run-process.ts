@@ -96,7 +96,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     if (pid !== undefined) trackGroup(pid);
     // The child may be gone already (stopped meanwhile): nothing to write to then.
     child.stdin.on('error', () => undefined);
-    const open = (go: boolean): void => void child.stdin.end(go && onSpawn !== undefined ? '\n' : undefined);
+    const open = (go: boolean): void => void child.stdin.end(go ? '\n' : undefined);
     if (pid === undefined || onSpawn === undefined) open(false);
     else onSpawn(pid).then(open, () => open(false));
 
