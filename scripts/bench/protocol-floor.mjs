@@ -1,8 +1,8 @@
 // The store protocol's floor: what a Node program pays to replicate through DESIGN.md's store on
 // this machine, with none of refrelay's decisions. Per URI it does only the file operations the
-// protocol prescribes — lock folder and lease folder (mkdir), owner record (temp, rename), the
-// claim of layout 2 (the URI's waiting folder listed, each task renamed into the lease folder and
-// read, the emptied folder removed), the owner record again with the push's pid, then the lease
+// protocol prescribes — lock folder (mkdir), the claim (the URI's waiting folder renamed in as
+// the lease folder, checked with an lstat), owner record (temp, rename), the lease folder listed
+// and each task read, the owner record again with the push's pid, then the lease
 // folder renamed out of running/ and the lock folder removed — around the same consolidated `git push`
 // (object ids read from the loose refs, output collected). No scheduling, fair share, retry state,
 // logs or metrics. The file operations run on a worker thread, each step's in one message, as
@@ -24,13 +24,12 @@ const writeRecord = (lease, record) => {
 const steps = {
   lockAndClaim: ({ lock, lease, record, folder }) => {
     fs.mkdirSync(lock);
-    fs.mkdirSync(lease);
+    fs.renameSync(folder, lease);
+    fs.lstatSync(lease);
     writeRecord(lease, record);
-    for (const name of fs.readdirSync(folder)) {
-      fs.renameSync(join(folder, name), join(lease, name));
-      JSON.parse(fs.readFileSync(join(lease, name), 'utf8'));
+    for (const name of fs.readdirSync(lease)) {
+      if (name.endsWith('.json') && name !== 'owner.json') JSON.parse(fs.readFileSync(join(lease, name), 'utf8'));
     }
-    fs.rmdirSync(folder);
   },
   record: ({ lease, record }) => writeRecord(lease, record),
   retire: ({ lock, lease, to }) => {

@@ -45,6 +45,7 @@ export function nodeParts(options: DaemonOptions) {
     new HeldLocks(
       locks,
       (lockName, leaseId) => paths.doneFolder(lockName, leaseId),
+      (folder) => paths.waitingFolder(folder),
       clock,
       () => doneSweeper.retired(),
     );

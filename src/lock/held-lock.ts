@@ -20,6 +20,8 @@ export class HeldLock {
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly trustMs: () => number = () => 0,
+    /** The lease folder is a waiting folder renamed into place: its task files are claimed already. */
+    readonly movedIn = false,
   ) {
     this.record = record;
   }

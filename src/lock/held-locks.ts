@@ -13,6 +13,8 @@ const RETIRE_OFF_AFTER_ERROR_MS = 10 * 60_000;
  * daemon, which hands HeldLocks to the distributor, is where the compiler checks the two agree.
  */
 export type HeldLease = Pick<HeldLock, 'leaseId' | 'claimName' | 'lastWriteAt' | 'stillMine' | 'heartbeat' | 'release'> & {
+  /** The waiting folder (its name) whose task files the lease folder took in one rename. */
+  readonly leasedFolder?: string;
   retire?(pushed: ReadonlySet<string>): Promise<boolean>;
 };
 
@@ -27,13 +29,16 @@ export class HeldLocks {
     private readonly locks: UriLocks,
     /** Where a retired claim folder goes (StorePaths.doneFolder). */
     private readonly doneFolder: (lockName: string, leaseId: string) => string,
+    /** The path of a waiting folder (StorePaths.waitingFolder), for a lease made from one. */
+    private readonly waitingFolder: (folder: string) => string,
     private readonly clock: Clock,
     /** A claim folder went to done/: the done/ sweep has one more to delete. */
     private readonly onRetired: () => void,
   ) {}
 
-  async acquire(lockName: string, uri: string): Promise<HeldLease | undefined> {
-    const held = await this.locks.acquire(lockName, uri);
+  /** With `leaseFrom`, the name of the URI's waiting folder to claim in one rename (UriLocks.acquire). */
+  async acquire(lockName: string, uri: string, leaseFrom?: string): Promise<HeldLease | undefined> {
+    const held = await this.locks.acquire(lockName, uri, leaseFrom === undefined ? undefined : this.waitingFolder(leaseFrom));
     if (held === undefined) return undefined;
     this.ownLeases.add(held.leaseId);
     this.ownLocks.add(lockName);
@@ -44,6 +49,7 @@ export class HeldLocks {
     const lease: HeldLease = {
       leaseId: held.leaseId,
       claimName: held.claimName,
+      ...(held.movedIn ? { leasedFolder: leaseFrom } : {}),
       stillMine: () => held.stillMine(),
       heartbeat: (extra) => held.heartbeat(extra),
       // A getter: the holder's deadline counts from its last successful record write, now.

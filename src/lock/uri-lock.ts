@@ -34,7 +34,7 @@ const TOMBSTONE_NAME = /^[0-9a-f]{40}\.tomb\./;
 /**
  * Cross-node URI locks: an atomic `mkdir` of `running/<lockName>` wins, and the winner writes an
  * owner record inside it and claims tasks into a folder named after its lease
- * (`running/<lockName>/<leaseId>/`). Nothing here trusts file mtimes: holders advance a counter
+ * (`running/<lockName>/<leaseId>/`), often the URI's waiting folder renamed there. Nothing here trusts file mtimes: holders advance a counter
  * and observers judge staleness by their own monotonic clocks (LockObserver). Breaking a stale
  * lock renames the whole folder to a tombstone — one atomic step only one node can win — so the
  * late holder's paths simply stop existing (fencing by path).
@@ -52,8 +52,13 @@ export class UriLocks {
     return join(this.runningDir, lockName);
   }
 
-  /** Take the lock, or `undefined` when someone else holds it or took it over while it was being taken (a lost race is not an error). */
-  async acquire(lockName: string, uri: string): Promise<HeldLock | undefined> {
+  /**
+   * Take the lock, or `undefined` when someone else holds it or took it over while it was being
+   * taken (a lost race is not an error). With `leaseFrom` (a URI's waiting folder), that folder is
+   * renamed into place as the lease folder, so its tasks are claimed in one step
+   * (`HeldLock.movedIn`); when it is not there, the lease folder is made empty.
+   */
+  async acquire(lockName: string, uri: string, leaseFrom?: string): Promise<HeldLock | undefined> {
     try {
       await this.mkdirLock(lockName);
     } catch (error) {
@@ -72,10 +77,13 @@ export class UriLocks {
       acquiredAt: now,
       heartbeatAt: now,
     };
-    const held = new HeldLock(this.fs, this.lockDir(lockName), lockName, record, this.options.clock, this.options.random, this.options.trustMs);
     const leaseDir = join(this.lockDir(lockName), record.leaseId);
+    let movedIn = false;
+    let held: HeldLock;
     try {
-      await this.fs.mkdir(leaseDir);
+      movedIn = leaseFrom !== undefined && (await this.moveInLease(leaseFrom, leaseDir));
+      if (!movedIn) await this.fs.mkdir(leaseDir);
+      held = new HeldLock(this.fs, this.lockDir(lockName), lockName, record, this.options.clock, this.options.random, this.options.trustMs, movedIn);
       await held.writeRecord(record);
     } catch (error) {
       // The folder vanished before the record was written: a peer broke this ownerless lock as
@@ -83,8 +91,7 @@ export class UriLocks {
       // lost, as a refused one is; whatever stands at its path now is the peer's, not ours to remove.
       if (isPathGone(error)) return undefined;
       // Without an owner record nobody could tell whose lock this is: give it back at once.
-      await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
-      await this.fs.rmdir(leaseDir).catch(() => undefined);
+      await this.giveBack(leaseDir, movedIn ? leaseFrom : undefined);
       await this.fs.rmdir(this.lockDir(lockName)).catch(() => undefined);
       throw error;
     }
@@ -92,11 +99,45 @@ export class UriLocks {
       // Another node's lease shares the folder: whichever of the two checks second sees both and
       // backs off, so at most one holds. If both back off, the folder is left ownerless and is
       // taken over after lockStale, a delay and never a second holder. Only our own lease goes.
-      await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
-      await this.fs.rmdir(leaseDir).catch(() => undefined);
+      await this.giveBack(leaseDir, movedIn ? leaseFrom : undefined);
       return undefined;
     }
     return held;
+  }
+
+  /**
+   * `rename leaseFrom → leaseDir`: true when a real folder moved in. Nothing there (claimed by a
+   * peer, or never made) is false. Anything else under that name, a symlink above all (the owner
+   * record would be written through it), is put back where it was; the lease is then made empty.
+   */
+  private async moveInLease(leaseFrom: string, leaseDir: string): Promise<boolean> {
+    try {
+      await this.fs.rename(leaseFrom, leaseDir);
+    } catch (error) {
+      if (isGone(error)) return false;
+      throw error;
+    }
+    if ((await this.fs.lstat(leaseDir)).isDirectory()) return true;
+    await this.fs.rename(leaseDir, leaseFrom);
+    return false;
+  }
+
+  /**
+   * Undo a lease that does not hold: the owner record goes, and a lease folder that was a waiting
+   * folder goes back to where it was (a folder made there meanwhile keeps it here, for the
+   * takeover of the ownerless lock to put its tasks back); an empty one is removed.
+   */
+  private async giveBack(leaseDir: string, leaseFrom: string | undefined): Promise<void> {
+    await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
+    if (
+      leaseFrom !== undefined &&
+      (await this.fs.rename(leaseDir, leaseFrom).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    await this.fs.rmdir(leaseDir).catch(() => undefined);
   }
 
   /**

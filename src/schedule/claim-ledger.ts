@@ -34,19 +34,33 @@ export class ClaimLedger {
 
   /** Finish the pushed tasks and release the lock; `onRetireError` hears why the one-step way failed. */
   async close(store: SchedulerDeps['store'], onRetireError: (error: unknown) => void): Promise<void> {
-    if (this.pushed.length > 0 && this.open.size === 0 && this.lock.retire !== undefined) {
-      try {
-        await this.lock.retire(new Set(this.pushed));
-        return;
-      } catch (error) {
-        // The store refused the move (its done/ folder missing, a permission): the slow path below.
-        onRetireError(error);
-      }
-    }
+    if (this.pushed.length > 0 && this.open.size === 0 && (await this.retire(store, onRetireError))) return;
     try {
       if (this.pushed.length > 0 && (await this.lock.stillMine())) await store.finish(this.lock.claimName, this.pushed);
+      if (this.lock.leasedFolder !== undefined && (await this.lock.stillMine())) await this.giveBackLate(store);
     } finally {
       await this.lock.release();
     }
+  }
+
+  private async retire(store: SchedulerDeps['store'], onRetireError: (error: unknown) => void, firstTry = true): Promise<boolean> {
+    if (this.lock.retire === undefined) return false;
+    const pushed = new Set(this.pushed);
+    try {
+      await this.lock.retire(pushed);
+      return true;
+    } catch (error) {
+      // A claim folder that was a waiting folder refuses to retire while it holds tasks this push
+      // never claimed (they arrived after the claim read it): those go back, and it retires.
+      if (firstTry && this.lock.leasedFolder !== undefined && (await this.giveBackLate(store)).length > 0) return this.retire(store, onRetireError, false);
+      // The store refused the move (its done/ folder missing, a permission): the slow path.
+      onRetireError(error);
+      return false;
+    }
+  }
+
+  /** Task files in a claim folder made from a waiting folder that this job never claimed → back to that folder. */
+  private giveBackLate(store: SchedulerDeps['store']): Promise<string[]> {
+    return store.giveBack(this.lock.claimName, this.lock.leasedFolder!, new Set([...this.open, ...this.pushed]));
   }
 }

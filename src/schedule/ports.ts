@@ -12,7 +12,18 @@ import type { Membership } from '../cluster/live-nodes.js';
 /** The store operations the scheduler uses; the real TaskStore and test fakes provide them. */
 export type SchedulerStore = Pick<
   TaskStore,
-  'listWaiting' | 'createMany' | 'claim' | 'reset' | 'finish' | 'fail' | 'parkFailed' | 'readUriState' | 'writeUriState' | 'deleteUriState' | 'listUriStateKeys'
+  | 'listWaiting'
+  | 'createMany'
+  | 'claim'
+  | 'giveBack'
+  | 'reset'
+  | 'finish'
+  | 'fail'
+  | 'parkFailed'
+  | 'readUriState'
+  | 'writeUriState'
+  | 'deleteUriState'
+  | 'listUriStateKeys'
 > &
   /** Optional: a store that cannot read ahead is claimed from as usual. */
   Partial<Pick<TaskStore, 'readAhead'>>;
@@ -22,6 +33,11 @@ export interface Lease {
   readonly leaseId: string;
   /** The claim folder (relative to running/) that store moves under this lease use. */
   readonly claimName: string;
+  /**
+   * The waiting folder (its name) that became the claim folder in one rename: its task files are
+   * claimed already (`SchedulerStore.claim` reads them there). Absent when the lease was made empty.
+   */
+  readonly leasedFolder?: string;
   /**
    * Monotonic time at which the last successful owner-record write began (leases that do not
    * know leave it out; the job then counts from its last successful heartbeat call).
@@ -46,8 +62,11 @@ export interface Lease {
 }
 
 export interface SchedulerLocks {
-  /** The lock, or undefined when another holder has it. */
-  acquire(lockName: string, uri: string): Promise<Lease | undefined>;
+  /**
+   * The lock, or undefined when another holder has it. `leaseFrom` names the URI's waiting folder
+   * to move in as the claim folder (one rename claims all its tasks), when it is there.
+   */
+  acquire(lockName: string, uri: string, leaseFrom?: string): Promise<Lease | undefined>;
 }
 
 /** What push jobs tell the per-host circuit breaker (the distributor's HostCircuits). */

@@ -4,6 +4,7 @@ import { redactUrl } from '../runtime/redact.js';
 import type { PushFailure, PushOutcome } from '../push/git-pusher.js';
 import { FAILURE_POLICY } from '../push/failure-policy.js';
 import type { WaitingTask } from '../store/store-types.js';
+import { waitingFolderName } from '../store/store-paths.js';
 import { DEFAULT_BACKOFF_CAP_MS } from './backoff.js';
 import type { SchedulerDeps } from './ports.js';
 import { alsoFailed, applyDecision, fence, LockLost, type Job, type PushedUnit } from './apply-decision.js';
@@ -32,7 +33,8 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
   // distributor remembers notBefore from earlier results while the state file is listed, so no
   // read is needed before.
   const acquiredFrom = deps.clock.monotonic();
-  const lock = await deps.locks.acquire(group.uriKey, group.uri);
+  // The folder this node learned is moved in as the claim folder: one rename claims its tasks.
+  const lock = await deps.locks.acquire(group.uriKey, group.uri, waitingFolderName(group.uriKey, group.lane));
   if (lock === undefined) return { kind: 'locked' };
   const heartbeat = new JobHeartbeat(deps, lock, group.uri, signal, deps.config().lockStaleMs, acquiredFrom);
   const job: Job = { deps, group, lock, claims: new ClaimLedger(lock), heartbeat, claimed: new Map(), pushStarted: [] };
@@ -97,9 +99,13 @@ async function claimAndPush(job: Job, slot: PushSlot): Promise<JobResult> {
   const { store, clock, log } = deps;
   // Re-read under the lock: a peer may have failed this URI just before we took it.
   const state = await readRetryState(job);
-  if (state !== undefined && state.notBefore > clock.now()) return { kind: 'backoff', notBefore: state.notBefore };
+  if (state !== undefined && state.notBefore > clock.now()) {
+    // Its tasks were moved in with the claim folder: back where they came from, unread.
+    if (lock.leasedFolder !== undefined) await store.giveBack(lock.claimName, lock.leasedFolder, new Set());
+    return { kind: 'backoff', notBefore: state.notBefore };
+  }
 
-  const all = await store.claim(lock.claimName, group.uriKey);
+  const all = await store.claim(lock.claimName, group.uriKey, lock.leasedFolder);
   claims.claimed(all.map(({ name }) => name));
   const sorted = sortClaimed(deps.config(), group.uriKey, all, deps.storeClockOffsetMs?.() ?? 0, clock.now());
   const parked = await parkRefused(deps, lock, group.uriKey, group.uri, sorted.park);

@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { loadTask, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
 import type { ReadAhead } from './read-ahead.js';
-import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
+import { isTaskFileName, OWNER_RECORD_NAME, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { ClaimedTask, WaitingTask } from './store-types.js';
 import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
-import { errnoName, isGone } from '../runtime/errno.js';
+import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 
 /** One step of a batch of moves or removals: each is a single atomic system call. */
 export type FileOp =
@@ -25,27 +25,85 @@ export type FileOp =
  * Every task of the URI's waiting folders (both lanes) → `running/<lockName>/`, then read. The
  * caller holds the URI's lock, so the claim folder exists and no other claim races this one;
  * publishers may, and what they add after the `readdir` stays for the next push. An emptied
- * folder is removed (ENOTEMPTY: an update just arrived). Returns the tasks claimed and read
- * (unreadable ones are quarantined), and the folders claimed from. A task in `early` (read
- * ahead) costs an `lstat` instead of a read when the claimed file is the one read.
+ * folder is removed (ENOTEMPTY: an update just arrived). `leasedFolder` is the waiting folder the
+ * lock renamed into place as the claim folder: its tasks are there already, and what is not a task
+ * (nor the lock's own files) goes back to it. Returns the tasks claimed and read (unreadable ones
+ * are quarantined), and the folders claimed from. A task in `early` (read ahead) costs an `lstat`
+ * instead of a read when the claimed file is the one read.
  */
-export async function claimUri(ctx: StoreContext, lockName: string, uriKey: string, early: ReadAhead): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
+export async function claimUri(
+  ctx: StoreContext,
+  lockName: string,
+  uriKey: string,
+  early: ReadAhead,
+  leasedFolder?: string,
+): Promise<{ tasks: ClaimedTask[]; folders: string[] }> {
   const claimDir = ctx.paths.lockFolder(lockName);
   const tasks: ClaimedTask[] = [];
   const folders: string[] = [];
   for (const lane of ['live', 'bulk'] as const) {
     const folder = waitingFolderName(uriKey, lane);
-    const dir = ctx.paths.waitingFolder(folder);
-    const names = (await readdirTolerant(ctx, dir, 'claim task'))?.filter(isTaskFileName);
-    if (names === undefined) continue;
+    const moved = folder === leasedFolder ? await tasksMovedIn(ctx, claimDir, folder) : await moveInto(ctx, claimDir, folder);
+    if (moved === undefined) continue;
     folders.push(folder);
-    const ops: FileOp[] = names.map((name) => ({ op: 'rename', from: join(dir, name), to: join(claimDir, name) }));
-    const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops));
-    const moved = names.filter((_, i) => done[i]);
     tasks.push(...(await loadClaimed(ctx, claimDir, folder, moved, early)));
-    await ctx.fs.rmdir(dir).catch(() => undefined);
   }
   return { tasks, folders };
+}
+
+/** `rename` each task of `waiting/<folder>` into the claim folder, then remove the emptied folder; the names moved. */
+async function moveInto(ctx: StoreContext, claimDir: string, folder: string): Promise<string[] | undefined> {
+  const dir = ctx.paths.waitingFolder(folder);
+  const names = (await readdirTolerant(ctx, dir, 'claim task'))?.filter(isTaskFileName);
+  if (names === undefined) return undefined;
+  const ops: FileOp[] = names.map((name) => ({ op: 'rename', from: join(dir, name), to: join(claimDir, name) }));
+  const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops));
+  await ctx.fs.rmdir(dir).catch(() => undefined);
+  return names.filter((_, i) => done[i]);
+}
+
+/** The tasks of a waiting folder that became the claim folder; anything else in it goes back. */
+async function tasksMovedIn(ctx: StoreContext, claimDir: string, folder: string): Promise<string[] | undefined> {
+  let entries: string[];
+  try {
+    entries = await ctx.fs.readdir(claimDir);
+  } catch (error) {
+    if (isPathGone(error)) return undefined; // taken over: nothing here is ours
+    throw storeError('claim task', claimDir, error);
+  }
+  await giveBackToWaiting(ctx, claimDir, folder, (name) => isTaskFileName(name), entries);
+  return entries.filter(isTaskFileName);
+}
+
+/**
+ * Entries of a claim folder made from `waiting/<folder>` that `keep` does not want (and that are
+ * not the lock's own files: its owner record, dot files) → back into `waiting/<folder>/`, where
+ * they came from (made again when missing). Used for what is not a task when claiming, and for
+ * tasks that arrived after the claim read the folder (a network filesystem's client may still
+ * link into a folder it looked up before the rename) or were never claimed (the job stopped
+ * first). `entries` saves a listing the caller already made. Returns the names moved back.
+ */
+export async function giveBackToWaiting(
+  ctx: StoreContext,
+  claimDir: string,
+  folder: string,
+  keep: (name: string) => boolean,
+  entries?: readonly string[],
+): Promise<string[]> {
+  let names: readonly string[];
+  try {
+    names = entries ?? (await ctx.fs.readdir(claimDir));
+  } catch (error) {
+    if (isPathGone(error)) return [];
+    throw storeError('put back task', claimDir, error);
+  }
+  const back = names.filter((name) => !keep(name) && name !== OWNER_RECORD_NAME && !name.startsWith('.'));
+  const moved = await mapBounded(
+    back,
+    ctx.concurrency,
+    async (name) => (await intoWaitingFolder(ctx, join(claimDir, name), folder, name, 'rename', 'put back task')) === 'moved',
+  );
+  return back.filter((_, i) => moved[i]);
 }
 
 /** Claimed task files: those read ahead from `folder` and still the same file are `lstat`ed, the rest read. */

@@ -33,7 +33,7 @@ import type {
   StoreEvent,
   WaitingTask,
 } from './store-types.js';
-import { claimUri, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
+import { claimUri, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
 import { listUriStateKeys, listUriStates } from './uri-state-files.js';
 
@@ -174,13 +174,23 @@ export class TaskStore {
   /**
    * Moves every waiting task of the URI into the lock folder `running/<lockName>/` the caller
    * holds, and reads them (or checks that they are the files read ahead); the folders claimed
-   * from are learned again.
+   * from are learned again. `leasedFolder`: the waiting folder the lock renamed into place as
+   * that folder, whose tasks are there already.
    */
-  async claim(lockName: string, uriKey: string): Promise<ClaimedTask[]> {
+  async claim(lockName: string, uriKey: string, leasedFolder?: string): Promise<ClaimedTask[]> {
     await this.ready();
-    const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey, this.waiting.early);
+    const { tasks, folders } = await claimUri(this.ctx, lockName, uriKey, this.waiting.early, leasedFolder);
     this.waiting.claimed(uriKey, folders);
     return tasks;
+  }
+
+  /**
+   * Task files in the claim folder `running/<lockName>/`, made from `waiting/<folder>`, that are
+   * not in `keep` → back to that folder, unread (they came from it). Returns the names moved.
+   */
+  async giveBack(lockName: string, folder: string, keep: ReadonlySet<string>): Promise<string[]> {
+    await this.ready();
+    return giveBackToWaiting(this.ctx, this.ctx.paths.lockFolder(lockName), folder, (name) => keep.has(name));
   }
 
   async listClaimed(lockName: string): Promise<ClaimedTask[]> {

@@ -212,6 +212,53 @@ describe.each(storeEnvs())('task store contract, claiming a URI by its folders (
   });
 });
 
+describe.each(storeEnvs())('task store contract, a waiting folder moved in as the claim folder (%s)', (_, makeEnv) => {
+  /** The lock's part: waiting/<KEY> renamed to running/<LOCK>, with an owner record beside the tasks. */
+  async function moveIn(env: StoreEnv): Promise<void> {
+    await env.fs.rename(`${env.root}/${WAITING}/${KEY}`, `${env.root}/${RUNNING}/${LOCK}`);
+    env.write(`${RUNNING}/${LOCK}/owner.json`, '{}');
+  }
+
+  it("reads the tasks where they are, takes the other lane's by rename, and sends what is not a task back to the waiting folder", async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const tasks = [live('refs/heads/main'), live('refs/heads/dev'), fullSync()];
+    await store.createMany(tasks);
+    env.write(`${WAITING}/${KEY}/notes.txt`, 'left by a person');
+    await moveIn(env);
+
+    const claimed = await store.claim(LOCK, KEY, KEY);
+
+    expect(claimed.map((t) => t.name).sort()).toEqual(tasks.map(fileOf).sort());
+    expect(env.list(`${RUNNING}/${LOCK}`)).toEqual([...tasks.map(fileOf), 'owner.json'].sort());
+    expect(waitingFiles(env)).toEqual([`${KEY}/notes.txt`]);
+    expect(env.read(`${WAITING}/${KEY}/notes.txt`)).toBe('left by a person');
+  });
+
+  it('gives back, unread, the tasks it is not told to keep: a late arrival goes to the waiting folder, made again', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(live('refs/heads/main'));
+    await moveIn(env);
+    const claimed = await store.claim(LOCK, KEY, KEY);
+    // A client that looked the folder up before the rename still links into it.
+    env.write(`${RUNNING}/${LOCK}/${fileOf(live('refs/heads/late'))}`, 'not read');
+
+    expect(await store.giveBack(LOCK, KEY, new Set(claimed.map((t) => t.name)))).toEqual([fileOf(live('refs/heads/late'))]);
+
+    expect(env.list(`${RUNNING}/${LOCK}`)).toEqual([fileOf(live('refs/heads/main')), 'owner.json'].sort());
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(live('refs/heads/late'))}`]);
+    expect(env.read(`${WAITING}/${KEY}/${fileOf(live('refs/heads/late'))}`)).toBe('not read');
+  });
+
+  it('claims nothing from a claim folder that is gone (the lock taken over)', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    expect(await store.claim(LOCK, KEY, KEY)).toEqual([]);
+    expect(await store.giveBack(LOCK, KEY, new Set())).toEqual([]);
+  });
+});
+
 describe.each(storeEnvs())('task store contract, putting tasks back (%s)', (_, makeEnv) => {
   it('resets claimed tasks into the folder of their URI and lane, made again, with their mtimes', async () => {
     const env = makeEnv();

@@ -9,6 +9,7 @@ const LOCK = 'a'.repeat(40);
 const OTHER_LOCK = 'b'.repeat(40);
 const URI = 'ssh://replica.example.com/project.git';
 const TASK = `${'c'.repeat(40)}.json`;
+const OTHER_TASK = `${'d'.repeat(40)}.json`;
 
 /** The owner record of a lease as it is on disk. */
 function recordAt(env: LockEnv, lockName: string, leaseId: string): Record<string, unknown> {
@@ -117,6 +118,82 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       expect(env.list('running')).toEqual([]);
       // The URI is free for the next attempt at once (no takeover needed).
       expect(await env.locks('node-b').acquire(LOCK, URI)).toBeDefined();
+    });
+  });
+
+  describe('acquire with the waiting folder moved in as the lease folder', () => {
+    const FOLDER = LOCK;
+    /** waiting/<FOLDER> with two tasks, as publishers leave it. */
+    function waitingWithTasks(env: LockEnv): string {
+      env.mkdir('waiting');
+      env.mkdir(`waiting/${FOLDER}`);
+      env.write(`waiting/${FOLDER}/${TASK}`, '{"task":1}');
+      env.write(`waiting/${FOLDER}/${OTHER_TASK}`, '{"task":2}');
+      return join(env.runningDir, '..', 'waiting', FOLDER);
+    }
+
+    it('renames the folder into the lock: its tasks are in the lease folder beside the owner record, and gone from waiting/', async () => {
+      const env = makeEnv();
+      const held = (await env.locks('node-a').acquire(LOCK, URI, waitingWithTasks(env)))!;
+      expect(held.movedIn).toBe(true);
+      expect(env.list(`running/${LOCK}/${held.leaseId}`)).toEqual([OTHER_TASK, TASK, OWNER_FILE].sort());
+      expect(env.read(`running/${LOCK}/${held.leaseId}/${TASK}`)).toBe('{"task":1}');
+      expect(env.list('waiting')).toEqual([]);
+      expect(recordAt(env, LOCK, held.leaseId)).toMatchObject({ nodeId: 'node-a', leaseId: held.leaseId, counter: 0 });
+    });
+
+    it('makes the lease folder empty when the waiting folder is not there (a peer claimed it first)', async () => {
+      const env = makeEnv();
+      env.mkdir('waiting');
+      const held = (await env.locks('node-a').acquire(LOCK, URI, join(env.runningDir, '..', 'waiting', FOLDER)))!;
+      expect(held.movedIn).toBe(false);
+      expect(env.list(`running/${LOCK}/${held.leaseId}`)).toEqual([OWNER_FILE]);
+    });
+
+    it('never writes the owner record through a symlink or into a file found under the folder name: it goes back, and the lease is made empty', async () => {
+      const env = makeEnv();
+      env.mkdir('waiting');
+      env.mkdir('elsewhere');
+      env.symlink(`waiting/${FOLDER}`, 'elsewhere');
+      const held = (await env.locks('node-a').acquire(LOCK, URI, join(env.runningDir, '..', 'waiting', FOLDER)))!;
+      expect(held.movedIn).toBe(false);
+      expect(env.list(`running/${LOCK}/${held.leaseId}`)).toEqual([OWNER_FILE]);
+      expect(env.list('waiting')).toEqual([FOLDER]);
+      expect(env.list('elsewhere')).toEqual([]);
+    });
+
+    it('a lease that cannot record its owner gives the folder back to waiting/ with every task', async () => {
+      const env = makeEnv();
+      const full = env.locks('node-a', { wrapFs: (fs) => failingWrites(fs, 'ENOSPC') });
+      await expect(full.acquire(LOCK, URI, waitingWithTasks(env))).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect(env.list(`waiting/${FOLDER}`)).toEqual([OTHER_TASK, TASK].sort());
+      expect(env.list('running')).toEqual([]);
+    });
+
+    it("a lock broken and taken again by a peer before the folder moved in: refused, the folder goes back and the peer's lease is left alone", async () => {
+      const env = makeEnv();
+      const peer = env.locks('node-b');
+      let peerLease: string | undefined;
+      const slow = env.locks('node-a', {
+        wrapFs: (fs) => {
+          let paused = true;
+          return {
+            ...fs,
+            rename: async (from: string, to: string) => {
+              if (paused) {
+                paused = false;
+                await peer.breakStale(LOCK, 'none');
+                peerLease = (await peer.acquire(LOCK, URI))!.leaseId;
+              }
+              return fs.rename(from, to);
+            },
+          } as LockFs;
+        },
+      });
+      expect(await slow.acquire(LOCK, URI, waitingWithTasks(env))).toBeUndefined();
+      expect(env.list(`waiting/${FOLDER}`)).toEqual([OTHER_TASK, TASK].sort());
+      expect(env.list(`running/${LOCK}`)).toEqual([peerLease]);
+      expect(env.list(`running/${LOCK}/${peerLease}`)).toEqual([OWNER_FILE]);
     });
   });
 

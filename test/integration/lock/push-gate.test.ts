@@ -47,6 +47,7 @@ async function setup(): Promise<{
   const held = await new HeldLocks(
     locks,
     (name, lease) => join(runningDir, '..', 'done', `${name}.${lease}`),
+    (folder) => join(runningDir, '..', 'waiting', folder),
     clock,
     () => undefined,
   ).acquire(LOCK, URI);

@@ -41,6 +41,8 @@ export interface ClusterSimOptions {
   readonly maxPushes?: number;
   /** Offer each URI to its preferred node first (preferred-node.ts); default true. */
   readonly preferredNode?: boolean;
+  /** Claim a URI by renaming its waiting folder in as the lease folder; default true. */
+  readonly claimByRename?: boolean;
 }
 
 export interface ClusterSimResult {
@@ -124,14 +126,21 @@ function nfsLike(base: StoreFs, engine: Engine, counters: OpCounter[], metadataM
   };
 }
 
-/** The lock protocol's store operations: mkdir the lock folder, write the owner record; retire in one rename. */
+/**
+ * The lock protocol's store operations: mkdir the lock folder, the lease folder (made, or the URI's
+ * waiting folder renamed in and checked with an lstat), write the owner record; retire in one
+ * rename of the lease folder and an rmdir of the lock folder.
+ */
 class SimLocks implements SchedulerLocks {
   claims = 0;
   collisions = 0;
   private next = 0;
-  constructor(private readonly fs: StoreFs) {}
+  constructor(
+    private readonly fs: StoreFs,
+    private readonly claimByRename: boolean,
+  ) {}
 
-  async acquire(lockName: string): Promise<Lease | undefined> {
+  async acquire(lockName: string, _uri: string, leaseFrom?: string): Promise<Lease | undefined> {
     const folder = `${ROOT}/ref-updates/running/${lockName}`;
     try {
       await this.fs.mkdir(folder);
@@ -140,11 +149,21 @@ class SimLocks implements SchedulerLocks {
       return undefined;
     }
     this.claims++;
-    const owner = await this.fs.open(`${folder}/owner.json`, 'wx');
+    const leaseId = `lease-${this.next++}`;
+    const leaseDir = `${folder}/${leaseId}`;
+    const { fs } = this;
+    let movedIn = false;
+    if (this.claimByRename && leaseFrom !== undefined) {
+      movedIn = await fs.rename(`${ROOT}/ref-updates/waiting/${leaseFrom}`, leaseDir).then(
+        () => true,
+        () => false,
+      );
+      if (movedIn) await fs.lstat(leaseDir);
+    }
+    if (!movedIn) await fs.mkdir(leaseDir);
+    const owner = await fs.open(`${leaseDir}/owner.json`, 'wx');
     await owner.writeFile('{}');
     await owner.close();
-    const leaseId = `lease-${this.next++}`;
-    const { fs } = this;
     let held = true;
     const drop = async (): Promise<boolean> => {
       if (!held) return false;
@@ -153,18 +172,21 @@ class SimLocks implements SchedulerLocks {
     };
     return {
       leaseId,
-      claimName: lockName,
+      claimName: `${lockName}/${leaseId}`,
+      ...(movedIn ? { leasedFolder: leaseFrom } : {}),
       stillMine: async () => held,
       heartbeat: async () => held,
       release: async () => {
         if (!(await drop())) return false;
-        for (const name of await fs.readdir(folder)) await fs.unlink(`${folder}/${name}`);
+        for (const name of await fs.readdir(leaseDir)) await fs.unlink(`${leaseDir}/${name}`);
+        await fs.rmdir(leaseDir);
         await fs.rmdir(folder);
         return true;
       },
       retire: async () => {
         if (!(await drop())) return false;
-        await fs.rename(folder, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
+        await fs.rename(leaseDir, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
+        await fs.rmdir(folder);
         return true;
       },
     };
@@ -218,7 +240,7 @@ export async function simulateCluster(options: ClusterSimOptions): Promise<Clust
   let changedUris = 0;
 
   const nodeFs = nfsLike(shared, engine, [all, byNodes], metadataMs, openMs);
-  const locks = new SimLocks(nodeFs);
+  const locks = new SimLocks(nodeFs, options.claimByRename ?? true);
   const pushes = new Array<number>(options.nodes).fill(0);
   const durations = new SeededRandom(options.seed + 1);
   const meanPushMs = options.meanPushMs ?? 300;

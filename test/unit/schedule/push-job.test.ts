@@ -241,14 +241,78 @@ describe('finishing a push job: one rename of the claim folder when the lease ca
   });
 });
 
+describe('a claim folder that was the waiting folder, renamed in by the lock', () => {
+  const folderOf = (uri: string): string => `${ROOT}/ref-updates/waiting/${uriKey(uri)}`;
+
+  it('pushes the tasks it took in with the folder and retires it whole', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    h.locks.movingIn = true;
+    const { group, tasks } = await twoUnits(h);
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 2 });
+    expect(h.locks.calls).toEqual({ release: 0, retire: 1 });
+    const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`).sort()).toEqual(namesOf(tasks));
+    expect(h.fs.existsSync(folderOf(SHARED_URI))).toBe(false);
+  });
+
+  it('gives a task that arrived after the claim read the folder back to waiting/, unpushed, and then retires the folder', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    h.locks.movingIn = true;
+    const { group, tasks } = await twoUnits(h);
+    // A client that looked the folder up before the rename links a new update into it mid-push.
+    const late: Task = { project: 'a/shared', refs: ['refs/heads/late'], uri: SHARED_URI, remote: 'mirror' };
+    const lateName = `${taskKey(late)}.json`;
+    h.pusher.respond = () => {
+      h.fs.writeRaw(`${ROOT}/ref-updates/running/${uriKey(SHARED_URI)}/${lateName}`, encodeTask(late));
+      return {};
+    };
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 2 });
+    expect(h.pusher.requests.flatMap((request) => request.refs)).not.toContain('refs/heads/late');
+    expect(h.locks.calls.retire).toBe(2);
+    expect(h.waitingTasks().map((t) => t.name)).toEqual([lateName]);
+    const [retired] = h.fs.readdirSync(`${ROOT}/ref-updates/done`);
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/done/${retired}`).sort()).toEqual(namesOf(tasks));
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+  });
+
+  it('gives every task back unread when the lock finds the URI backing off', async () => {
+    const h = harness(config);
+    h.locks.movingIn = true;
+    const { group, tasks } = await twoUnits(h);
+    await h.store.writeUriState(uriKey(SHARED_URI), {
+      uri: SHARED_URI,
+      attempts: 1,
+      lastError: 'connection refused',
+      notBefore: h.clock.now() + 60_000,
+      updatedAt: h.clock.now(),
+      nodeId: 'node-b',
+    });
+
+    const result = await runPushJob(h.deps, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'backoff' });
+    expect(h.pusher.requests).toEqual([]);
+    expect(namesOf(h.waitingTasks())).toEqual(namesOf(tasks));
+    expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
+  });
+});
+
 describe('recording the running push in the owner record', () => {
   it("records each push's pid with its start time and boot id, and never pairs a later pid with an earlier push's start time", async () => {
     const h = harness(config);
     const { group } = await twoUnits(h);
     const beats: Array<Record<string, unknown>> = [];
     const locks = {
-      acquire: async (lockName: string) => {
-        const lease = await h.locks.acquire(lockName);
+      acquire: async (lockName: string, uri: string) => {
+        const lease = await h.locks.acquire(lockName, uri);
         if (lease === undefined) return undefined;
         return Object.assign(Object.create(lease) as typeof lease, {
           heartbeat: async (extra: Record<string, unknown> = {}) => {
@@ -285,8 +349,8 @@ describe('a holder whose lock heartbeat cannot be written (a full store)', () =>
   function enospcLocks(h: ReturnType<typeof harness>): SchedulerLocks & { beats: number } {
     const locks = {
       beats: 0,
-      acquire: async (lockName: string) => {
-        const lease = await h.locks.acquire(lockName);
+      acquire: async (lockName: string, uri: string) => {
+        const lease = await h.locks.acquire(lockName, uri);
         if (lease === undefined) return undefined;
         const wroteAt = h.clock.monotonic();
         return Object.assign(Object.create(lease) as typeof lease, {

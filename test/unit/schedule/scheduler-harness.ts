@@ -45,27 +45,38 @@ export class FakeLocks implements SchedulerLocks {
   /** Leases offer `retire` (the real lock's one-rename finish) when set; `retireFails` makes it throw. */
   retiring = false;
   retireFails = false;
+  /** The waiting folder a job names is renamed in as the claim folder, as the real lock does. */
+  movingIn = false;
   readonly calls = { release: 0, retire: 0 };
   /** The task names each retire call was given. */
   readonly retiredNames: string[][] = [];
   private next = 0;
   constructor(private readonly fs: MemoryStoreFs) {}
-  async acquire(lockName: string): Promise<Lease | undefined> {
+  async acquire(lockName: string, _uri: string, leaseFrom?: string): Promise<Lease | undefined> {
     if (this.held.has(lockName) || this.heldElsewhere.has(lockName)) return undefined;
     const leaseId = `lease-${this.next++}`;
     this.held.set(lockName, leaseId);
-    this.fs.mkdirSync(`${ROOT}/ref-updates/running/${lockName}`);
+    const claimDir = `${ROOT}/ref-updates/running/${lockName}`;
+    const movedIn =
+      this.movingIn &&
+      leaseFrom !== undefined &&
+      (await this.fs.rename(`${ROOT}/ref-updates/waiting/${leaseFrom}`, claimDir).then(
+        () => true,
+        () => false,
+      ));
+    if (!movedIn) this.fs.mkdirSync(claimDir);
     const locks = this;
     return {
       leaseId,
       claimName: lockName,
+      ...(movedIn ? { leasedFolder: leaseFrom } : {}),
       stillMine: async () => locks.held.get(lockName) === leaseId,
       heartbeat: async () => locks.held.get(lockName) === leaseId,
       release: async () => {
         locks.calls.release++;
         if (locks.held.get(lockName) !== leaseId) return false;
         locks.held.delete(lockName);
-        await locks.fs.rmdir(`${ROOT}/ref-updates/running/${lockName}`).catch(() => undefined);
+        await locks.fs.rmdir(claimDir).catch(() => undefined);
         return true;
       },
       ...(this.retiring
@@ -75,8 +86,11 @@ export class FakeLocks implements SchedulerLocks {
               locks.retiredNames.push([...pushed].sort());
               if (locks.retireFails) throw Object.assign(new Error('EACCES: permission denied, rename'), { code: 'EACCES' });
               if (locks.held.get(lockName) !== leaseId) return false;
+              // As the real lease: never retire a file this push did not finish.
+              if (locks.fs.readdirSync(claimDir).some((name) => !pushed.has(name)))
+                throw new Error(`the claim folder ${claimDir} holds files this push did not finish`);
               locks.held.delete(lockName);
-              await locks.fs.rename(`${ROOT}/ref-updates/running/${lockName}`, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
+              await locks.fs.rename(claimDir, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
               return true;
             },
           }

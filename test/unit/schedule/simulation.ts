@@ -125,6 +125,11 @@ class MemoryStore implements SchedulerStore {
     }
     return claimed;
   }
+  /** Its locks never move a waiting folder in, so there is never anything to give back. */
+  async giveBack(): Promise<string[]> {
+    return [];
+  }
+
   async reset(_lock: string, tasks: readonly WaitingTask[]): Promise<string[]> {
     const moved: string[] = [];
     for (const { name } of tasks) {

@@ -116,10 +116,10 @@ describe('a distributor whose store is full', () => {
     let full = true;
     let attempts = 0;
     const locks = {
-      acquire: async (lockName: string) => {
+      acquire: async (lockName: string, uri: string) => {
         attempts++;
         if (full) throw new StoreError(`write owner record failed (ENOSPC) at /store/ref-updates/running/${lockName}`, { cause: enospc() });
-        return h.locks.acquire(lockName);
+        return h.locks.acquire(lockName, uri);
       },
     };
     const log = recordingLog();
