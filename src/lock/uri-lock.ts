@@ -34,8 +34,9 @@ const TOMBSTONE_NAME = /^[0-9a-f]{40}\.tomb\./;
 /**
  * Cross-node URI locks: an atomic `mkdir` of `running/<lockName>` wins, and the winner writes an
  * owner record inside it and claims tasks into a folder named after its lease
- * (`running/<lockName>/<leaseId>/`), often the URI's waiting folder renamed there. Nothing here trusts file mtimes: holders advance a counter
- * and observers judge staleness by their own monotonic clocks (LockObserver). Breaking a stale
+ * (`running/<lockName>/<leaseId>/`), mostly the URI's waiting folder renamed there. Nothing here
+ * trusts file mtimes: holders advance a counter and observers judge staleness by their own
+ * monotonic clocks (LockObserver). Breaking a stale
  * lock renames the whole folder to a tombstone — one atomic step only one node can win — so the
  * late holder's paths simply stop existing (fencing by path).
  */
@@ -107,16 +108,12 @@ export class UriLocks {
 
   /**
    * `rename leaseFrom → leaseDir`: true when a real folder moved in. Nothing there (claimed by a
-   * peer, or never made) is false. Anything else under that name, a symlink above all (the owner
-   * record would be written through it), is put back where it was; the lease is then made empty.
+   * peer, or never made) or a rename the store refuses is false: the lease is made empty and the
+   * claim takes the tasks one by one. Anything else under that name, a symlink above all (the
+   * owner record would be written through it), is put back where it was.
    */
   private async moveInLease(leaseFrom: string, leaseDir: string): Promise<boolean> {
-    try {
-      await this.fs.rename(leaseFrom, leaseDir);
-    } catch (error) {
-      if (isGone(error)) return false;
-      throw error;
-    }
+    if (!(await this.renameQuietly(leaseFrom, leaseDir))) return false;
     if ((await this.fs.lstat(leaseDir)).isDirectory()) return true;
     await this.fs.rename(leaseDir, leaseFrom);
     return false;
@@ -129,15 +126,17 @@ export class UriLocks {
    */
   private async giveBack(leaseDir: string, leaseFrom: string | undefined): Promise<void> {
     await this.fs.unlink(join(leaseDir, OWNER_FILE)).catch(() => undefined);
-    if (
-      leaseFrom !== undefined &&
-      (await this.fs.rename(leaseDir, leaseFrom).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
+    if (leaseFrom !== undefined && (await this.renameQuietly(leaseDir, leaseFrom))) return;
     await this.fs.rmdir(leaseDir).catch(() => undefined);
+  }
+
+  private async renameQuietly(from: string, to: string): Promise<boolean> {
+    try {
+      await this.fs.rename(from, to);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**

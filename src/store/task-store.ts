@@ -130,7 +130,7 @@ export class TaskStore {
     const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
     if (this.syncDirectory && createdKeys.size > 0) {
       const touched = new Set(unique.filter((_, i) => published[i]).map(([, { folder }]) => folder));
-      // A folder a claimer removed meanwhile took the new entries with it into its claim. A batch
+      // A folder a claimer moved or removed meanwhile took the new entries into its claim. A batch
       // for many URIs touches as many folders: their fsyncs go side by side (one after another,
       // a spool of 1,000 updates for 1,000 repositories took seconds on a local disk).
       await mapBounded([...touched], this.ctx.concurrency, (folder) =>
@@ -172,10 +172,9 @@ export class TaskStore {
   }
 
   /**
-   * Moves every waiting task of the URI into the lock folder `running/<lockName>/` the caller
-   * holds, and reads them (or checks that they are the files read ahead); the folders claimed
-   * from are learned again. `leasedFolder`: the waiting folder the lock renamed into place as
-   * that folder, whose tasks are there already.
+   * Claims every waiting task of the URI into `running/<lockName>/`, the lock folder the caller
+   * holds, and reads them (or checks they are the files read ahead); the folders claimed from are
+   * learned again. `leasedFolder`: the waiting folder the lock renamed in as that folder.
    */
   async claim(lockName: string, uriKey: string, leasedFolder?: string): Promise<ClaimedTask[]> {
     await this.ready();
@@ -184,10 +183,7 @@ export class TaskStore {
     return tasks;
   }
 
-  /**
-   * Task files in the claim folder `running/<lockName>/`, made from `waiting/<folder>`, that are
-   * not in `keep` → back to that folder, unread (they came from it). Returns the names moved.
-   */
+  /** Task files of `running/<lockName>/` (made from `waiting/<folder>`) not in `keep` → back there, unread. */
   async giveBack(lockName: string, folder: string, keep: ReadonlySet<string>): Promise<string[]> {
     await this.ready();
     return giveBackToWaiting(this.ctx, this.ctx.paths.lockFolder(lockName), folder, (name) => keep.has(name));
@@ -307,10 +303,7 @@ export class TaskStore {
     return readNodeRecordFiles(this.ctx);
   }
 
-  /**
-   * Deletes up to `maxFolders` claim folders of finished pushes from done/ (see HeldLock.retire);
-   * returns how many went.
-   */
+  /** Deletes up to `maxFolders` claim folders of finished pushes from done/ (HeldLock.retire); returns how many went. */
   async sweepDone(maxFolders = Number.POSITIVE_INFINITY): Promise<number> {
     await this.ready();
     return sweepDone(this.ctx, maxFolders);
