@@ -11,6 +11,8 @@ command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v ssh-keygen >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v sshfs >/dev/null 2>&1 || need_apt+=(sshfs)
+# The shipped alert rules are checked and unit-tested with Prometheus' promtool.
+command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need_apt[*]}"

@@ -143,6 +143,7 @@ export class Daemon {
       schedule: () => this.parts.distributor.schedule(config.nodeId),
       storeClockOffsetMs: () => this.parts.offset.current() ?? 0,
       spooledTasks: () => this.spooledTasks,
+      storeWritable: () => this.parts.distributor.storeOutage.view() === undefined && this.heartbeatError === undefined,
       waitingUris: () => this.parts.distributor.waitingUris(),
       queueLearned: () => this.unlearned === 0,
     });

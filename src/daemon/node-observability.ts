@@ -76,7 +76,7 @@ export class NodeObservability implements DaemonObservability {
 
   async start(view: DaemonView): Promise<void> {
     this.view = view;
-    this.metrics.trackSpooled(() => view.spooledTasks());
+    this.metrics.track({ spooledTasks: () => view.spooledTasks(), storeWritable: () => view.storeWritable(), lockStaleMs: () => view.config().lockStaleMs });
     const listen = this.config.httpListen;
     if (listen === 'off') return;
     try {

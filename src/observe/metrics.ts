@@ -8,6 +8,16 @@ const DELAY_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 const TASK_STATES = ['waiting', 'running', 'failed', 'corrupt'] as const;
 
+/** What this node's own gauges read at each scrape. */
+export interface NodeGauges {
+  /** Tasks enqueue spooled on this machine because the store could not be written, not forwarded yet. */
+  readonly spooledTasks: () => number;
+  /** False while this node's writes to the store fail (its jobs, passes or heartbeat). */
+  readonly storeWritable: () => boolean;
+  /** The `lockStale` setting, against which clock offsets are judged. */
+  readonly lockStaleMs: () => number;
+}
+
 /**
  * The node's Prometheus metrics. Counters and histograms come from this node's own events; the
  * cluster-wide gauges (queue, nodes, clock offsets, verify drift) are set from a store snapshot
@@ -30,7 +40,7 @@ export class NodeMetrics {
   private readonly clockOffset: Gauge<'node'>;
   private readonly verifyDrift: Gauge<'remote'>;
   private readonly openCircuits: Gauge<'host'>;
-  private spooledNow: () => number = () => 0;
+  private gauges: NodeGauges = { spooledTasks: () => 0, storeWritable: () => true, lockStaleMs: () => 0 };
 
   constructor(private readonly storeNow: () => number) {
     const registers = [this.registry];
@@ -111,7 +121,23 @@ export class NodeMetrics {
       help: "Tasks enqueue spooled on this node's machine because the store could not be written, not yet forwarded into the store.",
       registers,
       collect() {
-        this.set(metrics.spooledNow());
+        this.set(metrics.gauges.spooledTasks());
+      },
+    });
+    new Gauge({
+      name: 'refrelay_store_writable',
+      help: "1 while this node's writes to the store succeed, 0 while they fail (a full, read-only or missing store).",
+      registers,
+      collect() {
+        this.set(metrics.gauges.storeWritable() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'refrelay_lock_stale_seconds',
+      help: 'The lockStale setting: clocks further than a quarter of it from the store clock are unsafe.',
+      registers,
+      collect() {
+        this.set(metrics.gauges.lockStaleMs() / 1000);
       },
     });
     // Present from the first scrape, so rate() and alerts work before the first event.
@@ -119,9 +145,9 @@ export class NodeMetrics {
     this.quarantined.inc(0);
   }
 
-  /** Where `refrelay_spooled_tasks` reads its value at each scrape (the node's spool forwarder). */
-  trackSpooled(count: () => number): void {
-    this.spooledNow = count;
+  /** Where this node's own gauges (spool, store writable, lockStale) read their values at each scrape. */
+  track(gauges: NodeGauges): void {
+    this.gauges = gauges;
   }
 
   record(event: ReplicationEvent): void {

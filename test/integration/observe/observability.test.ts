@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { runCli } from '../../support/cli.js';
@@ -31,7 +32,19 @@ const REQUIRED_METRICS = [
   'refrelay_quarantined_total',
   'refrelay_nodes',
   'refrelay_clock_offset_seconds',
+  'refrelay_store_writable',
+  'refrelay_lock_stale_seconds',
 ];
+
+/** The metric names the shipped alert rules query (contrib/prometheus): each must be exported, or an alert silently never fires. */
+function metricsInAlertRules(): string[] {
+  const rules = readFileSync(fileURLToPath(new URL('../../../contrib/prometheus/refrelay-alerts.yml', import.meta.url)), 'utf8');
+  const code = rules
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('#'))
+    .join('\n');
+  return [...new Set(code.match(/\brefrelay_[a-z_]+/g))].sort();
+}
 
 async function get(address: string, path: string): Promise<{ status: number; text: string; type: string }> {
   const response = await fetch(`http://${address}${path}`);
@@ -133,6 +146,11 @@ describe('metrics, status, page and logs of a running cluster', () => {
     const metricsText = (await get(addresses[1]!, '/metrics')).text;
     const samples = parseExposition(metricsText);
     for (const name of REQUIRED_METRICS) expect(metricsText).toContain(`# TYPE ${name} `);
+    const inRules = metricsInAlertRules();
+    expect(inRules.length).toBeGreaterThanOrEqual(9);
+    expect(inRules.filter((name) => !metricsText.includes(`# TYPE ${name} `))).toEqual([]);
+    expect(sum(samples, 'refrelay_store_writable', {})).toBe(1);
+    expect(sum(samples, 'refrelay_lock_stale_seconds', {})).toBe(6);
     // Cluster-wide gauges are the same from either node: the private URIs wait (retrying) on both views.
     // One gauge reading lists waiting/ and running/ side by side, so a task moved between them
     // meanwhile (a retry claims and resets it) can be missed by one reading, never by every one.
