@@ -74,6 +74,8 @@ export interface DaemonView {
   readonly spooledTasks: () => number;
   /** False while this node's store writes fail (a store outage, or the heartbeat cannot be written). */
   readonly storeWritable: () => boolean;
+  /** URIs this node is pushing right now (its push jobs). */
+  readonly runningPushes: () => number;
   /** The waiting tasks per URI as the last pass listed them; undefined before the first pass. */
   readonly waitingUris: () => readonly WaitingUri[] | undefined;
   /** True once the node has read every waiting folder it has seen (its counts then cover the queue). */

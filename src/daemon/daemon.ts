@@ -144,6 +144,7 @@ export class Daemon {
       storeClockOffsetMs: () => this.parts.offset.current() ?? 0,
       spooledTasks: () => this.spooledTasks,
       storeWritable: () => this.parts.distributor.storeOutage.view() === undefined && this.heartbeatError === undefined,
+      runningPushes: () => this.parts.distributor.runningUris().length,
       waitingUris: () => this.parts.distributor.waitingUris(),
       queueLearned: () => this.unlearned === 0,
     });

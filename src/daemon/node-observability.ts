@@ -76,7 +76,12 @@ export class NodeObservability implements DaemonObservability {
 
   async start(view: DaemonView): Promise<void> {
     this.view = view;
-    this.metrics.track({ spooledTasks: () => view.spooledTasks(), storeWritable: () => view.storeWritable(), lockStaleMs: () => view.config().lockStaleMs });
+    this.metrics.track({
+      spooledTasks: () => view.spooledTasks(),
+      storeWritable: () => view.storeWritable(),
+      lockStaleMs: () => view.config().lockStaleMs,
+      runningPushes: () => view.runningPushes(),
+    });
     const listen = this.config.httpListen;
     if (listen === 'off') return;
     try {

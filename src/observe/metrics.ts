@@ -16,6 +16,8 @@ export interface NodeGauges {
   readonly storeWritable: () => boolean;
   /** The `lockStale` setting, against which clock offsets are judged. */
   readonly lockStaleMs: () => number;
+  /** URIs this node is pushing right now (its push jobs). */
+  readonly runningPushes: () => number;
 }
 
 /**
@@ -34,13 +36,14 @@ export class NodeMetrics {
   private readonly replicationLag: Histogram<'remote'>;
   private readonly refs: Counter<'remote' | 'status'>;
   private readonly retries: Counter<'remote'>;
+  private readonly failures: Counter<'remote' | 'kind'>;
   private readonly takeovers: Counter;
   private readonly quarantined: Counter;
   private readonly nodes: Gauge<'state'>;
   private readonly clockOffset: Gauge<'node'>;
   private readonly verifyDrift: Gauge<'remote'>;
   private readonly openCircuits: Gauge<'host'>;
-  private gauges: NodeGauges = { spooledTasks: () => 0, storeWritable: () => true, lockStaleMs: () => 0 };
+  private gauges: NodeGauges = { spooledTasks: () => 0, storeWritable: () => true, lockStaleMs: () => 0, runningPushes: () => 0 };
 
   constructor(private readonly storeNow: () => number) {
     const registers = [this.registry];
@@ -89,6 +92,12 @@ export class NodeMetrics {
       labelNames: ['remote', 'status'],
       registers,
     });
+    this.failures = new Counter({
+      name: 'refrelay_push_failures_total',
+      help: 'Failed git pushes this node ran, by failure class (transient, unreachable, overloaded, auth, missing-repository, permanent, local-missing, timeout).',
+      labelNames: ['remote', 'kind'],
+      registers,
+    });
     this.retries = new Counter({ name: 'refrelay_retries_total', help: 'Retries scheduled after a failed push.', labelNames: ['remote'], registers });
     this.takeovers = new Counter({
       name: 'refrelay_lock_takeovers_total',
@@ -133,6 +142,14 @@ export class NodeMetrics {
       },
     });
     new Gauge({
+      name: 'refrelay_running_pushes',
+      help: 'URIs this node is pushing right now (push jobs holding their URI lock).',
+      registers,
+      collect() {
+        this.set(metrics.gauges.runningPushes());
+      },
+    });
+    new Gauge({
       name: 'refrelay_lock_stale_seconds',
       help: 'The lockStale setting: clocks further than a quarter of it from the store clock are unsafe.',
       registers,
@@ -159,6 +176,7 @@ export class NodeMetrics {
         this.replicationDelay.observe({ remote: event.remote }, Math.max(0, ageAtEnd - event.durationMs / 1000));
         if (event.result !== 'failed') this.replicationLag.observe({ remote: event.remote }, ageAtEnd);
         for (const [status, count] of Object.entries(event.outcomes)) this.refs.inc({ remote: event.remote, status }, count);
+        if (event.failureKind !== undefined) this.failures.inc({ remote: event.remote, kind: event.failureKind });
         break;
       }
       case 'retry-scheduled':

@@ -1,3 +1,4 @@
+import type { FailureKind } from '../push/failure-policy.js';
 /**
  * What a node does, as facts for metrics and the per-URI history. URIs are redacted by the
  * emitter: nothing downstream ever holds a credential.
@@ -24,6 +25,8 @@ export type ReplicationEvent =
       readonly durationMs: number;
       readonly result: 'ok' | 'partial' | 'failed';
       readonly failure?: string;
+      /** The failure's class (push/failure-policy.ts), a small fixed set: a metric label. */
+      readonly failureKind?: FailureKind;
       readonly oldestQueuedAtMs: number;
     }
   | {

@@ -44,7 +44,7 @@ export function logPush(
     outcomes: counts,
     durationMs: outcome.durationMs,
     result: outcome.result,
-    ...(failure === undefined ? {} : { failure }),
+    ...(outcome.failure === undefined ? {} : { failure, failureKind: outcome.failure.kind }),
     oldestQueuedAtMs,
   });
 }

@@ -34,16 +34,25 @@ const REQUIRED_METRICS = [
   'refrelay_clock_offset_seconds',
   'refrelay_store_writable',
   'refrelay_lock_stale_seconds',
+  'refrelay_push_failures_total',
+  'refrelay_running_pushes',
 ];
 
-/** The metric names the shipped alert rules query (contrib/prometheus): each must be exported, or an alert silently never fires. */
-function metricsInAlertRules(): string[] {
-  const rules = readFileSync(fileURLToPath(new URL('../../../contrib/prometheus/refrelay-alerts.yml', import.meta.url)), 'utf8');
-  const code = rules
+/**
+ * The metric names the shipped alert rules and Grafana dashboard query (contrib/): each must be
+ * exported, or an alert silently never fires and a panel silently shows nothing after a rename.
+ * A histogram's `_bucket`, `_sum` and `_count` series are its name.
+ */
+function metricsQueriedByContrib(): { rules: string[]; dashboard: string[] } {
+  const contrib = (path: string): string => readFileSync(fileURLToPath(new URL(`../../../contrib/${path}`, import.meta.url)), 'utf8');
+  const names = (queries: string): string[] =>
+    [...new Set((queries.match(/\brefrelay_[a-z_]+/g) ?? []).map((name) => name.replace(/_(bucket|sum|count)$/, '')))].sort();
+  const rules = contrib('prometheus/refrelay-alerts.yml')
     .split('\n')
     .filter((line) => !line.trimStart().startsWith('#'))
     .join('\n');
-  return [...new Set(code.match(/\brefrelay_[a-z_]+/g))].sort();
+  const panels = (JSON.parse(contrib('grafana/refrelay.json')) as { panels: Array<{ targets?: Array<{ expr: string }> }> }).panels;
+  return { rules: names(rules), dashboard: names(panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr)).join('\n')) };
 }
 
 async function get(address: string, path: string): Promise<{ status: number; text: string; type: string }> {
@@ -146,9 +155,14 @@ describe('metrics, status, page and logs of a running cluster', () => {
     const metricsText = (await get(addresses[1]!, '/metrics')).text;
     const samples = parseExposition(metricsText);
     for (const name of REQUIRED_METRICS) expect(metricsText).toContain(`# TYPE ${name} `);
-    const inRules = metricsInAlertRules();
-    expect(inRules.length).toBeGreaterThanOrEqual(9);
-    expect(inRules.filter((name) => !metricsText.includes(`# TYPE ${name} `))).toEqual([]);
+    const queried = metricsQueriedByContrib();
+    expect(queried.rules.length).toBeGreaterThanOrEqual(9);
+    expect(queried.dashboard.length).toBeGreaterThanOrEqual(14);
+    expect([...queried.rules, ...queried.dashboard].filter((name) => !metricsText.includes(`# TYPE ${name} `))).toEqual([]);
+    // Failed pushes by class: the private destination refuses every connection.
+    const failures = scraped.flatMap((s) => s.filter((sample) => sample.name === 'refrelay_push_failures_total' && sample.value > 0));
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(failures.map((sample) => `${sample.labels.remote} ${sample.labels.kind}`))).toEqual(new Set(['private unreachable']));
     expect(sum(samples, 'refrelay_store_writable', {})).toBe(1);
     expect(sum(samples, 'refrelay_lock_stale_seconds', {})).toBe(6);
     // Cluster-wide gauges are the same from either node: the private URIs wait (retrying) on both views.

@@ -136,7 +136,7 @@ describe('HTTP endpoints', () => {
 
   it('answers /readyz 503 while this machine holds spooled tasks, even with the store caught up, and counts them in /metrics', async () => {
     const metrics = new NodeMetrics(() => 0);
-    metrics.track({ spooledTasks: () => 3, storeWritable: () => true, lockStaleMs: () => 60_000 });
+    metrics.track({ spooledTasks: () => 3, storeWritable: () => true, lockStaleMs: () => 60_000, runningPushes: () => 0 });
     const base = await start(deps({ caughtUpThresholdMs: () => 120_000, spooledTasks: () => 3, metrics }));
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
