@@ -99,6 +99,7 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     }
     out.push(table(circuitRows, style));
   }
+  out.push(...backoffTable(status, style, options.urisShown ?? URIS_SHOWN));
   if (status.verify !== null) {
     const { verify } = status;
     out.push('');
@@ -113,6 +114,23 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
     }
   }
   return out.join('\n') + '\n';
+}
+
+/** The URIs whose last push failed: why, and when the next attempt may start (`shown` of them, 0: all). */
+function backoffTable(status: ClusterStatus, style: TableStyle, shown: number): string[] {
+  const { uris, unread } = status.backingOff;
+  if (uris.length === 0) return [];
+  const listed = shown === 0 ? uris : uris.slice(0, shown);
+  const rows = [['BACKING OFF URI', 'ATTEMPTS', 'NEXT ATTEMPT', 'LAST ERROR']];
+  for (const uri of listed) {
+    rows.push([
+      printable(uri.uri),
+      String(uri.attempts),
+      uri.nextAttemptInMs === 0 ? 'due now' : `in ${formatAge(uri.nextAttemptInMs)}`,
+      printable(uri.lastError),
+    ]);
+  }
+  return ['', table(rows, style), ...andMore(listed.length, uris.length + unread, 'refrelay status --json, or --limit 0')];
 }
 
 /**

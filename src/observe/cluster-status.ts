@@ -1,4 +1,3 @@
-import { nodeAliveWithinMs } from '../cluster/live-nodes.js';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
@@ -6,12 +5,16 @@ import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
-import { redactText, redactUrl } from '../runtime/redact.js';
+import { redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
 import { countWaiting } from './waiting-count.js';
+import { circuitsOf, nodeStatus, type CircuitStatus, type NodeStatus } from './node-records.js';
+import { readBackoffs, type BackoffStatus } from './backoff-status.js';
 
 export type { FailedTaskStatus } from './failed-view.js';
+export type { CircuitStatus, NodeState, NodeStatus } from './node-records.js';
+export type { BackoffStatus } from './backoff-status.js';
 export type { WaitingUri } from '../schedule/waiting-uris.js';
 
 /** Version of the `status --json` shape; bump on any incompatible change. */
@@ -45,36 +48,6 @@ export interface RunningClaim {
   owner: { nodeId: string | null; pid: number | null; host: string | null } | null;
 }
 
-/** `stopped`: the record says it shut down cleanly; `stale`: its heartbeat stopped moving. */
-export type NodeState = 'alive' | 'stale' | 'stopped';
-
-export interface NodeStatus {
-  nodeId: string;
-  state: NodeState;
-  /** Age of the record file's mtime on the store's clock: how long ago the node last beat. */
-  lastBeatAgeMs: number;
-  /** The node's own measurement, store − node (ms); null before it measured. */
-  clockOffsetMs: number | null;
-  /** |clockOffsetMs| above lockStale / 4: that node should run NTP. */
-  clockWarning: boolean;
-  /** Present while an alive node says its jobs or passes meet a store refusing writes (`sinceAt`: its own clock). */
-  storeNotWritable?: { code: string; sinceAt: number; failures: number; lastError: string };
-  /** Updates spooled on that node's machine (the store could not be written), not forwarded yet. */
-  spooledTasks: number;
-  record: Record<string, unknown>;
-}
-
-export interface CircuitStatus {
-  nodeId: string;
-  host: string;
-  state: 'open' | 'half-open';
-  /** How many times in a row it opened: the backoff exponent. */
-  trips: number;
-  /** Until the node lets its next probe through; null while the probe runs. */
-  nextProbeInMs: number | null;
-  lastError: string | null;
-}
-
 /** At most this many failed tasks are listed one by one unless asked for all; the counts cover all of them. */
 export const FAILED_LISTED = 200;
 
@@ -92,6 +65,8 @@ export interface ClusterStatus {
   nodes: NodeStatus[];
   /** Destination hosts a live node stopped scheduling after connection failures (open circuits). */
   circuits: CircuitStatus[];
+  /** URIs whose last push failed, with the error and the wait for the next attempt, soonest first; `unread`: retry states past the read limit. */
+  backingOff: { uris: BackoffStatus[]; unread: number };
   /** The last periodic verify (replication.verifyInterval), or null when none has run. */
   verify: VerifyStatus | null;
   /** Per URI key, the last events of every node (queued, claimed, pushed, failed, taken over), oldest first. */
@@ -254,65 +229,11 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     storeClockOffsetMs,
     nodes,
     queueFrom: queue.summary === undefined ? null : { nodeId: queue.summary.nodeId, ageMs: Math.max(0, storeNow - queue.summary.writtenAt) },
-    circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, now + (storeClockOffsetMs ?? 0))),
+    circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, storeNow)),
+    backingOff: await readBackoffs(store, storeNow),
     verify: await readVerify(config.storePath, now + (storeClockOffsetMs ?? 0)),
     history: await readClusterHistory(config.storePath),
   };
-}
-
-/**
- * Open circuits a node published with its last beat. Their probe times are on that node's clock;
- * the age of its record (store clock) turns them into a wait from now, whatever the skew.
- */
-function circuitsOf(record: unknown, recordMtimeMs: number, storeNow: number): CircuitStatus[] {
-  if (record === null || typeof record !== 'object') return [];
-  const fields = record as Record<string, unknown>;
-  if (typeof fields.nodeId !== 'string' || typeof fields.stoppedAt === 'number' || !Array.isArray(fields.circuits)) return [];
-  const beatAt = typeof fields.beatAt === 'number' ? fields.beatAt : undefined;
-  const nodeId = fields.nodeId;
-  return fields.circuits.flatMap((value: unknown) => {
-    if (value === null || typeof value !== 'object') return [];
-    const circuit = value as Record<string, unknown>;
-    if (typeof circuit.host !== 'string' || (circuit.state !== 'open' && circuit.state !== 'half-open')) return [];
-    const probeIn =
-      typeof circuit.nextProbeAt === 'number' && beatAt !== undefined ? circuit.nextProbeAt - beatAt - Math.max(0, storeNow - recordMtimeMs) : null;
-    return [
-      {
-        nodeId,
-        host: redactText(circuit.host),
-        state: circuit.state,
-        trips: typeof circuit.trips === 'number' ? circuit.trips : 0,
-        nextProbeInMs: circuit.state === 'half-open' || probeIn === null ? null : Math.max(0, Math.round(probeIn)),
-        lastError: typeof circuit.lastError === 'string' ? redactText(circuit.lastError) : null,
-      },
-    ];
-  });
-}
-
-/**
- * Alive while its record keeps being replaced (cluster/live-nodes.ts nodeAliveWithinMs).
- */
-function nodeStatus(config: ReplicationConfig, record: unknown, ageMs: number): NodeStatus[] {
-  if (record === null || typeof record !== 'object') return [];
-  const fields = record as Record<string, unknown>;
-  if (typeof fields.nodeId !== 'string') return [];
-  const offset = typeof fields.clockOffsetMs === 'number' ? fields.clockOffsetMs : null;
-  const lastBeatAgeMs = Math.max(0, Math.round(ageMs));
-  let state: NodeState = lastBeatAgeMs <= nodeAliveWithinMs(config) ? 'alive' : 'stale';
-  if (typeof fields.stoppedAt === 'number') state = 'stopped';
-  return [
-    {
-      nodeId: fields.nodeId,
-      state,
-      lastBeatAgeMs,
-      clockOffsetMs: offset,
-      clockWarning: offset !== null && Math.abs(offset) > config.lockStaleMs / 4,
-      ...(state === 'alive' ? storeNotWritableOf(fields.storeNotWritable) : {}),
-      // An untrusted record: anything but a count is no information.
-      spooledTasks: typeof fields.spooled === 'number' && Number.isSafeInteger(fields.spooled) && fields.spooled > 0 ? fields.spooled : 0,
-      record: fields,
-    },
-  ];
 }
 
 function ownerOf(record: unknown): RunningClaim['owner'] {
@@ -322,20 +243,5 @@ function ownerOf(record: unknown): RunningClaim['owner'] {
     nodeId: typeof fields.nodeId === 'string' ? fields.nodeId : null,
     pid: typeof fields.pid === 'number' ? fields.pid : null,
     host: typeof fields.host === 'string' ? fields.host : null,
-  };
-}
-
-/** The record is the store's, so untrusted: only well-typed fields, the error text redacted. */
-function storeNotWritableOf(value: unknown): Pick<NodeStatus, 'storeNotWritable'> {
-  if (value === null || typeof value !== 'object') return {};
-  const fields = value as Record<string, unknown>;
-  if (typeof fields.code !== 'string' || typeof fields.sinceAt !== 'number' || typeof fields.failures !== 'number') return {};
-  return {
-    storeNotWritable: {
-      code: fields.code.slice(0, 32),
-      sinceAt: fields.sinceAt,
-      failures: fields.failures,
-      lastError: typeof fields.lastError === 'string' ? redactText(fields.lastError.slice(0, 500)) : '',
-    },
   };
 }

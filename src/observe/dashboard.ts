@@ -6,6 +6,8 @@ import { formatAge, formatOffset } from './time-text.js';
 const RATE_WINDOW_MS = 5 * 60_000;
 /** URIs listed under "Recent activity", most recently active first. */
 const RECENT_URIS = 50;
+/** URIs the Backing off table lists, soonest next attempt first (`status --json` has all). */
+const BACKING_OFF_SHOWN = 50;
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -87,6 +89,22 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
     })
     .join('');
 
+  // Why a URI is not being delivered: its last error and when it is tried again, and the hosts
+  // nodes stopped scheduling (open circuits) with theirs.
+  const backingOff = status.backingOff.uris
+    .slice(0, BACKING_OFF_SHOWN)
+    .map(
+      (uri) =>
+        `<tr class="backing-off" data-uri-key="${uri.uriKey}"><td><code>${escapeHtml(uri.uri)}</code></td><td>${uri.attempts}</td><td>${uri.nextAttemptInMs === 0 ? 'due now' : `in ${age(uri.nextAttemptInMs)}`}</td><td>${escapeHtml(uri.lastError)}</td></tr>`,
+    )
+    .join('');
+  const circuits = status.circuits
+    .map(
+      (circuit) =>
+        `<tr class="circuit"><td><code>${escapeHtml(circuit.host)}</code></td><td>${escapeHtml(circuit.nodeId)}</td><td>${circuit.state}</td><td>${circuit.nextProbeInMs === null ? 'running' : `in ${age(circuit.nextProbeInMs)}`}</td><td>${escapeHtml(circuit.lastError ?? '–')}</td></tr>`,
+    )
+    .join('');
+
   const running = status.running
     .map(
       (claim) =>
@@ -127,6 +145,11 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
 <header><h1>refrelay</h1><p>store <code>${escapeHtml(status.storePath)}</code> · seen from node <b>${escapeHtml(schedule.nodeId)}</b> · ${escapeHtml(status.generatedAt)}</p>
 <p class="totals">waiting <b id="total-waiting">${status.totals.waiting}</b> · running <b>${status.totals.running}</b> · failed <b id="total-failed">${status.totals.failed}</b> · corrupt <b>${status.totals.corrupt}</b></p></header>
 <section><h2>Remotes</h2><table id="remotes"><tr><th>remote</th><th>waiting</th><th>oldest</th><th>running</th><th>failed</th><th>pushes (5 min)</th></tr>${remotes || '<tr><td colspan="6" class="muted">no remote configured</td></tr>'}</table></section>
+<section><h2>Backing off</h2>${backingOff === '' ? '<p class="muted" id="no-backing-off">none</p>' : `<table id="backing-off"><tr><th>URI</th><th>attempts</th><th>next attempt</th><th>last error</th></tr>${backingOff}</table>`}${
+    circuits === ''
+      ? ''
+      : `<table id="circuits"><tr><th>host (circuit open)</th><th>node</th><th>state</th><th>next probe</th><th>last error</th></tr>${circuits}</table>`
+  }</section>
 <section><h2>Running pushes</h2>${running === '' ? '<p class="muted">none</p>' : `<table id="running"><tr><th>URI</th><th>remote</th><th>node</th><th>tasks</th><th>age</th></tr>${running}</table>`}</section>
 <section><h2>Failed tasks</h2>${failed === '' ? '<p class="muted" id="no-failed">none</p>' : `<table id="failed"><tr><th>URI</th><th>project</th><th>refs</th><th>reason</th><th>failed</th><th></th></tr>${failed}</table>`}</section>
 <section><h2>Nodes</h2>${nodes === '' ? '<p class="muted">none has reported yet</p>' : `<table id="nodes"><tr><th>node</th><th>state</th><th>heartbeat</th><th>clock offset</th></tr>${nodes}</table>`}</section>

@@ -286,10 +286,10 @@ export class TaskStore {
     return listUriStateKeys(this.ctx);
   }
 
-  /** Every retry state file, read (for `refrelay retry`); unreadable content is undefined. */
-  async listUriStates(): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
+  /** Retry state files, read (at most `limit`: `refrelay retry` reads all); unreadable content is undefined. */
+  async listUriStates(limit?: number): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
     await this.ready();
-    return listUriStates(this.ctx);
+    return listUriStates(this.ctx, limit);
   }
 
   async readNodeRecords(): Promise<unknown[]> {

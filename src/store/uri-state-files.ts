@@ -21,8 +21,8 @@ export async function listUriStateKeys(ctx: StoreContext): Promise<string[]> {
 }
 
 /** Every retry state file with its parsed JSON; `state` is undefined when the file is not JSON or vanished meanwhile. */
-export async function listUriStates(ctx: StoreContext): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
-  const keys = await listUriStateKeys(ctx);
+export async function listUriStates(ctx: StoreContext, limit = Number.POSITIVE_INFINITY): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
+  const keys = (await listUriStateKeys(ctx)).slice(0, limit);
   return mapBounded(keys, ctx.concurrency, async (uriKey) => ({
     uriKey,
     state: await readJsonTolerant(ctx.fs, ctx.paths.uriStateFile(uriKey), 'read uri state'),

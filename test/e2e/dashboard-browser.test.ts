@@ -30,6 +30,7 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
     const work = makeWorkTree(join(root, 'work'), 1);
     git(work, ['push', '-q', repo, 'main']);
     const httpPort = await freePort();
+    const closedPort = await freePort(); // nothing listens: the "down" remote refuses every connection
     const config = writeConfig(join(root, 'replication.config'), [
       '[replication]',
       `  storePath = ${storePath}`,
@@ -46,11 +47,16 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
       '[remote "later"]',
       `  url = ${join(root, 'later')}/\${name}.git`,
       '  replicationDelay = 1h',
+      '[remote "down"]',
+      `  url = git://127.0.0.1:${closedPort}/\${name}.git`,
+      '  replicationDelay = 0',
+      '  replicationRetry = 1s',
     ]);
     const store = new TaskStore({ root: storePath, nodeId: 'hook' });
     // The DR repository does not exist yet: the push fails twice and the task lands in failed/.
     await store.create({ project: 'app', refs: ['refs/heads/main'], uri: `${join(root, 'dr')}/app.git`, remote: 'dr' });
     await store.create({ project: 'app', refs: ['refs/heads/main'], uri: `${join(root, 'later')}/app.git`, remote: 'later' });
+    await store.create({ project: 'app', refs: ['refs/heads/main'], uri: `git://127.0.0.1:${closedPort}/app.git`, remote: 'down' });
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(node);
     await node
@@ -86,6 +92,18 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
       await expect.poll(() => failedRow.count()).toBe(1);
       expect(await failedRow.textContent()).toContain('(gave up after 2 attempts)');
       await expect.poll(() => page.locator('#nodes tr.node.alive').count()).toBe(1);
+      // Why the "down" URI is not delivered, and when it is tried again.
+      const backingOff = page.locator('#backing-off tr.backing-off', { hasText: `git://127.0.0.1:${closedPort}/app.git` });
+      await expect
+        .poll(
+          async () => {
+            await page.reload();
+            return backingOff.textContent().catch(() => '');
+          },
+          { timeout: 15_000 },
+        )
+        .toMatch(/Connection refused|unable to connect/);
+      expect(await backingOff.locator('td').nth(2).textContent()).toMatch(/^(due now|in \d)/);
 
       // Someone creates the repository, then asks for the task again from the page.
       initBare(join(root, 'dr', 'app.git'));

@@ -331,3 +331,49 @@ describe('status: the URI table', () => {
     expect(formatStatus(status, 'plain', { urisShown: 0 })).toContain('/dest/new.git');
   });
 });
+
+describe('status: URIs backing off', () => {
+  it('lists each URI whose last push failed with its attempts, last error and the wait for its next attempt, soonest first, passwords and hostile text left out', async () => {
+    const { clock, store, fs } = setup();
+    const storeNow = clock.now() + 30_000;
+    const state = (uri: string, fields: Record<string, unknown>): void => {
+      fs.writeRaw(
+        `${ROOT}/uri-state/${uriKey(uri)}.json`,
+        JSON.stringify({ uri, attempts: 3, lastError: 'e', notBefore: storeNow, updatedAt: 0, nodeId: 'node-a', ...fields }),
+      );
+    };
+    await store.open();
+    state('ssh://alice:pw123@mirror.example.com/a.git', {
+      lastError: 'ssh: connect to host mirror.example.com port 22: Connection refused',
+      notBefore: storeNow + 90_000,
+    });
+    state('/dest/b.git', { attempts: 1, lastError: 'remote rejected main\nsecond line', notBefore: storeNow - 5_000 });
+    state('/dest/c.git', { attempts: 0, lastError: '', notBefore: 0 }); // a fresh state: not failing
+    fs.writeRaw(`${ROOT}/uri-state/${'d'.repeat(40)}.json`, '{"attempts": "many"}'); // not a state at all
+
+    const status = await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 30_000 });
+
+    expect(status.backingOff).toEqual({
+      unread: 0,
+      uris: [
+        { uriKey: uriKey('/dest/b.git'), uri: '/dest/b.git', attempts: 1, lastError: 'remote rejected main', nextAttemptInMs: 0, nodeId: 'node-a' },
+        {
+          uriKey: uriKey('ssh://alice:pw123@mirror.example.com/a.git'),
+          uri: 'ssh://alice:***@mirror.example.com/a.git',
+          attempts: 3,
+          lastError: 'ssh: connect to host mirror.example.com port 22: Connection refused',
+          nextAttemptInMs: 90_000,
+          nodeId: 'node-a',
+        },
+      ],
+    });
+    const rows = formatStatus(status).split('\n');
+    const header = rows.findIndex((row) => row.startsWith('BACKING OFF URI'));
+    expect(rows[header]).toMatch(/^BACKING OFF URI\s+ATTEMPTS\s+NEXT ATTEMPT\s+LAST ERROR$/);
+    expect(rows.slice(header + 1, header + 3).map((row) => row.split(/\s{2,}/))).toEqual([
+      ['/dest/b.git', '1', 'due now', 'remote rejected main'],
+      ['ssh://alice:***@mirror.example.com/a.git', '3', 'in 1m30s', 'ssh: connect to host mirror.example.com port 22: Connection refused'],
+    ]);
+    expect(formatStatus(status)).not.toContain('pw123');
+  });
+});

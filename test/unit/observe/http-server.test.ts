@@ -23,6 +23,7 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
     storeClockOffsetMs: 0,
     nodes: [],
     circuits: [],
+    backingOff: { uris: [], unread: 0 },
     verify: null,
     history: {},
     queueFrom: null,

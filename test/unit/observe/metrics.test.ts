@@ -28,6 +28,7 @@ function status(partial: Partial<ClusterStatus>): ClusterStatus {
     storeClockOffsetMs: 0,
     nodes: [],
     circuits: [],
+    backingOff: { uris: [], unread: 0 },
     verify: null,
     history: {},
     queueFrom: null,

@@ -1,0 +1,54 @@
+import { redactText, redactUrl } from '../runtime/redact.js';
+import { parseUriState } from '../schedule/uri-state.js';
+import type { TaskStore } from '../store/task-store.js';
+
+/** A destination URI that failed and waits for its next attempt, as its retry state says. */
+export interface BackoffStatus {
+  uriKey: string;
+  /** Redacted. */
+  uri: string;
+  attempts: number;
+  /** The last failure, redacted, one line. */
+  lastError: string;
+  /** Until the next attempt is allowed, store clock; 0 when it is due now. */
+  nextAttemptInMs: number;
+  /** The node that wrote the state (the last one to try). */
+  nodeId: string;
+}
+
+/** Retry states read by one status: a destination down for long may leave one per URI. */
+export const BACKOFFS_READ = 1000;
+
+/**
+ * The URIs with a retry state in `uri-state/` (every node's failures, as the lock holders wrote
+ * them), soonest next attempt first. The files are untrusted: one that does not parse as a state
+ * is left out, its error text redacted and cut to one line.
+ */
+export function backoffsOf(states: ReadonlyArray<{ readonly uriKey: string; readonly state: unknown }>, storeNow: number): BackoffStatus[] {
+  return states
+    .flatMap(({ uriKey, state }) => {
+      const parsed = parseUriState(state);
+      if (parsed === undefined || parsed.attempts === 0) return [];
+      return [
+        {
+          uriKey,
+          uri: redactUrl(parsed.uri),
+          attempts: parsed.attempts,
+          lastError: redactText(parsed.lastError.split('\n')[0]!.slice(0, 300)),
+          nextAttemptInMs: Math.max(0, Math.round(parsed.notBefore - storeNow)),
+          nodeId: parsed.nodeId.slice(0, 100),
+        },
+      ];
+    })
+    .sort((a, b) => a.nextAttemptInMs - b.nextAttemptInMs || a.uri.localeCompare(b.uri));
+}
+
+/** The backoffs of at most BACKOFFS_READ retry states, and how many states were left unread. */
+export async function readBackoffs(
+  store: Pick<TaskStore, 'listUriStates' | 'listUriStateKeys'>,
+  storeNow: number,
+): Promise<{ uris: BackoffStatus[]; unread: number }> {
+  const states = await store.listUriStates(BACKOFFS_READ);
+  const unread = states.length < BACKOFFS_READ ? 0 : (await store.listUriStateKeys()).length - states.length;
+  return { uris: backoffsOf(states, storeNow), unread: Math.max(0, unread) };
+}
