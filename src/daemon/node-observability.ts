@@ -6,6 +6,7 @@ import { startHttpServer, type RunningHttpServer } from '../observe/http-server.
 import type { Log } from '../runtime/log.js';
 import { NodeMetrics } from '../observe/metrics.js';
 import { UriHistory } from '../observe/uri-history.js';
+import { RemoteDelivery } from '../observe/remote-delivery.js';
 import { persistQueueSummary, QUEUE_SUMMARY_EVERY_MS, summarizeQueue } from '../observe/queue-summary.js';
 import type { Clock } from '../runtime/clock.js';
 import type { StoreEvent } from '../store/store-types.js';
@@ -27,6 +28,7 @@ const HISTORY_PERSIST_EVERY_MS = 1000;
 export class NodeObservability implements DaemonObservability {
   readonly metrics: NodeMetrics;
   readonly history: UriHistory;
+  private readonly delivery: RemoteDelivery;
   private view: DaemonView | undefined;
   private server: RunningHttpServer | undefined;
   private statusCache: { at: number; value: Promise<ClusterStatus> } | undefined;
@@ -46,11 +48,13 @@ export class NodeObservability implements DaemonObservability {
     const storeNow = (): number => this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
     this.metrics = new NodeMetrics(storeNow);
     this.history = new UriHistory(config.nodeId, storeNow);
+    this.delivery = new RemoteDelivery(clock.now());
   }
 
   readonly events = (event: ReplicationEvent): void => {
     this.metrics.record(event);
     this.history.record(event);
+    this.delivery.record(event, this.clock.now());
   };
 
   /** The store's own events (a task file quarantined): logged and counted. */
@@ -109,6 +113,7 @@ export class NodeObservability implements DaemonObservability {
       health: () => view.health(),
       caughtUpThresholdMs: () => view.config().caughtUpThresholdMs,
       spooledTasks: () => view.spooledTasks(),
+      failingRemotes: (waiting, thresholdMs) => this.delivery.failing(waiting, this.clock.now(), thresholdMs),
       oldestWaiting: () => {
         const waiting = view.waitingUris();
         return waiting === undefined ? undefined : oldestWaitingByRemote(waiting, this.clock.now());

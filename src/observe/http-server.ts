@@ -23,6 +23,8 @@ export interface HttpDeps {
   readonly oldestWaiting?: () => ReadonlyMap<string, number> | undefined;
   /** Tasks spooled on this machine and not in the store yet: the node is not caught up while there are any. */
   readonly spooledTasks?: () => number;
+  /** Remotes with work waiting whose last push from this node failed and that delivered nothing for longer than the threshold (RemoteDelivery). */
+  readonly failingRemotes?: (waiting: Iterable<string>, thresholdMs: number) => string[];
   /** Puts failed tasks back in the queue: all of a URI, or the named task files. Returns how many. */
   readonly retry: (request: { uriKey: string; names?: readonly string[] }) => Promise<number>;
   /** Drops the named failed task files of a URI (failed/dropped/); `from` is the client's address, for the record. Returns how many. */
@@ -98,16 +100,15 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
       const threshold = deps.caughtUpThresholdMs();
       const oldest = ages.size === 0 ? null : Math.max(...ages.values());
       const spooledTasks = deps.spooledTasks?.() ?? 0;
-      const ready = (oldest === null || oldest <= threshold) && spooledTasks === 0;
-      const lagging = [...ages]
-        .filter(([, age]) => age > threshold)
-        .map(([remote]) => remote)
-        .sort();
+      const failing = deps.failingRemotes?.(ages.keys(), threshold) ?? [];
+      const lagging = [...new Set([...[...ages].filter(([, age]) => age > threshold).map(([remote]) => remote), ...failing])].sort();
+      const ready = lagging.length === 0 && spooledTasks === 0;
       return sendJson(response, ready ? 200 : 503, {
         status: ready ? 'caught up' : 'lagging',
         oldestWaitingAgeMs: oldest,
         caughtUpThresholdMs: threshold,
         laggingRemotes: lagging,
+        failingRemotes: failing,
         spooledTasks,
       });
     }

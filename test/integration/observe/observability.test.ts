@@ -283,4 +283,49 @@ describe('metrics, status, page and logs of a running cluster', () => {
     // Caught up means nothing waits too long; the claimed task may still be on its way.
     await until('delivered', () => (refsOf(join(root, 'dest', 'app.git')).has('refs/heads/main') ? true : undefined), 10_000);
   }, 60_000);
+  it('says /readyz 503 for a destination that delivered before and now refuses, at its first failed push, not a caughtUpThreshold later', async () => {
+    const root = tempDir('refrelay-readyz-failing');
+    const storePath = join(root, 'store');
+    const repo = source(root, 'app');
+    initBare(join(root, 'dest', 'app.git'));
+    const destination = await startGitDaemon(join(root, 'dest'));
+    daemons.push(destination);
+    const httpPort = await freePort();
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${storePath}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 200ms',
+      '  randomDelay = 0',
+      '  caughtUpThreshold = 10s',
+      `  httpListen = 127.0.0.1:${httpPort}`,
+      '[remote "dr"]',
+      `  url = git://127.0.0.1:${destination.port}/\${name}.git`,
+      '  replicationDelay = 0',
+      '  replicationRetry = 1s',
+    ]);
+    const node = RefrelayNode.start({ config, nodeId: 'node-1' });
+    nodes.push(node);
+    await node.waitForLog((line) => line.msg.startsWith('http endpoints listening'));
+    const address = `127.0.0.1:${httpPort}`;
+    const hook = new TaskStore({ root: storePath, nodeId: 'hook' });
+    const task = (ref: string) => ({ project: 'app', refs: [ref], uri: `git://127.0.0.1:${destination.port}/app.git`, remote: 'dr' });
+    await hook.create(task('refs/heads/main'));
+    await node.waitForLog((line) => line.msg === 'pushed');
+    const deliveredAt = Date.now();
+
+    // The destination goes away; a caughtUpThreshold after the last delivery, a new update arrives.
+    daemons.splice(daemons.indexOf(destination), 1);
+    await destination.stop();
+    await until('caughtUpThreshold past the delivery', () => (Date.now() - deliveredAt > 10_500 ? true : undefined), 20_000);
+    git(join(root, 'work', 'app'), ['push', '-q', repo, 'main:topic']);
+    await hook.create(task('refs/heads/topic'));
+    const lagging = await until('readyz 503', async () => {
+      const answer = await get(address, '/readyz');
+      return answer.status === 503 ? answer : undefined;
+    });
+    const body = JSON.parse(lagging.text) as { oldestWaitingAgeMs: number; laggingRemotes: string[]; failingRemotes: string[] };
+    expect(body).toMatchObject({ laggingRemotes: ['dr'], failingRemotes: ['dr'] });
+    expect(body.oldestWaitingAgeMs).toBeLessThan(10_000);
+  }, 60_000);
 });

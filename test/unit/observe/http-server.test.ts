@@ -78,7 +78,14 @@ describe('HTTP endpoints', () => {
     const base = await start(deps({ health: () => ({ ok: false, reasons: ['the store is not writable: ENOSPC'] }) }));
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'lagging', oldestWaitingAgeMs: 61_000, caughtUpThresholdMs: 60_000, laggingRemotes: ['dr'], spooledTasks: 0 });
+    expect(await ready.json()).toEqual({
+      status: 'lagging',
+      oldestWaitingAgeMs: 61_000,
+      caughtUpThresholdMs: 60_000,
+      laggingRemotes: ['dr'],
+      failingRemotes: [],
+      spooledTasks: 0,
+    });
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toEqual({ status: 'unhealthy', reasons: ['the store is not writable: ENOSPC'] });
@@ -109,9 +116,39 @@ describe('HTTP endpoints', () => {
       oldestWaitingAgeMs: 120_000,
       caughtUpThresholdMs: 60_000,
       laggingRemotes: ['dr', 'pub'],
+      failingRemotes: [],
       spooledTasks: 0,
     });
     expect(statusReads).toBe(0);
+  });
+
+  it('answers /readyz 503 for a remote whose pushes fail, before any of its tasks waited caughtUpThreshold', async () => {
+    const asked: Array<{ waiting: string[]; thresholdMs: number }> = [];
+    const base = await start(
+      deps({
+        oldestWaiting: () =>
+          new Map([
+            ['dr', 2_000],
+            ['ci', 1_000],
+          ]),
+        failingRemotes: (waiting, thresholdMs) => {
+          asked.push({ waiting: [...waiting], thresholdMs });
+          return ['dr'];
+        },
+      }),
+    );
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({
+      status: 'lagging',
+      oldestWaitingAgeMs: 2_000,
+      caughtUpThresholdMs: 60_000,
+      laggingRemotes: ['dr'],
+      failingRemotes: ['dr'],
+      spooledTasks: 0,
+    });
+    // Asked about the remotes with work waiting, against the threshold.
+    expect(asked).toEqual([{ waiting: ['dr', 'ci'], thresholdMs: 60_000 }]);
   });
 
   it('sends durations and instants as whole milliseconds in /status and /readyz', async () => {
@@ -141,7 +178,14 @@ describe('HTTP endpoints', () => {
     const base = await start(deps({ caughtUpThresholdMs: () => 120_000, spooledTasks: () => 3, metrics }));
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'lagging', oldestWaitingAgeMs: 61_000, caughtUpThresholdMs: 120_000, laggingRemotes: [], spooledTasks: 3 });
+    expect(await ready.json()).toEqual({
+      status: 'lagging',
+      oldestWaitingAgeMs: 61_000,
+      caughtUpThresholdMs: 120_000,
+      laggingRemotes: [],
+      failingRemotes: [],
+      spooledTasks: 3,
+    });
     expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^refrelay_spooled_tasks 3$/m);
     const caughtUp = await start(deps({ caughtUpThresholdMs: () => 120_000, spooledTasks: () => 0 }));
     expect((await fetch(`${caughtUp}/readyz`)).status).toBe(200);
