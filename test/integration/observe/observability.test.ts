@@ -102,6 +102,35 @@ function source(root: string, project: string): string {
   return repo;
 }
 
+/** The one node of a readiness test: remote "dr" over git:// on `gitPort` (down or up), retried every second. */
+function readinessConfig(root: string, httpPort: number, gitPort: number, caughtUpThreshold: string): string {
+  return writeConfig(join(root, 'replication.config'), [
+    '[replication]',
+    `  storePath = ${join(root, 'store')}`,
+    `  basePath = ${join(root, 'base')}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 0',
+    `  caughtUpThreshold = ${caughtUpThreshold}`,
+    `  httpListen = 127.0.0.1:${httpPort}`,
+    '[remote "dr"]',
+    `  url = git://127.0.0.1:${gitPort}/\${name}.git`,
+    '  replicationDelay = 0',
+    '  replicationRetry = 1s',
+  ]);
+}
+
+/** The first /readyz answer with this status. */
+function readyzAnswering(address: string, status: number, timeoutMs?: number): Promise<{ status: number; text: string }> {
+  return until(
+    `readyz ${status}`,
+    async () => {
+      const answer = await get(address, '/readyz');
+      return answer.status === status ? answer : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 describe('metrics, status, page and logs of a running cluster', () => {
   it('moves the counters as two daemons push, serves valid exposition text, and never shows a password', async () => {
     const root = tempDir('refrelay-observe');
@@ -238,19 +267,7 @@ describe('metrics, status, page and logs of a running cluster', () => {
     initBare(join(root, 'dest', 'app.git'));
     const gitPort = await freePort();
     const httpPort = await freePort();
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${storePath}`,
-      `  basePath = ${join(root, 'base')}`,
-      '  distributionInterval = 200ms',
-      '  randomDelay = 0',
-      '  caughtUpThreshold = 2s',
-      `  httpListen = 127.0.0.1:${httpPort}`,
-      '[remote "dr"]',
-      `  url = git://127.0.0.1:${gitPort}/\${name}.git`,
-      '  replicationDelay = 0',
-      '  replicationRetry = 1s',
-    ]);
+    const config = readinessConfig(root, httpPort, gitPort, '2s');
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(node);
     await node.waitForLog((line) => line.msg.startsWith('http endpoints listening'));
@@ -263,22 +280,12 @@ describe('metrics, status, page and logs of a running cluster', () => {
       uri: `git://127.0.0.1:${gitPort}/app.git`,
       remote: 'dr',
     });
-    const lagging = await until('readyz 503', async () => {
-      const answer = await get(address, '/readyz');
-      return answer.status === 503 ? answer : undefined;
-    });
+    const lagging = await readyzAnswering(address, 503);
     expect(JSON.parse(lagging.text)).toMatchObject({ status: 'lagging', caughtUpThresholdMs: 2000, laggingRemotes: ['dr'] });
     expect((await get(address, '/healthz')).status).toBe(200); // lagging is not unhealthy
 
     daemons.push(await startGitDaemon(join(root, 'dest'), { port: gitPort }));
-    const ready = await until(
-      'readyz 200 again',
-      async () => {
-        const answer = await get(address, '/readyz');
-        return answer.status === 200 ? answer : undefined;
-      },
-      20_000,
-    );
+    const ready = await readyzAnswering(address, 200, 20_000);
     expect(JSON.parse(ready.text)).toMatchObject({ status: 'caught up', oldestWaitingAgeMs: null });
     // Caught up means nothing waits too long; the claimed task may still be on its way.
     await until('delivered', () => (refsOf(join(root, 'dest', 'app.git')).has('refs/heads/main') ? true : undefined), 10_000);
@@ -291,19 +298,7 @@ describe('metrics, status, page and logs of a running cluster', () => {
     const destination = await startGitDaemon(join(root, 'dest'));
     daemons.push(destination);
     const httpPort = await freePort();
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${storePath}`,
-      `  basePath = ${join(root, 'base')}`,
-      '  distributionInterval = 200ms',
-      '  randomDelay = 0',
-      '  caughtUpThreshold = 10s',
-      `  httpListen = 127.0.0.1:${httpPort}`,
-      '[remote "dr"]',
-      `  url = git://127.0.0.1:${destination.port}/\${name}.git`,
-      '  replicationDelay = 0',
-      '  replicationRetry = 1s',
-    ]);
+    const config = readinessConfig(root, httpPort, destination.port, '10s');
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(node);
     await node.waitForLog((line) => line.msg.startsWith('http endpoints listening'));
@@ -320,10 +315,7 @@ describe('metrics, status, page and logs of a running cluster', () => {
     await until('caughtUpThreshold past the delivery', () => (Date.now() - deliveredAt > 10_500 ? true : undefined), 20_000);
     git(join(root, 'work', 'app'), ['push', '-q', repo, 'main:topic']);
     await hook.create(task('refs/heads/topic'));
-    const lagging = await until('readyz 503', async () => {
-      const answer = await get(address, '/readyz');
-      return answer.status === 503 ? answer : undefined;
-    });
+    const lagging = await readyzAnswering(address, 503);
     const body = JSON.parse(lagging.text) as { oldestWaitingAgeMs: number; laggingRemotes: string[]; failingRemotes: string[] };
     expect(body).toMatchObject({ laggingRemotes: ['dr'], failingRemotes: ['dr'] });
     expect(body.oldestWaitingAgeMs).toBeLessThan(10_000);
