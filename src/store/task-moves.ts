@@ -71,7 +71,9 @@ async function tasksMovedIn(ctx: StoreContext, claimDir: string, folder: string)
     if (isPathGone(error)) return undefined; // taken over: nothing here is ours
     throw storeError('claim task', claimDir, error);
   }
-  await giveBackToWaiting(ctx, claimDir, folder, (name) => isTaskFileName(name), entries);
+  // What is not a task never fails the push: left here if it cannot go back, it keeps the folder
+  // from retiring, and the release moves the folder aside as a tombstone the lock recovery clears.
+  await giveBackToWaiting(ctx, claimDir, folder, (name) => isTaskFileName(name), entries).catch(() => undefined);
   return entries.filter(isTaskFileName);
 }
 
