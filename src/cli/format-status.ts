@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import type { ClusterStatus } from '../observe/cluster-status.js';
-import { formatAge as ageText, formatOffset } from '../observe/time-text.js';
+import { formatAge as ageText, formatOffset, formatWait } from '../observe/time-text.js';
 
 export { formatOffset };
 import { andMore, plainTable, printable, reasonText, refsText } from './format-failed.js';
@@ -123,12 +123,7 @@ function backoffTable(status: ClusterStatus, style: TableStyle, shown: number): 
   const listed = shown === 0 ? uris : uris.slice(0, shown);
   const rows = [['BACKING OFF URI', 'ATTEMPTS', 'NEXT ATTEMPT', 'LAST ERROR']];
   for (const uri of listed) {
-    rows.push([
-      printable(uri.uri),
-      String(uri.attempts),
-      uri.nextAttemptInMs === 0 ? 'due now' : `in ${formatAge(uri.nextAttemptInMs)}`,
-      printable(uri.lastError),
-    ]);
+    rows.push([printable(uri.uri), String(uri.attempts), formatWait(uri.nextAttemptInMs), printable(uri.lastError)]);
   }
   return ['', table(rows, style), ...andMore(listed.length, uris.length + unread, 'refrelay status --json, or --limit 0')];
 }

@@ -33,7 +33,7 @@ export async function runRetry(args: RetryArgs, write: (text: string) => void = 
   });
 
   const remote = args.remote === undefined ? undefined : config.remotes.find((candidate) => candidate.name === args.remote);
-  for (const { uriKey, state } of await store.listUriStates()) {
+  for (const { uriKey, state } of (await store.listUriStates()).states) {
     if (toClear.has(uriKey)) continue;
     const uri = uriOf(state);
     // A state without a uri still holds its URI back (the key names it); only --all reaches it.

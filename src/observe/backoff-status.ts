@@ -44,11 +44,7 @@ export function backoffsOf(states: ReadonlyArray<{ readonly uriKey: string; read
 }
 
 /** The backoffs of at most BACKOFFS_READ retry states, and how many states were left unread. */
-export async function readBackoffs(
-  store: Pick<TaskStore, 'listUriStates' | 'listUriStateKeys'>,
-  storeNow: number,
-): Promise<{ uris: BackoffStatus[]; unread: number }> {
-  const states = await store.listUriStates(BACKOFFS_READ);
-  const unread = states.length < BACKOFFS_READ ? 0 : (await store.listUriStateKeys()).length - states.length;
-  return { uris: backoffsOf(states, storeNow), unread: Math.max(0, unread) };
+export async function readBackoffs(store: Pick<TaskStore, 'listUriStates'>, storeNow: number): Promise<{ uris: BackoffStatus[]; unread: number }> {
+  const { states, unread } = await store.listUriStates(BACKOFFS_READ);
+  return { uris: backoffsOf(states, storeNow), unread };
 }

@@ -223,7 +223,7 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     remotes: [...remotes.values()],
     running: claims,
     failed: failed
-      .map((item) => failedTaskView(item, now + (storeClockOffsetMs ?? 0)))
+      .map((item) => failedTaskView(item, storeNow))
       .sort(newestFirst)
       .slice(0, options.failedLimit ?? FAILED_LISTED),
     storeClockOffsetMs,
@@ -231,7 +231,7 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     queueFrom: queue.summary === undefined ? null : { nodeId: queue.summary.nodeId, ageMs: Math.max(0, storeNow - queue.summary.writtenAt) },
     circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, storeNow)),
     backingOff: await readBackoffs(store, storeNow),
-    verify: await readVerify(config.storePath, now + (storeClockOffsetMs ?? 0)),
+    verify: await readVerify(config.storePath, storeNow),
     history: await readClusterHistory(config.storePath),
   };
 }

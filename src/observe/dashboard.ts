@@ -1,6 +1,6 @@
 import type { ClusterStatus } from './cluster-status.js';
 import type { NodeSchedule } from '../schedule/schedule-view.js';
-import { formatAge, formatOffset } from './time-text.js';
+import { formatAge, formatOffset, formatWait } from './time-text.js';
 
 /** Pushes in this window make the "recent push rate" of a remote. */
 const RATE_WINDOW_MS = 5 * 60_000;
@@ -95,7 +95,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
     .slice(0, BACKING_OFF_SHOWN)
     .map(
       (uri) =>
-        `<tr class="backing-off" data-uri-key="${uri.uriKey}"><td><code>${escapeHtml(uri.uri)}</code></td><td>${uri.attempts}</td><td>${uri.nextAttemptInMs === 0 ? 'due now' : `in ${age(uri.nextAttemptInMs)}`}</td><td>${escapeHtml(uri.lastError)}</td></tr>`,
+        `<tr class="backing-off" data-uri-key="${uri.uriKey}"><td><code>${escapeHtml(uri.uri)}</code></td><td>${uri.attempts}</td><td>${formatWait(uri.nextAttemptInMs)}</td><td>${escapeHtml(uri.lastError)}</td></tr>`,
     )
     .join('');
   const circuits = status.circuits

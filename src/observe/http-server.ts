@@ -100,8 +100,9 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
       const threshold = deps.caughtUpThresholdMs();
       const oldest = ages.size === 0 ? null : Math.max(...ages.values());
       const spooledTasks = deps.spooledTasks?.() ?? 0;
+      const waitedTooLong = [...ages].filter(([, age]) => age > threshold).map(([remote]) => remote);
       const failing = deps.failingRemotes?.(ages.keys(), threshold) ?? [];
-      const lagging = [...new Set([...[...ages].filter(([, age]) => age > threshold).map(([remote]) => remote), ...failing])].sort();
+      const lagging = [...new Set([...waitedTooLong, ...failing])].sort();
       const ready = lagging.length === 0 && spooledTasks === 0;
       return sendJson(response, ready ? 200 : 503, {
         status: ready ? 'caught up' : 'lagging',

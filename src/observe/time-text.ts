@@ -8,6 +8,11 @@ export function formatAge(ms: number): string {
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/** A wait for something to start: `due now`, or `in 42s`. */
+export function formatWait(ms: number): string {
+  return ms <= 0 ? 'due now' : `in ${formatAge(ms)}`;
+}
+
 /**
  * A node's clock offset from the store's, signed: `+0.4s`, `-10m00s`. The sign is decided after
  * rounding, so a few milliseconds behind is `+0.0s`, never `-0.0s`.

@@ -35,7 +35,7 @@ import type {
 } from './store-types.js';
 import { claimUri, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
-import { listUriStateKeys, listUriStates } from './uri-state-files.js';
+import { listUriStateKeys, listUriStates, type UriStateFile } from './uri-state-files.js';
 
 export type * from './store-types.js';
 export type { WaitingFolder, WaitingListing } from './waiting-folders.js';
@@ -287,7 +287,7 @@ export class TaskStore {
   }
 
   /** Retry state files, read (at most `limit`: `refrelay retry` reads all); unreadable content is undefined. */
-  async listUriStates(limit?: number): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
+  async listUriStates(limit?: number): Promise<{ states: UriStateFile[]; unread: number }> {
     await this.ready();
     return listUriStates(this.ctx, limit);
   }

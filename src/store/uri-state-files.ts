@@ -20,11 +20,18 @@ export async function listUriStateKeys(ctx: StoreContext): Promise<string[]> {
   return keys;
 }
 
-/** Every retry state file with its parsed JSON; `state` is undefined when the file is not JSON or vanished meanwhile. */
-export async function listUriStates(ctx: StoreContext, limit = Number.POSITIVE_INFINITY): Promise<Array<{ readonly uriKey: string; readonly state: unknown }>> {
-  const keys = (await listUriStateKeys(ctx)).slice(0, limit);
-  return mapBounded(keys, ctx.concurrency, async (uriKey) => ({
+/** A retry state file's URI key and parsed JSON; `state` is undefined when the file is not JSON or vanished meanwhile. */
+export interface UriStateFile {
+  readonly uriKey: string;
+  readonly state: unknown;
+}
+
+/** The retry state files, read, at most `limit` of them; `unread`: how many more there are. */
+export async function listUriStates(ctx: StoreContext, limit = Number.POSITIVE_INFINITY): Promise<{ states: UriStateFile[]; unread: number }> {
+  const keys = await listUriStateKeys(ctx);
+  const states = await mapBounded(keys.slice(0, limit), ctx.concurrency, async (uriKey) => ({
     uriKey,
     state: await readJsonTolerant(ctx.fs, ctx.paths.uriStateFile(uriKey), 'read uri state'),
   }));
+  return { states, unread: keys.length - states.length };
 }
