@@ -11,6 +11,7 @@ import { retryCommand } from './commands/retry.js';
 import { seeHelp } from './commands/see-help.js';
 import { statusCommand } from './commands/status.js';
 import { verifyCommand } from './commands/verify.js';
+import { waitCommand } from './commands/wait.js';
 import { EXIT_OK } from './exit-codes.js';
 import { VERSION } from './version.js';
 
@@ -24,6 +25,7 @@ const COMMANDS = [
   hookCommand,
   replicateCommand,
   verifyCommand,
+  waitCommand,
   retryCommand,
   failedCommand,
   importGerritQueueCommand,
@@ -47,7 +49,7 @@ export async function runCommands(argv: string[]): Promise<number> {
     .example('refrelay daemon --config /etc/refrelay/replication.config', '')
     .example('refrelay status', '')
     .epilogue(
-      'Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), ' +
+      'Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix, wait), ' +
         '5 refrelay could not start (a build file or dependency of its installation is missing).',
     )
     .parseAsync();

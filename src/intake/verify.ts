@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { mapRef } from '../config/refspec.js';
 import { projectExclusion, refExclusion } from '../config/ref-exclusion.js';
@@ -11,6 +10,7 @@ import { destinationEnv } from '../push/destination-env.js';
 import { headTarget } from '../push/local-head.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
+import { runGit as run } from './run-git.js';
 
 /** Names shown per category; counts are always complete. */
 const FIRST_FEW = 5;
@@ -49,36 +49,6 @@ export function destinationsOf(config: ReplicationConfig, projects: readonly str
     }
   }
   return out;
-}
-
-function run(
-  args: string[],
-  cwd: string | undefined,
-  env: Record<string, string>,
-  timeoutMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      resolve({ code: null, stdout, stderr: error.message });
-    });
-  });
 }
 
 function refLines(text: string, separator: string): Map<string, string> {

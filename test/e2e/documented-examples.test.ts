@@ -264,6 +264,33 @@ const RUNS: Record<string, (line: string) => Promise<void>> = {
     await drain(s);
     expect(await ok(s, line)).toBe(`in sync      dr ${s.dr} (1 ref)\n1 destination: 1 in sync, 0 drifted, 0 unreachable\n`);
   },
+  'refrelay wait --project team/app --ref refs/heads/main': async (line) => {
+    const s = sandbox();
+    const node = RefrelayNode.start({ config: s.config, nodeId: 'node-1' });
+    stops.push(() => node.stop());
+    await ok(s, 'refrelay enqueue --project team/app --ref refs/heads/main');
+    const value = git(s.repo, ['rev-parse', 'refs/heads/main']).trim();
+    const ran = await run(s, line);
+    expect(ran.status).toBe(0);
+    // Outside a terminal, each change of the destination's state while waiting is one line.
+    expect(ran.stderr).toMatch(new RegExp(`^(wait: dr ${s.dr.replaceAll('.', '\\.')}: \\S+ \\(.*\\)\\n)*$`));
+    expect(ran.stdout).toMatch(
+      new RegExp(
+        `^REPLICATED  dr  ${s.dr.replaceAll('.', '\\.')}  has refs/heads/main\nwait: refs/heads/main of team/app at ${value.slice(0, 12)} is on the destination \\(\\d+s\\)\n$`,
+      ),
+    );
+  },
+  'refrelay wait --project team/app --ref refs/heads/main --value "$GIT_COMMIT" --remote dr --timeout 5m': async (line) => {
+    const s = sandbox();
+    const node = RefrelayNode.start({ config: s.config, nodeId: 'node-1' });
+    stops.push(() => node.stop());
+    await ok(s, 'refrelay enqueue --project team/app --ref refs/heads/main');
+    const value = git(s.repo, ['rev-parse', 'refs/heads/main']).trim();
+    const ran = await run(s, line, { env: { GIT_COMMIT: value } });
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toContain(`wait: refs/heads/main of team/app at ${value.slice(0, 12)} is on the destination`);
+    expect(refsOf(s.dr).get('refs/heads/main')).toBe(value);
+  },
   'refrelay failed list': async (line) => {
     const s = sandbox();
     const key = await parked(s);

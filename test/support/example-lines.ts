@@ -45,4 +45,4 @@ export function documentedCommandLines(): string[] {
   return [...new Set(lines)];
 }
 
-const RUNS_REFRELAY = /(?:^|[\s;&|])refrelay (?:init|config|enqueue|status|daemon|hook|replicate|verify|retry|import-gerrit-queue)\b/;
+const RUNS_REFRELAY = /(?:^|[\s;&|])refrelay (?:init|config|enqueue|status|daemon|hook|replicate|verify|wait|retry|import-gerrit-queue)\b/;

@@ -1,0 +1,52 @@
+import type { Credentials } from '../config/secure-config.js';
+import { destinationEnv } from '../push/destination-env.js';
+import { redactText } from '../runtime/redact.js';
+import { localRepositoryPath } from './local-repository.js';
+import { runGit } from './run-git.js';
+import type { WaitDestination } from './wait-destinations.js';
+
+/** A ref's object id, null when the ref does not exist, or why it could not be read. */
+export type RefValue = { readonly value: string | null } | { readonly error: string };
+
+/** git's own reason: its first `fatal:` line (what follows is advice), else its last line. */
+function gitReason(text: string): string {
+  const lines = text.trim().split('\n').filter(Boolean);
+  return lines.find((line) => line.startsWith('fatal: ')) ?? lines.at(-1) ?? '';
+}
+
+/** The master's current value of `ref` in `project` (one `rev-parse` on the local disk). */
+export async function masterRefValue(basePath: string, project: string, ref: string, env: Record<string, string>): Promise<RefValue> {
+  const repo = localRepositoryPath(basePath, project);
+  const result = await runGit(['rev-parse', '--verify', '-q', ref], repo, env, 30_000);
+  if (result.code === 0) return { value: result.stdout.trim() };
+  if (result.code === 1) return { value: null };
+  return { error: `${repo}: ${redactText(gitReason(result.stderr)) || `git exit ${result.code}`}` };
+}
+
+/**
+ * The value of the destination's ref, by one `ls-remote` with the same transport rules, ssh
+ * options and credentials as a push to it. `ls-remote` matches patterns by their last path
+ * components: only the line naming the ref exactly counts.
+ */
+export async function destinationRefValue(
+  destination: WaitDestination,
+  env: Record<string, string>,
+  timeoutMs: number,
+  access: { credentials?: Credentials | undefined; operatorSshCommand?: string | undefined },
+): Promise<RefValue> {
+  const toDestination = {
+    ...env,
+    ...destinationEnv(destination.uri, destination.remote, {
+      operatorSshCommand: access.operatorSshCommand,
+      usesGitSsh: env.GIT_SSH !== undefined,
+      credentials: access.credentials?.for(destination.remote.name),
+    }),
+  };
+  const listed = await runGit(['ls-remote', '--', destination.uri, destination.ref], undefined, toDestination, timeoutMs);
+  if (listed.code !== 0) return { error: redactText(gitReason(listed.stderr)) || `git ls-remote exit ${listed.code}` };
+  for (const line of listed.stdout.split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab > 0 && line.slice(tab + 1) === destination.ref) return { value: line.slice(0, tab) };
+  }
+  return { value: null };
+}

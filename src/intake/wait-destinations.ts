@@ -1,0 +1,53 @@
+import { remoteWantsProject } from '../config/project-pattern.js';
+import { refExclusion } from '../config/ref-exclusion.js';
+import { mapRefThroughRefspecs } from '../config/refspec.js';
+import { expandUrl } from '../config/remote-url.js';
+import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
+import { uriKey } from '../task/task-key.js';
+
+/** One destination URL that must come to hold a ref, and the name the ref has there. */
+export interface WaitDestination {
+  readonly remote: RemoteConfig;
+  /** As configured, credentials included: for git only, never shown. */
+  readonly uri: string;
+  readonly uriKey: string;
+  /** The ref's name on the destination, through the remote's push refspecs. */
+  readonly ref: string;
+}
+
+/** Why a remote does not replicate `ref` of `project`, or undefined when it does. */
+function notReplicated(remote: RemoteConfig, project: string, ref: string): string | undefined {
+  if (!remoteWantsProject(remote, project)) return `its projects/excludeProjects do not take ${JSON.stringify(project)}`;
+  const excluded = refExclusion(remote, ref);
+  if (excluded !== undefined) return excluded;
+  if (mapRefThroughRefspecs(remote.push, ref) === undefined) return `none of its push refspecs takes ${ref}`;
+  return undefined;
+}
+
+/**
+ * The destinations `refrelay wait` follows: every URL of the named remotes, or of every remote
+ * whose filters and refspecs replicate `ref` of `project` when none is named. A named remote that
+ * would never receive the ref is a usage error (the wait could only time out): the message says
+ * why. Returns the destinations, or that message.
+ */
+export function waitDestinations(config: ReplicationConfig, project: string, ref: string, remoteNames: readonly string[]): WaitDestination[] | string {
+  const unknown = remoteNames.filter((name) => !config.remotes.some((remote) => remote.name === name));
+  if (unknown.length > 0) return `no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')} in ${config.file}`;
+  const out: WaitDestination[] = [];
+  for (const remote of config.remotes) {
+    const named = remoteNames.includes(remote.name);
+    if (remoteNames.length > 0 && !named) continue;
+    const why = notReplicated(remote, project, ref);
+    if (why !== undefined) {
+      if (named) return `remote ${JSON.stringify(remote.name)} does not replicate ${ref} of ${project}: ${why}`;
+      continue;
+    }
+    const dst = mapRefThroughRefspecs(remote.push, ref)!.dst;
+    for (const template of remote.urls) {
+      const uri = expandUrl(template, project, remote.remoteNameStyle);
+      out.push({ remote, uri, uriKey: uriKey(uri), ref: dst });
+    }
+  }
+  if (out.length === 0) return `no remote in ${config.file} replicates ${ref} of ${project}`;
+  return out;
+}
