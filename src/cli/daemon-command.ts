@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { loadCredentials } from '../config/secure-config.js';
+import { loadSecrets } from '../config/secure-config.js';
 import type { Log } from '../runtime/log.js';
 import { Daemon } from '../daemon/daemon.js';
 import { createLogger, defaultLogFormat, type LogFormat, type LogLevel } from '../observe/logger.js';
@@ -92,7 +92,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
   for (const warning of config.warnings) log.warn({ file: warning.file, key: warning.key }, warning.message);
   if (gerritFiles !== undefined) log.warn({ key: 'replication.storePath' }, gerritFiles);
   // Refused here, before anything runs: a secure.config others can read is a leak waiting to happen.
-  const credentials = loadCredentials(config);
+  const { credentials, webhookSecret } = loadSecrets(config);
   warnIfWorldWritable(config.storePath, log);
   // Test-only: run this node with a skewed wall clock (monotonic time is untouched), to prove that
   // skew between nodes cannot cause a lock takeover.
@@ -109,7 +109,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     emptyFolderAgeMs: () => config.lockStaleMs,
     fullListingIntervalMs: config.fullListingIntervalMs,
   });
-  const observability = new NodeObservability(config, store, clock, log);
+  const observability = new NodeObservability(config, store, clock, log, { webhookSecret });
   storeEvents = observability.storeEvents;
   const daemon = new Daemon({
     config,

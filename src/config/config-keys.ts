@@ -23,6 +23,7 @@ export const REPLICATION_KEYS = [
   'caughtUpThreshold',
   'httpToken',
   'httpTokenFile',
+  'webhookUrl',
   'maxPushes',
   'bulkShares',
   'usageHalfLife',

@@ -55,8 +55,19 @@ export class Credentials {
  * and the key, never a value.
  */
 export function loadCredentials(config: Pick<ReplicationConfig, 'secureConfig' | 'allowInsecureSecrets'>): Credentials {
+  return loadSecrets(config).credentials;
+}
+
+/** What `secure.config` holds: credentials per remote, and `[replication] webhookSecret`, the key that signs webhook bodies. */
+export interface Secrets {
+  readonly credentials: Credentials;
+  readonly webhookSecret?: string;
+}
+
+/** Reads `replication.secureConfig` once, with the checks of loadCredentials. */
+export function loadSecrets(config: Pick<ReplicationConfig, 'secureConfig' | 'allowInsecureSecrets'>): Secrets {
   const file = config.secureConfig;
-  if (file === undefined) return Credentials.none;
+  if (file === undefined) return { credentials: Credentials.none };
   const problem = (key: string, message: string): ConfigError => new ConfigError([{ file, key, message } satisfies ConfigProblem]);
   let mode: number;
   try {
@@ -77,12 +88,15 @@ export function loadCredentials(config: Pick<ReplicationConfig, 'secureConfig' |
   const read = readGitConfig(file);
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   const byRemote = new Map<string, { username?: string; password?: string }>();
+  let webhookSecret: string | undefined;
   for (const entry of read.entries) {
+    if (entry.section === 'replication' && entry.subsection === undefined && entry.name === 'webhooksecret' && entry.value.trim() !== '')
+      webhookSecret = entry.value.trim();
     if (entry.section !== 'remote' || entry.subsection === undefined) continue;
     if (entry.name !== 'username' && entry.name !== 'password') continue;
     const credentials = byRemote.get(entry.subsection) ?? {};
     credentials[entry.name] = entry.value;
     byRemote.set(entry.subsection, credentials);
   }
-  return Credentials.of(byRemote);
+  return { credentials: Credentials.of(byRemote), ...(webhookSecret === undefined ? {} : { webhookSecret }) };
 }

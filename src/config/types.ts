@@ -110,6 +110,8 @@ export interface ReplicationConfig {
   readonly httpToken?: string;
   /** A file holding the token (read when the daemon starts and on reload), absolute. */
   readonly httpTokenFile?: string;
+  /** Receivers of this node's stream events as JSON POSTs (`webhookUrl`, repeatable); the HMAC secret is in secure.config. */
+  readonly webhookUrls: readonly string[];
   /** Node-wide cap on concurrent git pushes, on top of each remote's `threads`. */
   readonly maxPushes: number;
   /** Weight of the bulk lane (full syncs) against the live lane's 100 (1–1000). */

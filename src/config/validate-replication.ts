@@ -19,6 +19,7 @@ import {
 } from './config-values.js';
 import { resolveStorePath } from './store-path.js';
 import type { ReplicationConfig } from './types.js';
+import { redactUrl } from '../runtime/redact.js';
 import { DEFAULT_MAX_REF_NAME_BYTES } from '../task/names.js';
 
 export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
@@ -97,6 +98,7 @@ export function buildNodeSettings(replication: SectionValues, gerrit: SectionVal
       setting<string | undefined>('httpToken', (t) => (t.trim() === '' ? { ok: false, message: 'empty token' } : { ok: true, value: t.trim() }), undefined),
     ),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
+    webhookUrls: webhookUrls(replication, report),
     extra: { ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'), ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.') },
   };
 }
@@ -117,6 +119,22 @@ function distributionInterval(replication: SectionValues, report: Reporter): num
       'Remove the key, or set how often each node should list waiting/',
   );
   return DEFAULT_DISTRIBUTION_INTERVAL_MS;
+}
+
+/** Every `webhookUrl`, each an http(s) URL; a bad one is a problem naming it (its password hidden). */
+function webhookUrls(replication: SectionValues, report: Reporter): string[] {
+  return (replication.get('webhookUrl') ?? []).flatMap((text) => {
+    const trimmed = text.trim();
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(trimmed).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol === 'http:' || protocol === 'https:') return [trimmed];
+    report.problem('replication.webhookUrl', `expected an http:// or https:// URL, got "${redactUrl(trimmed)}"`);
+    return [];
+  });
 }
 
 /** Files 0640, folders 0750: the store holds repository names and destination URLs. */

@@ -9,6 +9,8 @@ import { UriHistory } from '../observe/uri-history.js';
 import { RemoteDelivery } from '../observe/remote-delivery.js';
 import { persistQueueSummary, QUEUE_SUMMARY_EVERY_MS, summarizeQueue } from '../observe/queue-summary.js';
 import type { Clock } from '../runtime/clock.js';
+import { EventPublisher } from '../observe/event-publisher.js';
+import { systemTimers, type Timers } from '../runtime/timers.js';
 import type { StoreEvent } from '../store/store-types.js';
 import type { TaskStore } from '../store/task-store.js';
 import type { DaemonObservability, DaemonView } from './daemon.js';
@@ -29,6 +31,7 @@ export class NodeObservability implements DaemonObservability {
   readonly metrics: NodeMetrics;
   readonly history: UriHistory;
   private readonly delivery: RemoteDelivery;
+  private readonly publisher: EventPublisher;
   private view: DaemonView | undefined;
   private server: RunningHttpServer | undefined;
   private statusCache: { at: number; value: Promise<ClusterStatus> } | undefined;
@@ -44,17 +47,28 @@ export class NodeObservability implements DaemonObservability {
     private readonly store: TaskStore,
     private readonly clock: Clock,
     private readonly log: Log,
+    options: { webhookSecret?: string | undefined; timers?: Timers } = {},
   ) {
     const storeNow = (): number => this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
     this.metrics = new NodeMetrics(storeNow);
     this.history = new UriHistory(config.nodeId, storeNow);
     this.delivery = new RemoteDelivery(clock.now());
+    this.publisher = new EventPublisher({
+      nodeId: config.nodeId,
+      webhookUrls: config.webhookUrls,
+      webhookSecret: options.webhookSecret,
+      clock,
+      timers: options.timers ?? systemTimers,
+      log,
+      onWebhookDropped: () => this.metrics.droppedWebhookEvent(),
+    });
   }
 
   readonly events = (event: ReplicationEvent): void => {
     this.metrics.record(event);
     this.history.record(event);
     this.delivery.record(event, this.clock.now());
+    this.publisher.record(event);
   };
 
   /** The store's own events (a task file quarantined): logged and counted. */
@@ -132,6 +146,7 @@ export class NodeObservability implements DaemonObservability {
         this.statusCache = undefined;
         return dropped.length;
       },
+      events: this.publisher.listen,
       token: () => this.token(view.config()),
       log: this.log,
     });
@@ -153,6 +168,7 @@ export class NodeObservability implements DaemonObservability {
   }
 
   async stop(): Promise<void> {
+    this.publisher.stop();
     await this.server?.close();
     this.server = undefined;
     await this.history.persist(this.config.storePath).catch(() => undefined);

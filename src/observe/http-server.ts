@@ -29,7 +29,9 @@ export interface HttpDeps {
   readonly retry: (request: { uriKey: string; names?: readonly string[] }) => Promise<number>;
   /** Drops the named failed task files of a URI (failed/dropped/); `from` is the client's address, for the record. Returns how many. */
   readonly drop: (request: { uriKey: string; names: readonly string[]; from: string }) => Promise<number>;
-  /** Required for POSTs unless the listener is loopback-only; undefined: POSTs refused off loopback. */
+  /** Starts a Server-Sent Events stream of this node's stream events on the response (GET /events). */
+  readonly events?: (response: ServerResponse) => void;
+  /** Required for POSTs and /events unless the listener is loopback-only; undefined: they are refused off loopback. */
   readonly token: () => Promise<string | undefined>;
   readonly log: Log;
 }
@@ -51,8 +53,8 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * /metrics, /healthz, /readyz, /status, the dashboard at /, POST /api/retry and POST /api/drop.
- * Mutating requests need the token unless the listener is loopback-only (`tokenRequired` overrides that).
+ * /metrics, /healthz, /readyz, /status, the dashboard at /, the event stream at /events, POST /api/retry and POST /api/drop.
+ * Mutating requests and /events need the token unless the listener is loopback-only (`tokenRequired` overrides that).
  */
 export async function startHttpServer(listen: string, deps: HttpDeps, options: { tokenRequired?: boolean } = {}): Promise<RunningHttpServer> {
   const { host, port } = parseListen(listen);
@@ -125,12 +127,16 @@ async function handle(request: IncomingMessage, response: ServerResponse, deps: 
           readOnly: !loopbackOnly && (await deps.token()) === undefined,
         }),
       );
+    case 'GET /events':
+      if (deps.events === undefined) return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
+      if (!(await authorized(request, response, deps, loopbackOnly, 'the event stream'))) return;
+      return deps.events(response);
     case 'POST /api/retry':
       return retry(request, response, deps, loopbackOnly);
     case 'POST /api/drop':
       return drop(request, response, deps, loopbackOnly);
     default:
-      if (['/metrics', '/healthz', '/readyz', '/status', '/', '/api/retry', '/api/drop'].includes(url.pathname)) {
+      if (['/metrics', '/healthz', '/readyz', '/status', '/', '/events', '/api/retry', '/api/drop'].includes(url.pathname)) {
         return send(response, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
       }
       return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
@@ -164,6 +170,24 @@ async function drop(request: IncomingMessage, response: ServerResponse, deps: Ht
 }
 
 /**
+ * Off a loopback-only listener, a request that acts on the queue or follows the event stream
+ * needs the token as `Authorization: Bearer`; false when the refusal (403 none set, 401 wrong)
+ * has been sent.
+ */
+async function authorized(request: IncomingMessage, response: ServerResponse, deps: HttpDeps, loopbackOnly: boolean, what: string): Promise<boolean> {
+  if (loopbackOnly) return true;
+  const token = await deps.token();
+  if (token === undefined) {
+    sendJson(response, 403, { error: `${what} over the network needs replication.httpToken (or httpTokenFile); none is set` });
+    return false;
+  }
+  const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
+  if (sameSecret(given, token)) return true;
+  sendJson(response, 401, { error: 'missing or wrong token' });
+  return false;
+}
+
+/**
  * The token check and body of a request about failed tasks, `{uriKey, names?}`; undefined when
  * the answer (401, 403, 400) has been sent.
  */
@@ -174,13 +198,7 @@ async function failedTasksRequest(
   loopbackOnly: boolean,
   action: 'retry' | 'drop',
 ): Promise<{ uriKey: string; names?: string[] } | undefined> {
-  if (!loopbackOnly) {
-    const token = await deps.token();
-    if (token === undefined)
-      return void sendJson(response, 403, { error: `${action} over the network needs replication.httpToken (or httpTokenFile); none is set` });
-    const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
-    if (!sameSecret(given, token)) return void sendJson(response, 401, { error: 'missing or wrong token' });
-  }
+  if (!(await authorized(request, response, deps, loopbackOnly, action))) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(await readBody(request, 64 * 1024));

@@ -39,6 +39,7 @@ export class NodeMetrics {
   private readonly failures: Counter<'remote' | 'kind'>;
   private readonly takeovers: Counter;
   private readonly quarantined: Counter;
+  private readonly webhookDropped: Counter;
   private readonly nodes: Gauge<'state'>;
   private readonly clockOffset: Gauge<'node'>;
   private readonly verifyDrift: Gauge<'remote'>;
@@ -105,6 +106,11 @@ export class NodeMetrics {
       registers,
     });
     this.quarantined = new Counter({ name: 'refrelay_quarantined_total', help: 'Unreadable task files this node moved to corrupt/.', registers });
+    this.webhookDropped = new Counter({
+      name: 'refrelay_webhook_events_dropped_total',
+      help: "Events dropped from a webhook receiver's queue while it did not answer (the oldest go first; the log names the receiver).",
+      registers,
+    });
     this.nodes = new Gauge({ name: 'refrelay_nodes', help: 'Nodes of the cluster by heartbeat state.', labelNames: ['state'], registers });
     this.clockOffset = new Gauge({
       name: 'refrelay_clock_offset_seconds',
@@ -160,6 +166,12 @@ export class NodeMetrics {
     // Present from the first scrape, so rate() and alerts work before the first event.
     this.takeovers.inc(0);
     this.quarantined.inc(0);
+    this.webhookDropped.inc(0);
+  }
+
+  /** An event a webhook receiver will never get: its queue was full. */
+  droppedWebhookEvent(): void {
+    this.webhookDropped.inc();
   }
 
   /** Where this node's own gauges (spool, store writable, lockStale) read their values at each scrape. */

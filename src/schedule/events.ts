@@ -1,4 +1,5 @@
 import type { FailureKind } from '../push/failure-policy.js';
+import type { RefStatus } from '../push/push-types.js';
 /**
  * What a node does, as facts for metrics and the per-URI history. URIs are redacted by the
  * emitter: nothing downstream ever holds a credential.
@@ -14,6 +15,15 @@ export type ReplicationEvent =
       readonly oldestQueuedAtMs: number;
     }
   | {
+      /** A git push of these refs (local names, or the full-sync marker) is about to start. */
+      readonly type: 'push-started';
+      readonly remote: string;
+      readonly uri: string;
+      readonly uriKey: string;
+      readonly project: string;
+      readonly refs: readonly string[];
+    }
+  | {
       readonly type: 'pushed';
       readonly pushId: string;
       readonly remote: string;
@@ -21,6 +31,10 @@ export type ReplicationEvent =
       readonly uriKey: string;
       readonly project: string;
       readonly refs: number;
+      /** The refs the push carried: local names, or the full-sync marker. */
+      readonly requestedRefs: readonly string[];
+      /** What git answered per ref (local name); `detail` redacted, one line. */
+      readonly refResults: readonly { readonly ref: string; readonly status: RefStatus; readonly detail?: string }[];
       readonly outcomes: Readonly<Record<string, number>>;
       readonly durationMs: number;
       readonly result: 'ok' | 'partial' | 'failed';

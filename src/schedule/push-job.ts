@@ -204,6 +204,7 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
     const refs = [...new Set(unit.tasks.flatMap((item) => item.task.refs))];
     await fence(lock);
     job.pushStarted.push(...unit.tasks);
+    deps.events?.({ type: 'push-started', remote: remote.name, uri: redactUrl(group.uri), uriKey: group.uriKey, project: unit.project, refs });
     const outcome: PushOutcome = await deps.pusher.push({
       remote,
       uri: group.uri,
@@ -215,7 +216,7 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
     // The git work is over; the store bookkeeping that remains need not hold a push slot.
     if (index === units.length - 1) onPushesDone();
     await fence(lock);
-    logPush(deps, group, `${lock.leaseId}.${index + 1}`, unit.project, remote.name, refs.length, outcome, oldestMtime(unit.tasks));
+    logPush(deps, group, `${lock.leaseId}.${index + 1}`, unit.project, remote.name, refs, outcome, oldestMtime(unit.tasks));
     const heldByHost = tellHost(job, remote, outcome.failure);
     const base = { names, remote: remote.name, project: unit.project };
     if (outcome.result === 'failed') {

@@ -3,6 +3,7 @@ import type { ClusterStatus } from '../../../src/observe/cluster-status.js';
 import { isLoopbackHost, startHttpServer, type HttpDeps, type RunningHttpServer } from '../../../src/observe/http-server.js';
 import { silentLog } from '../../../src/runtime/log.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
+import { EventStream } from '../../../src/observe/event-stream.js';
 
 const KEY = 'b'.repeat(40);
 const servers: RunningHttpServer[] = [];
@@ -215,6 +216,45 @@ describe('HTTP endpoints', () => {
     const refused = await post(none, { uriKey: KEY }, { authorization: 'Bearer anything' });
     expect(refused.status).toBe(403);
     expect((await refused.json()) as object).toEqual({ error: 'retry over the network needs replication.httpToken (or httpTokenFile); none is set' });
+  });
+
+  it('streams the events at /events, on loopback freely and off it with the token only', async () => {
+    const stream = new EventStream();
+    const d = deps({ events: (response) => stream.listen(response) });
+    const open = await start(d);
+    const response = await fetch(`${open}/events`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const reader = response.body!.getReader();
+    const event = {
+      type: 'ref-replication-scheduled',
+      project: 'app',
+      ref: 'refs/heads/main',
+      targetNode: 'h',
+      targetUri: 'git://h/app.git',
+      remote: 'dr',
+      nodeId: 'n1',
+      eventCreatedOn: 1,
+    } as const;
+    let text = '';
+    while (!text.includes('refs/heads/main')) {
+      text += new TextDecoder().decode((await reader.read()).value);
+      if (text.startsWith(': refrelay events') && stream.listenerCount === 1 && !text.includes('id: 1')) stream.publish([event]);
+    }
+    expect(text).toBe(`: refrelay events\n\nid: 1\nevent: ref-replication-scheduled\ndata: ${JSON.stringify(event)}\n\n`);
+    await reader.cancel();
+
+    const guarded = await start(d, true);
+    expect((await fetch(`${guarded}/events`)).status).toBe(401);
+    const allowed = await fetch(`${guarded}/events`, { headers: { authorization: 'Bearer right-token' } });
+    expect(allowed.status).toBe(200);
+    await allowed.body!.cancel();
+    const none = await start(deps({ token: async () => undefined, events: (r) => stream.listen(r) }), true);
+    const refused = await fetch(`${none}/events`);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()) as object).toEqual({
+      error: 'the event stream over the network needs replication.httpToken (or httpTokenFile); none is set',
+    });
   });
 
   it('the page off loopback asks for the token, or says it is read-only and offers no Retry when none is configured', async () => {

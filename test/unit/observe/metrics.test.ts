@@ -10,6 +10,8 @@ const pushed = (result: 'ok' | 'partial' | 'failed', outcomes: Record<string, nu
   uriKey: 'k',
   project: 'p',
   refs: 2,
+  requestedRefs: [],
+  refResults: [],
   outcomes,
   durationMs: 400,
   result,

@@ -10,6 +10,8 @@ const pushed = (remote: string, result: 'ok' | 'partial' | 'failed'): Replicatio
   uriKey: 'k',
   project: 'app',
   refs: 1,
+  requestedRefs: [],
+  refResults: [],
   outcomes: {},
   durationMs: 10,
   result,

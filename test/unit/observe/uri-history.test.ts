@@ -27,6 +27,8 @@ const pushed = {
   uriKey: KEY,
   project: 'p',
   refs: 2,
+  requestedRefs: [],
+  refResults: [],
   outcomes: { new: 1, updated: 1 },
   durationMs: 120.4,
   result: 'ok' as const,
