@@ -10,6 +10,7 @@ import { RemoteDelivery } from '../observe/remote-delivery.js';
 import { persistQueueSummary, QUEUE_SUMMARY_EVERY_MS, summarizeQueue } from '../observe/queue-summary.js';
 import type { Clock } from '../runtime/clock.js';
 import { EventPublisher } from '../observe/event-publisher.js';
+import { MinuteTrend, persistTrend } from '../observe/trend.js';
 import { systemTimers, type Timers } from '../runtime/timers.js';
 import type { StoreEvent } from '../store/store-types.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -32,6 +33,7 @@ export class NodeObservability implements DaemonObservability {
   readonly history: UriHistory;
   private readonly delivery: RemoteDelivery;
   private readonly publisher: EventPublisher;
+  private readonly trend: MinuteTrend;
   private view: DaemonView | undefined;
   private server: RunningHttpServer | undefined;
   private statusCache: { at: number; value: Promise<ClusterStatus> } | undefined;
@@ -53,6 +55,7 @@ export class NodeObservability implements DaemonObservability {
     this.metrics = new NodeMetrics(storeNow);
     this.history = new UriHistory(config.nodeId, storeNow);
     this.delivery = new RemoteDelivery(clock.now());
+    this.trend = new MinuteTrend(storeNow);
     this.publisher = new EventPublisher({
       nodeId: config.nodeId,
       webhookUrls: config.webhookUrls,
@@ -69,6 +72,7 @@ export class NodeObservability implements DaemonObservability {
     this.history.record(event);
     this.delivery.record(event, this.clock.now());
     this.publisher.record(event);
+    if (event.type === 'pushed') this.trend.recordPush(event.remote, event.result === 'failed');
   };
 
   /** The store's own events (a task file quarantined): logged and counted. */
@@ -159,7 +163,10 @@ export class NodeObservability implements DaemonObservability {
       if (waiting !== undefined) {
         this.summarizedAt = now;
         const storeNow = this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
-        await persistQueueSummary(this.config.storePath, summarizeQueue(this.config.nodeId, waiting, this.view?.queueLearned() === true, storeNow));
+        const summary = summarizeQueue(this.config.nodeId, waiting, this.view?.queueLearned() === true, storeNow);
+        this.trend.sampleWaiting(Object.fromEntries(Object.entries(summary.remotes).map(([remote, totals]) => [remote, totals.tasks])));
+        await persistQueueSummary(this.config.storePath, summary);
+        await persistTrend(this.config.storePath, this.config.nodeId, this.trend.snapshot());
       }
     }
     if (now - this.persistedAt < HISTORY_PERSIST_EVERY_MS) return;

@@ -8,6 +8,7 @@ import { uriKey as computeUriKey } from '../task/task.js';
 import { redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
+import { mergeTrends, readTrends, type ClusterTrend } from './trend.js';
 import { countWaiting } from './waiting-count.js';
 import { circuitsOf, nodeStatus, type CircuitStatus, type NodeStatus } from './node-records.js';
 import { readBackoffs, type BackoffStatus } from './backoff-status.js';
@@ -71,6 +72,8 @@ export interface ClusterStatus {
   verify: VerifyStatus | null;
   /** Per URI key, the last events of every node (queued, claimed, pushed, failed, taken over), oldest first. */
   history: Record<string, UriHistoryEntry>;
+  /** The last hour minute by minute, from every node's trend file: waiting tasks, pushes and failed pushes per remote. */
+  trend: ClusterTrend;
   /**
    * The live node whose queue summary the waiting counts come from, and its age; null when they
    * were counted from the store (or from this node's own last pass). A summary lists only the
@@ -233,6 +236,7 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     backingOff: await readBackoffs(store, storeNow),
     verify: await readVerify(config.storePath, storeNow),
     history: await readClusterHistory(config.storePath),
+    trend: mergeTrends(await readTrends(config.storePath), storeNow),
   };
 }
 

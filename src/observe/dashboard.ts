@@ -1,3 +1,4 @@
+import { renderTrendCharts } from './trend-charts.js';
 import type { ClusterStatus } from './cluster-status.js';
 import type { NodeSchedule } from '../schedule/schedule-view.js';
 import { formatAge, formatOffset, formatWait } from './time-text.js';
@@ -145,6 +146,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
 <header><h1>refrelay</h1><p>store <code>${escapeHtml(status.storePath)}</code> · seen from node <b>${escapeHtml(schedule.nodeId)}</b> · ${escapeHtml(status.generatedAt)}</p>
 <p class="totals">waiting <b id="total-waiting">${status.totals.waiting}</b> · running <b>${status.totals.running}</b> · failed <b id="total-failed">${status.totals.failed}</b> · corrupt <b>${status.totals.corrupt}</b></p></header>
 <section><h2>Remotes</h2><table id="remotes"><tr><th>remote</th><th>waiting</th><th>oldest</th><th>running</th><th>failed</th><th>pushes (5 min)</th></tr>${remotes || '<tr><td colspan="6" class="muted">no remote configured</td></tr>'}</table></section>
+<section id="trend"><h2>Last hour</h2>${renderTrendCharts(status.trend)}</section>
 <section><h2>Backing off</h2>${backingOff === '' ? '<p class="muted" id="no-backing-off">none</p>' : `<table id="backing-off"><tr><th>URI</th><th>attempts</th><th>next attempt</th><th>last error</th></tr>${backingOff}</table>`}${
     circuits === ''
       ? ''
@@ -166,6 +168,8 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.3em 0}td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.muted{color:#888}details.uri{margin:.2em 0}code{font-size:12px}
 tr.node.stale td{color:#b00}button.retry,button.drop{cursor:pointer}#auth{margin:.5em 0}
+.charts{display:flex;flex-wrap:wrap;gap:1em}figure.chart{margin:0}figcaption{font-weight:600;font-size:13px}
+svg .axis{font-size:9px;fill:#666}.legend{margin-right:1em}.swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:middle}
 </style></head><body>
 ${options.readOnly === true ? '<div id="auth" class="read-only">Read-only: this listener is not loopback-only and no replication.httpToken is set, so Retry and Drop are off.</div>' : options.tokenRequired ? '<div id="auth">Token for Retry and Drop: <input id="token" type="password" autocomplete="off"></div>' : ''}
 ${body}

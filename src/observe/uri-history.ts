@@ -150,7 +150,10 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
   const dir = historyDir(storePath);
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((name) => name.endsWith('.json') && !name.startsWith('.') && !name.endsWith('.queue.json'));
+    // The queue summaries and minute trends of the nodes share the folder (queue-summary.ts, trend.ts).
+    names = (await readdir(dir)).filter(
+      (name) => name.endsWith('.json') && !name.startsWith('.') && !name.endsWith('.queue.json') && !name.endsWith('.trend.json'),
+    );
   } catch {
     return {};
   }

@@ -127,6 +127,33 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
         .toContain('pushed');
       // The delivered push counts in the remote's recent rate although its queue is empty now.
       expect(await page.locator('#remotes tr[data-remote="dr"]').textContent()).toMatch(/0\.[1-9]\/min|[1-9][0-9.]*\/min/);
+      // The last hour's charts, drawn from the nodes' trend files: the queue, pushes and failed pushes per remote.
+      const series = (chart: string, remote: string) =>
+        page
+          .locator(`#${chart} g.series[data-remote="${remote}"]`)
+          .getAttribute('data-values')
+          .then((values) =>
+            (values ?? '')
+              .split(',')
+              .filter((value) => value !== '')
+              .map(Number),
+          )
+          .catch(() => [] as number[]);
+      const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+      await expect
+        .poll(
+          async () => {
+            await page.reload();
+            return [(await series('chart-waiting', 'later')).at(-1), sum(await series('chart-pushes', 'dr')), sum(await series('chart-failures', 'dr'))];
+          },
+          { timeout: 15_000 },
+        )
+        .toEqual([1, 3, 2]);
+      expect(sum(await series('chart-failures', 'down'))).toBeGreaterThanOrEqual(1);
+      expect(sum(await series('chart-failures', 'later'))).toBe(0);
+      for (const chart of ['chart-waiting', 'chart-pushes', 'chart-failures'])
+        expect(await page.locator(`#${chart} g.series polyline, #${chart} g.series circle`).count()).toBeGreaterThan(0);
+      expect(await page.locator('#chart-legend').textContent()).toBe('down dr later');
       const output = join(repoRoot, '.ci-out');
       mkdirSync(output, { recursive: true });
       await history.locator('summary').click();

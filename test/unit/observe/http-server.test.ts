@@ -3,6 +3,7 @@ import type { ClusterStatus } from '../../../src/observe/cluster-status.js';
 import { isLoopbackHost, startHttpServer, type HttpDeps, type RunningHttpServer } from '../../../src/observe/http-server.js';
 import { silentLog } from '../../../src/runtime/log.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
+import { mergeTrends } from '../../../src/observe/trend.js';
 import { EventStream } from '../../../src/observe/event-stream.js';
 
 const KEY = 'b'.repeat(40);
@@ -19,6 +20,7 @@ function deps(overrides: Partial<HttpDeps> = {}): HttpDeps & { retried: unknown[
     generatedAt: new Date(0).toISOString(),
     storePath: '/s',
     totals: { waiting: 1, running: 0, failed: 0, corrupt: 0 },
+    trend: mergeTrends([], 0),
     remotes: [{ name: 'dr', configured: true, waiting: 1, running: 0, failed: 0, oldestWaitingAgeMs: 61_000, uris: [] }],
     running: [],
     storeClockOffsetMs: 0,

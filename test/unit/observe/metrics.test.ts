@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mergeTrends } from '../../../src/observe/trend.js';
 import type { ClusterStatus } from '../../../src/observe/cluster-status.js';
 import { NodeMetrics } from '../../../src/observe/metrics.js';
 
@@ -24,6 +25,7 @@ function status(partial: Partial<ClusterStatus>): ClusterStatus {
     generatedAt: new Date(0).toISOString(),
     storePath: '/s',
     totals: { waiting: 0, running: 0, failed: 0, corrupt: 0 },
+    trend: mergeTrends([], 0),
     remotes: [],
     running: [],
     failed: [],
