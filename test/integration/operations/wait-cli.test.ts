@@ -111,6 +111,26 @@ describe('refrelay wait', () => {
     expect(refsOf(join(root, 'dr', 'app.git')).get('refs/heads/main')).toBe(value);
   });
 
+  it('a destination with no work left that cannot be reached: exits 4 at once, naming it and why', async () => {
+    const root = tempDir('refrelay-wait-unreachable');
+    const { base } = appSource(root);
+    const deadPort = await freePort();
+    const config = siteConfig(root, base, ['[remote "down"]', `  url = git://127.0.0.1:${deadPort}/\${name}.git`]);
+
+    const started = Date.now();
+    const result = runCli(['wait', '--config', config, '--project', 'app', '--ref', 'refs/heads/main', '--timeout', '10m']);
+
+    expect(result.status).toBe(4);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^UNREACHABLE +down +git://127\\.0\\.0\\.1:${deadPort}/app\\.git +cannot be reached to confirm: .*(Connection refused|unable to connect)`,
+        'm',
+      ),
+    );
+    expect(result.stdout).toMatch(/: 1 destination could not be reached to confirm \(\d+s\)\n$/);
+  });
+
   it('refuses bad input with exit 2 and a precise message, before touching anything', () => {
     const root = tempDir('refrelay-wait-usage');
     const { base } = appSource(root);
