@@ -2,6 +2,7 @@ import { formatConfigProblem } from '../errors.js';
 import { describeDeletes } from './delete-rule.js';
 import { formatDuration } from './duration.js';
 import { redactUrl } from '../runtime/redact.js';
+import { webhookReceiverName } from './webhook-url.js';
 import { styleProjectName } from './remote-url.js';
 import type { RemoteConfig, ReplicationConfig, StorePathOrigin } from './types.js';
 
@@ -35,6 +36,7 @@ export function describeConfig(config: ReplicationConfig): string {
     `retention: ${formatDuration(config.retentionMs)}`,
     ...(config.httpToken === undefined ? [] : [`httpToken: ${REDACTED}`]),
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
+    ...config.webhookUrls.map((url) => `webhookUrl: ${webhookReceiverName(url)}`),
   ];
   for (const [key, value] of Object.entries(redactExtra(config.extra))) lines.push(`${key}: ${value} (reserved)`);
   const from = config.remotesDir === undefined ? '' : ` (from ${config.remotesDir}/*.config)`;
@@ -143,6 +145,7 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     retentionMs: config.retentionMs,
     httpToken: config.httpToken === undefined ? null : REDACTED,
     httpTokenFile: config.httpTokenFile ?? null,
+    webhookUrls: config.webhookUrls.map(webhookReceiverName),
     defaultForceUpdate: config.defaultForceUpdate ?? false,
     extra: redactExtra(config.extra),
     remotesDir: config.remotesDir ?? null,

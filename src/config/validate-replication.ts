@@ -19,7 +19,7 @@ import {
 } from './config-values.js';
 import { resolveStorePath } from './store-path.js';
 import type { ReplicationConfig } from './types.js';
-import { redactUrl } from '../runtime/redact.js';
+import { webhookReceiverName, webhookUrlProblem } from './webhook-url.js';
 import { DEFAULT_MAX_REF_NAME_BYTES } from '../task/names.js';
 
 export const DEFAULT_HTTP_LISTEN = '127.0.0.1:9464';
@@ -121,18 +121,13 @@ function distributionInterval(replication: SectionValues, report: Reporter): num
   return DEFAULT_DISTRIBUTION_INTERVAL_MS;
 }
 
-/** Every `webhookUrl`, each an http(s) URL; a bad one is a problem naming it (its password hidden). */
+/** Every `webhookUrl`; one that is not an http(s) URL is a problem, named without its user, password or query. */
 function webhookUrls(replication: SectionValues, report: Reporter): string[] {
   return (replication.get('webhookUrl') ?? []).flatMap((text) => {
     const trimmed = text.trim();
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(trimmed).protocol;
-    } catch {
-      protocol = undefined;
-    }
-    if (protocol === 'http:' || protocol === 'https:') return [trimmed];
-    report.problem('replication.webhookUrl', `expected an http:// or https:// URL, got "${redactUrl(trimmed)}"`);
+    const problem = webhookUrlProblem(trimmed);
+    if (problem === undefined) return [trimmed];
+    report.problem('replication.webhookUrl', `${problem}: ${webhookReceiverName(trimmed)}`);
     return [];
   });
 }

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { webhookReceiverName } from '../config/webhook-url.js';
 import type { Log } from '../runtime/log.js';
 import { redactText } from '../runtime/redact.js';
 import type { Timers } from '../runtime/timers.js';
@@ -20,16 +21,6 @@ export const fetchPost: PostJson = async (url, body, headers, signal) => {
   await response.body?.cancel();
   return response.status;
 };
-
-/** The receiver as logs and metrics name it: scheme, host and path, never its user, password or query. */
-export function receiverName(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-  } catch {
-    return 'an unparsable URL';
-  }
-}
 
 export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -65,7 +56,7 @@ export class WebhookReceiver {
     private readonly url: string,
     private readonly deps: WebhookDeps,
   ) {
-    this.name = receiverName(url);
+    this.name = webhookReceiverName(url);
   }
 
   get queued(): number {

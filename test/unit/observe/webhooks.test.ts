@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { webhookReceiverName } from '../../../src/config/webhook-url.js';
 import { silentLog } from '../../../src/runtime/log.js';
 import type { Timers } from '../../../src/runtime/timers.js';
 import type { StreamEvent } from '../../../src/observe/stream-events.js';
-import { receiverName, SIGNATURE_HEADER, WEBHOOK_QUEUE_MAX, WebhookReceiver, type PostJson } from '../../../src/observe/webhooks.js';
+import { SIGNATURE_HEADER, WEBHOOK_QUEUE_MAX, WebhookReceiver, type PostJson } from '../../../src/observe/webhooks.js';
 
 /** Timers fired by the test: `fire()` runs what is due, in order. */
 class ManualTimers implements Timers {
@@ -125,7 +126,7 @@ describe('a webhook receiver', () => {
     expect(receiver.queued).toBe(0);
   });
 
-  it('is named in logs and metrics without its password or query', () => {
-    expect(receiverName('https://ci:secret@ci.example/hook?token=abc')).toBe('https://ci.example/hook');
+  it('is named in logs and config check without its password or query', () => {
+    expect(webhookReceiverName('https://ci:secret@ci.example/hook?token=abc')).toBe('https://ci.example/hook');
   });
 });
