@@ -75,13 +75,19 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
     )
     .join('');
 
+  const backoffOf = new Map(status.backingOff.uris.map((uri) => [uri.uriKey, uri]));
+  const whyNot = (uriKey: string): string => {
+    const backoff = backoffOf.get(uriKey);
+    if (backoff === undefined) return '';
+    return ` — <span class="why">backing off after attempt ${backoff.attempts}, next ${formatWait(backoff.nextAttemptInMs)}: ${escapeHtml(backoff.lastError)}</span>`;
+  };
   const remotes = status.remotes
     .map((remote) => {
       const perMinute = (recentPushes.get(remote.name) ?? 0) / (RATE_WINDOW_MS / 60_000);
       const uris = remote.uris
         .map(
           (uri) =>
-            `<details class="uri" data-uri-key="${uri.uriKey}"><summary><code>${escapeHtml(uri.uri)}</code> — waiting ${uri.waiting}, oldest ${age(uri.oldestWaitingAgeMs)}, running ${uri.running}, failed ${uri.failed}</summary>${historyTable(status.history[uri.uriKey]?.events ?? [])}</details>`,
+            `<details class="uri" data-uri-key="${uri.uriKey}"><summary><code>${escapeHtml(uri.uri)}</code> — waiting ${uri.waiting}, oldest ${age(uri.oldestWaitingAgeMs)}, running ${uri.running}, failed ${uri.failed}${whyNot(uri.uriKey)}</summary>${historyTable(status.history[uri.uriKey]?.events ?? [])}</details>`,
         )
         .join('');
       return `<tr class="remote" data-remote="${escapeHtml(remote.name)}"><td>${escapeHtml(remote.name)}${remote.configured ? '' : ' <em>(not configured here)</em>'}</td><td class="waiting">${remote.waiting}</td><td>${age(remote.oldestWaitingAgeMs)}</td><td>${remote.running}</td><td>${remote.failed}</td><td>${perMinute.toFixed(1)}/min</td></tr>${

@@ -104,6 +104,13 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
         )
         .toMatch(/Connection refused|unable to connect/);
       expect(await backingOff.locator('td').nth(2).textContent()).toMatch(/^(due now|in \d)/);
+      // And beside the URI in the remotes table.
+      expect(
+        await page
+          .locator('#remotes tr', { hasText: `git://127.0.0.1:${closedPort}/app.git` })
+          .locator('span.why')
+          .textContent(),
+      ).toMatch(/^backing off after attempt \d+, next (due now|in \d+s): .*(Connection refused|unable to connect)/);
 
       // Someone creates the repository, then asks for the task again from the page.
       initBare(join(root, 'dr', 'app.git'));
