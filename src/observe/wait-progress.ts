@@ -38,7 +38,7 @@ export async function readStoreProgress(
   const [waiting, running, failed, states, history] = await Promise.all([
     Promise.all(uriKeys.map(async (key) => (await store.waitingNamesOf([key])).size)),
     store.listRunning(),
-    store.listFailed(),
+    store.listFailed(uriKeys),
     Promise.all(uriKeys.map(async (uriKey) => ({ uriKey, state: await store.readUriState(uriKey).catch(() => undefined) }))),
     readClusterHistory(storePath),
   ]);

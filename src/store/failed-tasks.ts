@@ -52,8 +52,9 @@ export async function parkFailed(ctx: StoreContext, task: Task, reason: FailureR
   return { uriKey: key, name };
 }
 
-export async function listFailed(ctx: StoreContext): Promise<FailedTask[]> {
-  const folders = await readdirStrict(ctx, ctx.paths.failed, 'list failed tasks');
+/** Every failed task, or those of the named URIs only (their folders alone are read). */
+export async function listFailed(ctx: StoreContext, uriKeys?: Iterable<string>): Promise<FailedTask[]> {
+  const folders = uriKeys === undefined ? await readdirStrict(ctx, ctx.paths.failed, 'list failed tasks') : [...uriKeys];
   const listed: FailedTask[] = [];
   // Folders one at a time, files with bounded concurrency: keeps the total in flight bounded.
   for (const key of folders) {

@@ -218,9 +218,9 @@ export class TaskStore {
     return parkFailed(this.ctx, task, reason);
   }
 
-  async listFailed(): Promise<FailedTask[]> {
+  async listFailed(uriKeys?: Iterable<string>): Promise<FailedTask[]> {
     await this.ready();
-    return listFailed(this.ctx);
+    return listFailed(this.ctx, uriKeys);
   }
 
   /** Puts matching failed tasks back in the queue; returns how many. */
