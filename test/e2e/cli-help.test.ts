@@ -16,6 +16,7 @@ const COMMANDS = [
   ['hook', 'uninstall'],
   ['replicate'],
   ['verify'],
+  ['wait'],
   ['retry'],
   ['failed'],
   ['failed', 'list'],
@@ -37,7 +38,7 @@ describe('refrelay --help', () => {
       expect(result.stdout).toMatch(new RegExp(`^ {2}refrelay ${command}\\b`, 'm'));
     }
     expect(result.stdout.replace(/\s+/g, ' ')).toContain(
-      'Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix), 5 refrelay could not start (a build file or dependency of its installation is missing).',
+      'Exit codes: 0 ok, 1 failed work, 2 usage error, 3 invalid configuration, 4 destinations unreachable (verify --fix, wait), 5 refrelay could not start (a build file or dependency of its installation is missing).',
     );
   });
 
@@ -71,7 +72,9 @@ describe('refrelay --help', () => {
           ? `name a ${command[0] === undefined ? '' : `${command[0]} `}command`
           : command[0] === 'import-gerrit-queue'
             ? 'Not enough non-option arguments: got 0, need at least 1'
-            : 'Unknown argument: nosuch';
+            : command[0] === 'wait'
+              ? 'Missing required arguments: project, ref'
+              : 'Unknown argument: nosuch';
       expect(result.stderr).toBe(
         command[0] === 'enqueue' ? `refrelay: enqueue: unknown argument "--nosuch" (see ${help})\n` : `refrelay: ${first}\n(see ${help})\n`,
       );

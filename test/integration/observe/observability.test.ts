@@ -245,8 +245,8 @@ describe('metrics, status, page and logs of a running cluster', () => {
     for (const node of nodes) node.signal('SIGTERM');
     for (const node of nodes) await node.exited;
     const historyFiles = readdirSync(join(storePath, 'history')).map((name) => readFileSync(join(storePath, 'history', name), 'utf8'));
-    // Each node's history and its queue summary: none may quote a password either.
-    expect(historyFiles).toHaveLength(4);
+    // Each node's history, its queue summary and its minute trend: none may quote a password either.
+    expect(historyFiles).toHaveLength(6);
     const everything = [
       metricsText,
       statusText,
