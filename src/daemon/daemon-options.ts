@@ -77,7 +77,11 @@ export interface DaemonView {
   /** URIs this node is pushing right now (its push jobs). */
   readonly runningPushes: () => number;
   /** The waiting tasks per URI as the last pass listed them; undefined before the first pass. */
-  readonly waitingUris: () => readonly WaitingUri[] | undefined;
+  readonly waitingUris: () => Iterable<WaitingUri> | undefined;
+  /** How many records waitingUris yields; undefined before the first pass. */
+  readonly waitingUriCount: () => number | undefined;
+  /** The oldest waiting task's age per remote (local clock `now`), as the last pass listed them; undefined before the first pass. */
+  readonly oldestWaitingByRemote: (now: number) => ReadonlyMap<string, number> | undefined;
   /** True once the node has read every waiting folder it has seen (its counts then cover the queue). */
   readonly queueLearned: () => boolean;
 }

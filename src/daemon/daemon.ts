@@ -146,6 +146,8 @@ export class Daemon {
       storeWritable: () => this.parts.distributor.storeOutage.view() === undefined && this.heartbeatError === undefined,
       runningPushes: () => this.parts.distributor.runningUris().length,
       waitingUris: () => this.parts.distributor.waitingUris(),
+      waitingUriCount: () => this.parts.distributor.waitingUriCount(),
+      oldestWaitingByRemote: (now) => this.parts.distributor.oldestWaitingByRemote(now),
       queueLearned: () => this.unlearned === 0,
     });
     try {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { ReplicationConfig } from '../config/types.js';
-import { collectClusterStatus, oldestWaitingByRemote, type ClusterStatus } from '../observe/cluster-status.js';
+import { collectClusterStatus, type ClusterStatus, type StatusOptions } from '../observe/cluster-status.js';
+import { QUEUE_SUMMARY_MIN_URIS } from '../observe/waiting-count.js';
 import type { ReplicationEvent } from '../schedule/events.js';
 import { startHttpServer, type RunningHttpServer } from '../observe/http-server.js';
 import type { Log } from '../runtime/log.js';
@@ -132,10 +133,7 @@ export class NodeObservability implements DaemonObservability {
       caughtUpThresholdMs: () => view.config().caughtUpThresholdMs,
       spooledTasks: () => view.spooledTasks(),
       failingRemotes: (waiting, thresholdMs) => this.delivery.failing(waiting, this.clock.now(), thresholdMs),
-      oldestWaiting: () => {
-        const waiting = view.waitingUris();
-        return waiting === undefined ? undefined : oldestWaitingByRemote(waiting, this.clock.now());
-      },
+      oldestWaiting: () => view.oldestWaitingByRemote(this.clock.now()),
       retry: async ({ uriKey, names }) => {
         const retried = await this.store.retryFailed((task) => task.uriKey === uriKey && (names === undefined || names.includes(task.name)));
         this.statusCache = undefined;
@@ -186,14 +184,24 @@ export class NodeObservability implements DaemonObservability {
     const cached = this.statusCache;
     if (cached !== undefined && now - cached.at < STATUS_CACHE_MS) return cached.value;
     const config = this.view?.config() ?? this.config;
-    // The queue as this node's last pass listed it: a request never lists waiting/ again.
-    const waiting = this.view?.waitingUris();
-    const value = collectClusterStatus(config, this.store, this.clock, { storeClockOffsetMs: this.view?.storeClockOffsetMs() ?? null, waiting });
+    const value = collectClusterStatus(config, this.store, this.clock, { storeClockOffsetMs: this.view?.storeClockOffsetMs() ?? null, ...this.ownCount() });
     this.statusCache = { at: now, value };
     value.catch(() => {
       if (this.statusCache?.value === value) this.statusCache = undefined;
     });
     return value;
+  }
+
+  /**
+   * The queue as this node's last pass listed it (a request never lists waiting/ again): per URI
+   * on a short queue, else summarized here, before any read of the store is awaited.
+   */
+  private ownCount(): Pick<StatusOptions, 'waiting' | 'summary'> {
+    const view = this.view;
+    const uris = view?.waitingUris();
+    if (view === undefined || uris === undefined) return {};
+    if ((view.waitingUriCount() ?? 0) < QUEUE_SUMMARY_MIN_URIS) return { waiting: [...uris] };
+    return { summary: summarizeQueue(this.config.nodeId, uris, view.queueLearned(), this.clock.now() + view.storeClockOffsetMs()) };
   }
 
   /** httpToken, else the first line of httpTokenFile (read per request, so a rotated file applies). */

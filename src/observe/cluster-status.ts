@@ -7,6 +7,7 @@ import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { redactUrl } from '../runtime/redact.js';
 import { failedTaskView, newestFirst, type FailedTaskStatus } from './failed-view.js';
+import type { QueueSummary } from './queue-summary.js';
 import { readClusterHistory, type UriHistoryEntry } from './uri-history.js';
 import { mergeTrends, readTrends, type ClusterTrend } from './trend.js';
 import { countWaiting } from './waiting-count.js';
@@ -110,16 +111,6 @@ async function readVerify(storePath: string, storeNow: number): Promise<VerifySt
   }
 }
 
-/** The oldest waiting task's age per remote that has any: what /readyz compares with caughtUpThreshold. */
-export function oldestWaitingByRemote(waiting: readonly WaitingUri[], now: number): Map<string, number> {
-  const oldest = new Map<string, number>();
-  for (const { remote, oldestMtimeMs } of waiting) {
-    const age = Math.max(0, now - oldestMtimeMs);
-    if (age > (oldest.get(remote) ?? -1)) oldest.set(remote, age);
-  }
-  return oldest;
-}
-
 export interface StatusOptions {
   /** Measured by the caller (a probe file in nodes/); null or absent: the local clock stands in for the store's. */
   readonly storeClockOffsetMs?: number | null;
@@ -127,6 +118,8 @@ export interface StatusOptions {
   readonly failedLimit?: number;
   /** The waiting tasks as a node's last pass counted them; absent: a live node's summary, else waiting/ is read. */
   readonly waiting?: readonly WaitingUri[];
+  /** A node's own summary of its last pass's count, for a long queue (it stands for `waiting`). */
+  readonly summary?: QueueSummary;
   /** Count the waiting tasks from the store itself, never from a node's summary (`status --all`). */
   readonly exact?: boolean;
 }

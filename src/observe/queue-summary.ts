@@ -45,23 +45,47 @@ export interface QueueSummary {
   readonly oldest: readonly QueueSummaryUri[];
 }
 
-/** Per remote totals and the QUEUE_SUMMARY_URIS longest-waiting URIs of a pass's count. */
-export function summarizeQueue(nodeId: string, waiting: readonly WaitingUri[], complete: boolean, writtenAt: number): QueueSummary {
+/**
+ * Per remote totals and the QUEUE_SUMMARY_URIS longest-waiting URIs of a pass's count, in one
+ * pass over it that keeps only those URIs: a count of 100,000 URIs is never held at once (held
+ * across a scrape's reads of the store, it would outlive the young generation and swell the heap).
+ */
+export function summarizeQueue(nodeId: string, waiting: Iterable<WaitingUri>, complete: boolean, writtenAt: number): QueueSummary {
   const remotes: Record<string, { uris: number; tasks: number; oldestMtimeMs: number | null }> = {};
-  for (const { remote, waiting: tasks, oldestMtimeMs } of waiting) {
+  const longest: WaitingUri[] = [];
+  for (const uri of waiting) {
+    const { remote, waiting: tasks, oldestMtimeMs } = uri;
     const totals = (remotes[remote] ??= { uris: 0, tasks: 0, oldestMtimeMs: null });
     totals.uris++;
     totals.tasks += tasks;
     if (totals.oldestMtimeMs === null || oldestMtimeMs < totals.oldestMtimeMs) totals.oldestMtimeMs = oldestMtimeMs;
+    keepOldest(longest, uri);
   }
-  const oldest = [...waiting]
-    .sort((a, b) => a.oldestMtimeMs - b.oldestMtimeMs)
-    .slice(0, QUEUE_SUMMARY_URIS)
-    .map(({ remote, uri, waiting: tasks, oldestMtimeMs }) => ({ remote, uri: redactUrl(uri), uriKey: computeUriKey(uri), tasks, oldestMtimeMs }));
+  const oldest = longest.map(({ remote, uri, waiting: tasks, oldestMtimeMs }) => ({
+    remote,
+    uri: redactUrl(uri),
+    uriKey: computeUriKey(uri),
+    tasks,
+    oldestMtimeMs,
+  }));
   return { version: 1, nodeId, writtenAt, complete, remotes, oldest };
 }
 
 /** Temp + rename, so readers see the old summary or the new one. */
+/** Inserts `uri` into `longest` (oldest first, at most QUEUE_SUMMARY_URIS), after those as old: the count's order breaks ties. */
+function keepOldest(longest: WaitingUri[], uri: WaitingUri): void {
+  if (longest.length === QUEUE_SUMMARY_URIS && uri.oldestMtimeMs >= longest.at(-1)!.oldestMtimeMs) return;
+  let low = 0;
+  let high = longest.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (longest[middle]!.oldestMtimeMs <= uri.oldestMtimeMs) low = middle + 1;
+    else high = middle;
+  }
+  longest.splice(low, 0, uri);
+  if (longest.length > QUEUE_SUMMARY_URIS) longest.pop();
+}
+
 export function persistQueueSummary(storePath: string, summary: QueueSummary): Promise<void> {
   return replaceHistoryFile(storePath, summary.nodeId, `${summary.nodeId}${SUFFIX}`, summary);
 }

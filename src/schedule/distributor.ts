@@ -17,7 +17,7 @@ import { StoreOutage, storeFailureCode } from './store-outage.js';
 import { planDue, scheduleAfter } from './due-planner.js';
 import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
-import { countListed, type WaitingUri } from './waiting-uris.js';
+import { listedUris, oldestByRemote, type WaitingUri } from './waiting-uris.js';
 import { ReadAheadSoon } from './read-ahead-soon.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
@@ -138,8 +138,18 @@ export class Distributor {
    * The waiting tasks per URI as the last pass listed them (minus what this node claimed since, for
    * a pass that reused the listing); undefined before the first pass. Refused tasks count too.
    */
-  waitingUris(): WaitingUri[] | undefined {
-    return this.untrusted === undefined ? undefined : countListed(this.uris.groups, this.untrusted);
+  waitingUris(): Iterable<WaitingUri> | undefined {
+    return this.untrusted === undefined ? undefined : listedUris(this.uris.groups, this.untrusted);
+  }
+
+  /** How many records waitingUris yields (refused folders each count as one); undefined before the first pass. */
+  waitingUriCount(): number | undefined {
+    return this.untrusted === undefined ? undefined : this.uris.groups.size + this.untrusted.length;
+  }
+
+  /** The oldest waiting task's age per remote, as the last pass listed them; undefined before the first pass. */
+  oldestWaitingByRemote(now: number): Map<string, number> | undefined {
+    return this.untrusted === undefined ? undefined : oldestByRemote(this.uris.groups, this.untrusted, now);
   }
 
   runningUris(): string[] {

@@ -28,11 +28,28 @@ export function waitingByUri(folders: readonly WaitingFolder[]): WaitingUri[] {
   return [...byUri.values()];
 }
 
-/** A pass's groups and refused folders, counted per URI. */
-export function countListed(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedFolder[]): WaitingUri[] {
-  const waiting: WaitingUri[] = [];
+/**
+ * A pass's groups and refused folders, counted per URI, one at a time: a reader that keeps
+ * totals (queue-summary.ts) never holds a record per waiting URI at once.
+ */
+export function* listedUris(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedFolder[]): Generator<WaitingUri> {
   for (const group of groups.values()) {
-    waiting.push({ remote: group.remote.name, uri: group.uri, uriKey: group.uriKey, waiting: group.taskCount, oldestMtimeMs: group.oldestMtimeMs });
+    yield { remote: group.remote.name, uri: group.uri, uriKey: group.uriKey, waiting: group.taskCount, oldestMtimeMs: group.oldestMtimeMs };
   }
-  return untrusted.length === 0 ? waiting : [...waiting, ...waitingByUri(untrusted.map(({ folder }) => folder))];
+  if (untrusted.length > 0) yield* waitingByUri(untrusted.map(({ folder }) => folder));
+}
+
+/**
+ * The oldest waiting task's age per remote that has any, from a pass's groups (and refused
+ * folders) directly: what /readyz asks on every probe, with no record per URI made for it.
+ */
+export function oldestByRemote(groups: ReadonlyMap<string, UriGroup>, untrusted: readonly UntrustedFolder[], now: number): Map<string, number> {
+  const oldest = new Map<string, number>();
+  const see = (remote: string, mtimeMs: number): void => {
+    const age = Math.max(0, now - mtimeMs);
+    if (age > (oldest.get(remote) ?? -1)) oldest.set(remote, age);
+  };
+  for (const group of groups.values()) see(group.remote.name, group.oldestMtimeMs);
+  for (const { folder } of untrusted) see(folder.sample.task.remote, folder.oldestMtimeMs);
+  return oldest;
 }

@@ -26,6 +26,20 @@ describe('queue summaries', () => {
     expect(parseQueueSummary(JSON.stringify(summary))).toEqual(summary);
   });
 
+  it('name the same longest-waiting URIs as a stable sort of the whole count, read in one pass over any order', () => {
+    // A scrambled order with many ties: the kept URIs are a full sort's first ones, ties in count order.
+    const waiting = Array.from({ length: 5 * QUEUE_SUMMARY_URIS }, (_, i) => ({
+      remote: 'dr',
+      uri: uri((i * 7919) % 1000),
+      waiting: 1,
+      oldestMtimeMs: (i * 31) % 97,
+    }));
+    const expected = [...waiting].sort((a, b) => a.oldestMtimeMs - b.oldestMtimeMs).slice(0, QUEUE_SUMMARY_URIS);
+    const summary = summarizeQueue('node-a', waiting.values(), true, 1);
+    expect(summary.oldest.map((item) => [item.uriKey, item.oldestMtimeMs])).toEqual(expected.map((item) => [uriKey(item.uri), item.oldestMtimeMs]));
+    expect(summary.remotes.dr!.uris).toBe(5 * QUEUE_SUMMARY_URIS);
+  });
+
   it('refuse a file of another shape, and redact the URLs a file names whatever it says', () => {
     const good = summarizeQueue('node-a', [{ remote: 'dr', uri: uri(1), waiting: 1, oldestMtimeMs: 5 }], true, 10);
     expect(parseQueueSummary('not json')).toBeUndefined();

@@ -595,7 +595,7 @@ describe('Distributor.waitingUris: the queue as the last pass listed it, for the
 
     await distributor.tick();
 
-    const counted = distributor.waitingUris()!.sort((a, b) => a.uri.localeCompare(b.uri));
+    const counted = [...distributor.waitingUris()!].sort((a, b) => a.uri.localeCompare(b.uri));
     expect(counted).toEqual([
       { remote: 'mirror', uri: '/dest/mirror/p.git', uriKey: uriKey('/dest/mirror/p.git'), waiting: 2, oldestMtimeMs: first },
       { remote: 'mirror', uri: '/dest/mirror/q.git', uriKey: uriKey('/dest/mirror/q.git'), waiting: 1, oldestMtimeMs: h.clock.now() },

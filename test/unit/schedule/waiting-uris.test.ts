@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { groupByUri, type UntrustedFolder } from '../../../src/schedule/uri-groups.js';
-import { countListed, waitingByUri } from '../../../src/schedule/waiting-uris.js';
+import { listedUris, waitingByUri } from '../../../src/schedule/waiting-uris.js';
 import { FULL_SYNC_REF, uriKey, type Task } from '../../../src/task/task.js';
 import { configOf, waitingFolder } from './scheduler-harness.js';
 
@@ -39,7 +39,7 @@ describe('waitingByUri: learned folders counted per remote and URI', () => {
   });
 });
 
-describe('countListed: a pass’s groups and refused folders', () => {
+describe('listedUris: a pass’s groups and refused folders', () => {
   it('counts each group by its task count, and the refused folders by theirs', () => {
     const refusedFolder = waitingFolder({ ...live('c'), remote: 'unknown' }, { oldestMtimeMs: 9, taskCount: 4 });
     const listing = [
@@ -51,11 +51,11 @@ describe('countListed: a pass’s groups and refused folders', () => {
     const untrusted: UntrustedFolder[] = [];
     const groups = groupByUri(config, listing, new WeakMap(), untrusted);
 
-    expect(countListed(groups, untrusted)).toEqual([
+    expect([...listedUris(groups, untrusted)]).toEqual([
       { remote: 'mirror', uri: '/dest/mirror/a.git', uriKey: uriKey('/dest/mirror/a.git'), waiting: 8, oldestMtimeMs: 3 },
       { remote: 'dr', uri: '/dest/dr/b.git', uriKey: uriKey('/dest/dr/b.git'), waiting: 1, oldestMtimeMs: 7 },
       { remote: 'unknown', uri: '/dest/mirror/c.git', waiting: 4, oldestMtimeMs: 9 },
     ]);
-    expect(countListed(new Map(), [])).toEqual([]);
+    expect([...listedUris(new Map(), [])]).toEqual([]);
   });
 });
