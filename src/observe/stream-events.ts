@@ -50,7 +50,7 @@ function refResult(status: RefStatus, detail: string | undefined): { status: 'su
       return { status: 'not-attempted', refStatus: 'NOT_ATTEMPTED' };
     case 'rejected':
       if (detail !== undefined && /non-fast-forward|fetch first/.test(detail)) return { status: 'failed', refStatus: 'REJECTED_NONFASTFORWARD' };
-      if (detail !== undefined && /deletion prohibited|deny deleting|delete/.test(detail)) return { status: 'failed', refStatus: 'REJECTED_NODELETE' };
+      if (detail !== undefined && /deletion prohibited|deny deleting/.test(detail)) return { status: 'failed', refStatus: 'REJECTED_NODELETE' };
       return { status: 'failed', refStatus: 'REJECTED_OTHER_REASON' };
     default:
       return { status: 'succeeded', refStatus: 'OK' };

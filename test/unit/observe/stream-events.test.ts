@@ -44,6 +44,7 @@ describe('stream events in the shape of Gerrit replication events', () => {
         { ref: 'refs/heads/blocked', status: 'rejected', detail: 'hook declined' },
         { ref: 'refs/heads/old', status: 'up-to-date' },
         { ref: 'refs/heads/ff', status: 'rejected', detail: 'non-fast-forward' },
+        { ref: 'refs/heads/gone', status: 'rejected', detail: 'deletion prohibited' },
       ],
     });
     expect(
@@ -59,6 +60,7 @@ describe('stream events in the shape of Gerrit replication events', () => {
       ['ref-replicated', 'refs/heads/blocked', 'failed', 'REJECTED_OTHER_REASON', 'hook declined'],
       ['ref-replicated', 'refs/heads/old', 'succeeded', 'UP_TO_DATE', ''],
       ['ref-replicated', 'refs/heads/ff', 'failed', 'REJECTED_NONFASTFORWARD', 'non-fast-forward'],
+      ['ref-replicated', 'refs/heads/gone', 'failed', 'REJECTED_NODELETE', 'deletion prohibited'],
       ['ref-replication-done', 'refs/heads/main', '', '', ''],
       ['ref-replication-done', 'refs/heads/blocked', '', '', ''],
     ]);
