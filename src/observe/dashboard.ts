@@ -79,7 +79,7 @@ export function renderDashboard(status: ClusterStatus, schedule: NodeSchedule, o
   const whyNot = (uriKey: string): string => {
     const backoff = backoffOf.get(uriKey);
     if (backoff === undefined) return '';
-    return ` — <span class="why">backing off after attempt ${backoff.attempts}, next ${formatWait(backoff.nextAttemptInMs)}: ${escapeHtml(backoff.lastError)}</span>`;
+    return ` — <span class="why">backing off after attempt ${backoff.attempts}, next attempt ${formatWait(backoff.nextAttemptInMs)}: ${escapeHtml(backoff.lastError)}</span>`;
   };
   const remotes = status.remotes
     .map((remote) => {

@@ -73,7 +73,7 @@ export function describeFollowed(followed: FollowedDestination, ref: string): { 
     if (backoff === undefined) return { state: 'waiting', detail: tasks };
     return {
       state: 'backing-off',
-      detail: `${tasks}, backing off after attempt ${backoff.attempts}, next ${formatWait(backoff.nextAttemptInMs)}: ${backoff.lastError}`,
+      detail: `${tasks}, backing off after attempt ${backoff.attempts}, next attempt ${formatWait(backoff.nextAttemptInMs)}: ${backoff.lastError}`,
     };
   }
   if (followed.phase === 'unreachable') return { state: 'unreachable', detail: `cannot be reached to confirm: ${followed.error}` };

@@ -110,7 +110,7 @@ describe.skipIf(!haveChromium)('the dashboard page in a real browser', () => {
           .locator('#remotes tr', { hasText: `git://127.0.0.1:${closedPort}/app.git` })
           .locator('span.why')
           .textContent(),
-      ).toMatch(/^backing off after attempt \d+, next (due now|in \d+s): .*(Connection refused|unable to connect)/);
+      ).toMatch(/^backing off after attempt \d+, next attempt (due now|in \d+s): .*(Connection refused|unable to connect)/);
 
       // Someone creates the repository, then asks for the task again from the page.
       initBare(join(root, 'dr', 'app.git'));

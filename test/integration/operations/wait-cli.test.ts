@@ -90,7 +90,7 @@ describe('refrelay wait', () => {
       ['dr', 'replicated'],
       ['down', 'backing-off'],
     ]);
-    expect(report.destinations[1]!.detail).toMatch(/^1 task waiting, backing off after attempt 1, next in \d+m\d\ds: .*Connection refused/);
+    expect(report.destinations[1]!.detail).toMatch(/^1 task waiting, backing off after attempt 1, next attempt in \d+m\d\ds: .*Connection refused/);
   });
 
   it('--value of a commit not pushed yet: reports the destination lagging, then exits 0 once the commit reaches it', async () => {

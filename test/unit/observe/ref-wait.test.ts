@@ -75,7 +75,7 @@ describe('what a person is told of a destination', () => {
     const backoff = { uriKey: 'k', uri: 'git://h/p.git', attempts: 4, lastError: 'Connection refused', nextAttemptInMs: 12_000, nodeId: 'n1' };
     expect(describeFollowed(seen({ waiting: 1, backoff }), REF)).toEqual({
       state: 'backing-off',
-      detail: '1 task waiting, backing off after attempt 4, next in 12s: Connection refused',
+      detail: '1 task waiting, backing off after attempt 4, next attempt in 12s: Connection refused',
     });
     expect(describeFollowed(confirmed({ value: OLD }, { failed: 'non-fast-forward' }), REF)).toEqual({
       state: 'failed',
