@@ -11,10 +11,14 @@ export function taskFilesIn(dir: string): string[] {
   return namesIn(dir).filter((name) => /^[0-9a-f]{40}\.json$/.test(name));
 }
 
-/** `uri-state/<uriKey>.json` parsed, or undefined when absent. */
+/** `uri-state/<uriKey>.json` parsed, or undefined when absent (a node may delete it between a look and a read: one read, no look). */
 export function readUriStateFile(store: string, uriKey: string): Record<string, unknown> | undefined {
-  const path = join(store, 'uri-state', `${uriKey}.json`);
-  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : undefined;
+  try {
+    return JSON.parse(readFileSync(join(store, 'uri-state', `${uriKey}.json`), 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** Resolves once `check` returns a value other than undefined/false, or rejects after timeoutMs. */
