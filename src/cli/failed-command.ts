@@ -9,6 +9,7 @@ import { failedListRows, plainTable } from './format-failed.js';
 import { keysNotFound, parseFailedSelector, selectsFailed, type FailedSelectorArgs } from './failed-selector.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { operatorName } from './operator.js';
+import { plural } from './plural.js';
 
 /** Version of the `failed list --json` shape. */
 export const FAILED_LIST_FORMAT_VERSION = 1;
@@ -20,10 +21,6 @@ function openStore(configPath: string | undefined): { store: TaskStore; nodeId: 
   const config = loadCliConfig({ config: configPath });
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   return { store, nodeId: config.nodeId, retentionMs: config.retentionMs };
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** `refrelay failed list`: every failed task, newest first, with its reason and since when. */

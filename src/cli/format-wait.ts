@@ -3,15 +3,12 @@ import { describeFollowed, type FollowedDestination, type ShownState } from '../
 import { formatAge } from '../observe/time-text.js';
 import { redactUrl } from '../runtime/redact.js';
 import { plainTable, printable, reasonText } from './format-failed.js';
+import { plural } from './plural.js';
 
 /** Version of the `wait --json` shape. */
 export const WAIT_FORMAT_VERSION = 1;
 
 const RESULTS = { 0: 'replicated', 1: 'lagging', 4: 'unreachable' } as const;
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}
 
 /** `wait: 1/3 replicated, 1 pushing, 1 backing-off; 9m12s left`: redrawn on a terminal while waiting. */
 export function progressLine(destinations: readonly WaitDestination[], followed: readonly FollowedDestination[], ref: string, leftMs: number): string {

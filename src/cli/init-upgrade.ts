@@ -11,6 +11,7 @@ import { storeContext, type StoreContext } from '../store/store-context.js';
 import { STORE_FORMAT, inspectStore } from '../store/store-marker.js';
 import { readNodeRecordFiles } from '../store/store-records.js';
 import type { NodeRecordFile } from '../store/store-types.js';
+import { plural } from './plural.js';
 
 /** Entries left alone that the report names; the rest are counted. */
 const NAMED_LEFT = 10;
@@ -87,8 +88,4 @@ export function describeUpgrade(root: string, upgrade: LayoutUpgrade): string {
     lines.push(`left alone in ref-updates/waiting/: ${named.join(', ')}`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

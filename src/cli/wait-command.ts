@@ -6,6 +6,7 @@ import { destinationRefValue, masterRefValue } from '../intake/ref-values.js';
 import { waitDestinations, type WaitDestination } from '../intake/wait-destinations.js';
 import { applyConfirmation, beginConfirmation, followDestination, needsConfirmation, observe, verdict, type FollowedDestination } from '../observe/ref-wait.js';
 import { readStoreProgress } from '../observe/wait-progress.js';
+import type { DestinationAccess } from '../push/destination-env.js';
 import { gitEnvironment } from '../push/push-env.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
@@ -70,7 +71,7 @@ export async function runWait(args: WaitArgs): Promise<number> {
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const access = { credentials: loadCredentials(config), operatorSshCommand: process.env.GIT_SSH_COMMAND };
   const followed = destinations.map(() => followDestination());
-  const targets = destinations.map((destination) => ({ uriKey: destination.uriKey, sourceRef: args.ref, project: args.project }));
+  const uriKeys = destinations.map((destination) => destination.uriKey);
   const startedAt = systemClock.monotonic();
   // A terminal gets one redrawn line; a CI log one line per change of a destination's state.
   const onTerminal = process.stderr.isTTY === true;
@@ -78,7 +79,7 @@ export async function runWait(args: WaitArgs): Promise<number> {
   let code: 0 | 1 | 4 | undefined;
   for (;;) {
     const timedOut = systemClock.monotonic() - startedAt >= args.timeoutMs;
-    const progress = await readStoreProgress(store, config.storePath, targets, systemClock.now());
+    const progress = await readStoreProgress(store, config.storePath, { uriKeys, project: args.project, ref: args.ref }, systemClock.now());
     destinations.forEach((destination, i) => observe(followed[i]!, progress.get(destination.uriKey)!));
     await confirm(destinations, followed, value, env, access);
     const stuck = followed.some((item) => item.phase === 'lagging' && item.progress?.failed !== undefined);
@@ -101,7 +102,7 @@ async function confirm(
   followed: readonly FollowedDestination[],
   value: string,
   env: Record<string, string>,
-  access: Parameters<typeof destinationRefValue>[3],
+  access: DestinationAccess,
 ): Promise<void> {
   await Promise.all(
     destinations.map(async (destination, i) => {

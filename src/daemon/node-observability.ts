@@ -52,7 +52,7 @@ export class NodeObservability implements DaemonObservability {
     private readonly log: Log,
     options: { webhookSecret?: string | undefined; timers?: Timers } = {},
   ) {
-    const storeNow = (): number => this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
+    const storeNow = (): number => this.storeNow();
     this.metrics = new NodeMetrics(storeNow);
     this.history = new UriHistory(config.nodeId, storeNow);
     this.delivery = new RemoteDelivery(clock.now());
@@ -160,8 +160,7 @@ export class NodeObservability implements DaemonObservability {
       const waiting = this.view?.waitingUris();
       if (waiting !== undefined) {
         this.summarizedAt = now;
-        const storeNow = this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
-        const summary = summarizeQueue(this.config.nodeId, waiting, this.view?.queueLearned() === true, storeNow);
+        const summary = summarizeQueue(this.config.nodeId, waiting, this.view?.queueLearned() === true, this.storeNow());
         this.trend.sampleWaiting(Object.fromEntries(Object.entries(summary.remotes).map(([remote, totals]) => [remote, totals.tasks])));
         await persistQueueSummary(this.config.storePath, summary);
         await persistTrend(this.config.storePath, this.config.nodeId, this.trend.snapshot());
@@ -201,7 +200,12 @@ export class NodeObservability implements DaemonObservability {
     const uris = view?.waitingUris();
     if (view === undefined || uris === undefined) return {};
     if ((view.waitingUriCount() ?? 0) < QUEUE_SUMMARY_MIN_URIS) return { waiting: [...uris] };
-    return { summary: summarizeQueue(this.config.nodeId, uris, view.queueLearned(), this.clock.now() + view.storeClockOffsetMs()) };
+    return { summary: summarizeQueue(this.config.nodeId, uris, view.queueLearned(), this.storeNow()) };
+  }
+
+  /** The store's clock as this node measured it (its own before the first measurement). */
+  private storeNow(): number {
+    return this.clock.now() + (this.view?.storeClockOffsetMs() ?? 0);
   }
 
   /** httpToken, else the first line of httpTokenFile (read per request, so a rotated file applies). */

@@ -1,5 +1,4 @@
-import type { Credentials } from '../config/secure-config.js';
-import { destinationEnv } from '../push/destination-env.js';
+import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
 import { redactText } from '../runtime/redact.js';
 import { localRepositoryPath } from './local-repository.js';
 import { runGit } from './run-git.js';
@@ -32,16 +31,9 @@ export async function destinationRefValue(
   destination: WaitDestination,
   env: Record<string, string>,
   timeoutMs: number,
-  access: { credentials?: Credentials | undefined; operatorSshCommand?: string | undefined },
+  access: DestinationAccess,
 ): Promise<RefValue> {
-  const toDestination = {
-    ...env,
-    ...destinationEnv(destination.uri, destination.remote, {
-      operatorSshCommand: access.operatorSshCommand,
-      usesGitSsh: env.GIT_SSH !== undefined,
-      credentials: access.credentials?.for(destination.remote.name),
-    }),
-  };
+  const toDestination = envForDestination(env, destination.uri, destination.remote, access);
   const listed = await runGit(['ls-remote', '--', destination.uri, destination.ref], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) return { error: redactText(gitReason(listed.stderr)) || `git ls-remote exit ${listed.code}` };
   for (const line of listed.stdout.split('\n')) {

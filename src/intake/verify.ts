@@ -6,7 +6,7 @@ import { expandUrl } from '../config/remote-url.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
-import { destinationEnv } from '../push/destination-env.js';
+import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
 import { headTarget } from '../push/local-head.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
@@ -90,7 +90,7 @@ export async function verifyDestination(
   destination: Destination,
   env: Record<string, string>,
   timeoutMs: number,
-  access: { credentials?: Credentials | undefined; operatorSshCommand?: string | undefined } = {},
+  access: DestinationAccess = {},
 ): Promise<DriftReport> {
   const { project, remote, uri } = destination;
   const base = { project, remote: remote.name, uri: redactUrl(uri), mirror: remote.mirror };
@@ -117,14 +117,7 @@ export async function verifyDestination(
     if (projectExclusion(remote, head) !== undefined) return { ...base, state: 'in-sync', refs: 0, missing: [], different: [], extra: [], fixRefs: [] };
   }
   // The same transport rules, ssh options and credentials as a push to this destination.
-  const toDestination = {
-    ...env,
-    ...destinationEnv(uri, remote, {
-      operatorSshCommand: access.operatorSshCommand,
-      usesGitSsh: env.GIT_SSH !== undefined,
-      credentials: access.credentials?.for(remote.name),
-    }),
-  };
+  const toDestination = envForDestination(env, uri, remote, access);
   const listed = await run(['ls-remote', '--', uri], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) {
     const reason = redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`);

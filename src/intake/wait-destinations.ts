@@ -1,9 +1,9 @@
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { refExclusion } from '../config/ref-exclusion.js';
 import { mapRefThroughRefspecs } from '../config/refspec.js';
-import { expandUrl } from '../config/remote-url.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { uriKey } from '../task/task-key.js';
+import { destinationsOf } from './verify.js';
 
 /** One destination URL that must come to hold a ref, and the name the ref has there. */
 export interface WaitDestination {
@@ -25,29 +25,22 @@ function notReplicated(remote: RemoteConfig, project: string, ref: string): stri
 }
 
 /**
- * The destinations `refrelay wait` follows: every URL of the named remotes, or of every remote
- * whose filters and refspecs replicate `ref` of `project` when none is named. A named remote that
- * would never receive the ref is a usage error (the wait could only time out): the message says
- * why. Returns the destinations, or that message.
+ * The destinations `refrelay wait` follows: verify's destinations of the project (every URL of
+ * the named remotes, or of all), less those whose refspecs or exclusions never take the ref.
+ * A named remote that would never receive the ref is a usage error (the wait could only time
+ * out): the message says why. Returns the destinations, or that message.
  */
 export function waitDestinations(config: ReplicationConfig, project: string, ref: string, remoteNames: readonly string[]): WaitDestination[] | string {
   const unknown = remoteNames.filter((name) => !config.remotes.some((remote) => remote.name === name));
   if (unknown.length > 0) return `no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')} in ${config.file}`;
-  const out: WaitDestination[] = [];
-  for (const remote of config.remotes) {
-    const named = remoteNames.includes(remote.name);
-    if (remoteNames.length > 0 && !named) continue;
+  for (const remote of config.remotes.filter((candidate) => remoteNames.includes(candidate.name))) {
     const why = notReplicated(remote, project, ref);
-    if (why !== undefined) {
-      if (named) return `remote ${JSON.stringify(remote.name)} does not replicate ${ref} of ${project}: ${why}`;
-      continue;
-    }
-    const dst = mapRefThroughRefspecs(remote.push, ref)!.dst;
-    for (const template of remote.urls) {
-      const uri = expandUrl(template, project, remote.remoteNameStyle);
-      out.push({ remote, uri, uriKey: uriKey(uri), ref: dst });
-    }
+    if (why !== undefined) return `remote ${JSON.stringify(remote.name)} does not replicate ${ref} of ${project}: ${why}`;
   }
+  const out = destinationsOf(config, [project], remoteNames).flatMap(({ remote, uri }) => {
+    const mapped = notReplicated(remote, project, ref) === undefined ? mapRefThroughRefspecs(remote.push, ref) : undefined;
+    return mapped === undefined ? [] : [{ remote, uri, uriKey: uriKey(uri), ref: mapped.dst }];
+  });
   if (out.length === 0) return `no remote in ${config.file} replicates ${ref} of ${project}`;
   return out;
 }

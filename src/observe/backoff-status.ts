@@ -16,6 +16,11 @@ export interface BackoffStatus {
   nodeId: string;
 }
 
+/** An error text from the store for a person: its first line, at most 300 characters, credentials hidden. */
+export function errorLine(text: string): string {
+  return redactText(text.split('\n')[0]!.slice(0, 300));
+}
+
 /** Retry states read by one status: a destination down for long may leave one per URI. */
 export const BACKOFFS_READ = 1000;
 
@@ -34,7 +39,7 @@ export function backoffsOf(states: ReadonlyArray<{ readonly uriKey: string; read
           uriKey,
           uri: redactUrl(parsed.uri),
           attempts: parsed.attempts,
-          lastError: redactText(parsed.lastError.split('\n')[0]!.slice(0, 300)),
+          lastError: errorLine(parsed.lastError),
           nextAttemptInMs: Math.max(0, Math.round(parsed.notBefore - storeNow)),
           nodeId: parsed.nodeId.slice(0, 100),
         },

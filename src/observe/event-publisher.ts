@@ -39,6 +39,8 @@ export class EventPublisher {
   }
 
   record(event: ReplicationEvent): void {
+    // Every push reports here: with no listener and no receiver there is nothing to shape.
+    if (this.receivers.length === 0 && this.stream.listenerCount === 0) return;
     const events = streamEventsOf(event, this.options.nodeId, this.options.clock.now());
     if (events.length === 0) return;
     this.stream.publish(events);

@@ -71,7 +71,6 @@ export function summarizeQueue(nodeId: string, waiting: Iterable<WaitingUri>, co
   return { version: 1, nodeId, writtenAt, complete, remotes, oldest };
 }
 
-/** Temp + rename, so readers see the old summary or the new one. */
 /** Inserts `uri` into `longest` (oldest first, at most QUEUE_SUMMARY_URIS), after those as old: the count's order breaks ties. */
 function keepOldest(longest: WaitingUri[], uri: WaitingUri): void {
   if (longest.length === QUEUE_SUMMARY_URIS && uri.oldestMtimeMs >= longest.at(-1)!.oldestMtimeMs) return;
@@ -86,6 +85,7 @@ function keepOldest(longest: WaitingUri[], uri: WaitingUri): void {
   if (longest.length > QUEUE_SUMMARY_URIS) longest.pop();
 }
 
+/** Temp + rename, so readers see the old summary or the new one. */
 export function persistQueueSummary(storePath: string, summary: QueueSummary): Promise<void> {
   return replaceHistoryFile(storePath, summary.nodeId, `${summary.nodeId}${SUFFIX}`, summary);
 }

@@ -77,7 +77,7 @@ export function streamEventsOf(event: ReplicationEvent, nodeId: string, nowMs: n
   if (event.type === 'push-started') return event.refs.map((ref) => ({ ...base(ref), type: 'ref-replication-scheduled' }));
   const replicated: StreamEvent[] =
     event.result === 'failed' && event.refResults.length === 0
-      ? event.requestedRefs.map((ref) => ({
+      ? event.refs.map((ref) => ({
           ...base(ref),
           type: 'ref-replicated',
           status: 'failed',
@@ -90,6 +90,6 @@ export function streamEventsOf(event: ReplicationEvent, nodeId: string, nowMs: n
           ...refResult(result.status, result.detail),
           ...(result.status === 'rejected' && result.detail !== undefined ? { reason: result.detail } : {}),
         }));
-  const done: StreamEvent[] = event.requestedRefs.map((ref) => ({ ...base(ref), type: 'ref-replication-done', nodesCount: 1 }));
+  const done: StreamEvent[] = event.refs.map((ref) => ({ ...base(ref), type: 'ref-replication-done', nodesCount: 1 }));
   return [...replicated, ...done];
 }

@@ -65,7 +65,7 @@ export class UriHistory {
         const counts = Object.entries(event.outcomes)
           .map(([status, count]) => `${count} ${status}`)
           .join(', ');
-        const detail = `${event.project}: ${event.refs} ref${event.refs === 1 ? '' : 's'}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
+        const detail = `${event.project}: ${event.refs.length} ref${event.refs.length === 1 ? '' : 's'}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
         this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: event.result === 'failed' ? 'push-failed' : 'pushed', detail });
         break;
       }

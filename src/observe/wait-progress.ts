@@ -1,7 +1,6 @@
-import { redactText } from '../runtime/redact.js';
 import type { TaskStore } from '../store/task-store.js';
 import { FULL_SYNC_REF } from '../task/task-model.js';
-import { backoffsOf, type BackoffStatus } from './backoff-status.js';
+import { backoffsOf, errorLine, type BackoffStatus } from './backoff-status.js';
 import { readClusterHistory } from './uri-history.js';
 
 /** What the store says of one destination URI: the work it still has and what became of the last. */
@@ -31,10 +30,11 @@ export type ProgressStore = Pick<TaskStore, 'waitingNamesOf' | 'listRunning' | '
 export async function readStoreProgress(
   store: ProgressStore,
   storePath: string,
-  targets: ReadonlyArray<{ readonly uriKey: string; readonly sourceRef: string; readonly project: string }>,
+  followed: { readonly uriKeys: readonly string[]; readonly project: string; readonly ref: string },
   storeNow: number,
 ): Promise<Map<string, StoreProgress>> {
-  const uriKeys = [...new Set(targets.map((target) => target.uriKey))];
+  const { project, ref } = followed;
+  const uriKeys = [...new Set(followed.uriKeys)];
   const [waiting, running, failed, states, history] = await Promise.all([
     Promise.all(uriKeys.map(async (key) => (await store.waitingNamesOf([key])).size)),
     store.listRunning(),
@@ -45,17 +45,15 @@ export async function readStoreProgress(
   const backoffs = new Map(backoffsOf(states, storeNow).map((backoff) => [backoff.uriKey, backoff]));
   const progress = new Map<string, StoreProgress>();
   uriKeys.forEach((uriKey, i) => {
-    const target = targets.find((candidate) => candidate.uriKey === uriKey)!;
     const failedTask = failed.find(
-      (item) =>
-        item.uriKey === uriKey && item.task.project === target.project && (item.task.refs.includes(target.sourceRef) || item.task.refs.includes(FULL_SYNC_REF)),
+      (item) => item.uriKey === uriKey && item.task.project === project && (item.task.refs.includes(ref) || item.task.refs.includes(FULL_SYNC_REF)),
     );
     const results = (history[uriKey]?.events ?? []).filter((event) => RESULT_EVENTS.has(event.event));
     progress.set(uriKey, {
       waiting: waiting[i]!,
       running: running.some((lock) => lock.lockName === uriKey && lock.tasks.length > 0),
       backoff: backoffs.get(uriKey),
-      failed: failedTask === undefined ? undefined : redactText((failedTask.reason?.reason ?? 'failed (no reason recorded)').split('\n')[0]!.slice(0, 300)),
+      failed: failedTask === undefined ? undefined : errorLine(failedTask.reason?.reason ?? 'failed (no reason recorded)'),
       lastResultAt: Math.max(0, ...results.map((event) => event.at)),
     });
   });

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { urlKind } from '../config/remote-url.js';
 import type { RemoteConfig } from '../config/types.js';
-import type { RemoteCredentials } from '../config/secure-config.js';
+import type { Credentials, RemoteCredentials } from '../config/secure-config.js';
 import { shellQuote } from './create-repository.js';
 import { SSH_OPTIONS } from './push-env.js';
 
@@ -79,4 +79,22 @@ export function destinationEnv(
     });
   }
   return env;
+}
+
+/** Who reaches a destination outside a push (`verify`, `wait`): secure.config's credentials, the operator's ssh command. */
+export interface DestinationAccess {
+  readonly credentials?: Credentials | undefined;
+  readonly operatorSshCommand?: string | undefined;
+}
+
+/** `env` (a git environment) with what a push to `uri` would add: a check reaches a destination exactly as a push does. */
+export function envForDestination(env: Record<string, string>, uri: string, remote: RemoteConfig, access: DestinationAccess): Record<string, string> {
+  return {
+    ...env,
+    ...destinationEnv(uri, remote, {
+      operatorSshCommand: access.operatorSshCommand,
+      usesGitSsh: env.GIT_SSH !== undefined,
+      credentials: access.credentials?.for(remote.name),
+    }),
+  };
 }

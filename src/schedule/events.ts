@@ -30,9 +30,8 @@ export type ReplicationEvent =
       readonly uri: string;
       readonly uriKey: string;
       readonly project: string;
-      readonly refs: number;
       /** The refs the push carried: local names, or the full-sync marker. */
-      readonly requestedRefs: readonly string[];
+      readonly refs: readonly string[];
       /** What git answered per ref (local name); `detail` redacted, one line. */
       readonly refResults: readonly { readonly ref: string; readonly status: RefStatus; readonly detail?: string }[];
       readonly outcomes: Readonly<Record<string, number>>;

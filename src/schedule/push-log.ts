@@ -40,8 +40,7 @@ export function logPush(
     uri,
     uriKey: group.uriKey,
     project,
-    refs: refs.length,
-    requestedRefs: refs,
+    refs,
     refResults: outcome.refs.map(({ ref, status, detail }) => ({
       ref,
       status,

@@ -26,8 +26,7 @@ const pushed = {
   uri: 'ssh://bot:***@host/p.git',
   uriKey: KEY,
   project: 'p',
-  refs: 2,
-  requestedRefs: [],
+  refs: ['refs/heads/a', 'refs/heads/b'],
   refResults: [],
   outcomes: { new: 1, updated: 1 },
   durationMs: 120.4,
@@ -65,7 +64,7 @@ describe('UriHistory', () => {
 
   it(`keeps the last ${HISTORY_EVENTS_PER_URI} events of a URI`, () => {
     const history = new UriHistory('node-a', () => 0);
-    for (let i = 0; i < HISTORY_EVENTS_PER_URI + 5; i++) history.record({ ...pushed, refs: i });
+    for (let i = 0; i < HISTORY_EVENTS_PER_URI + 5; i++) history.record({ ...pushed, refs: Array.from({ length: i }, (_, n) => `refs/heads/r${n}`) });
     const events = history.entries()[KEY]!.events;
     expect(events).toHaveLength(HISTORY_EVENTS_PER_URI);
     expect(events[0]!.detail).toMatch(/^p: 5 refs/);

@@ -43,7 +43,7 @@ describe("the store's view of a destination, for refrelay wait", () => {
     );
     writeFileSync(join(root, 'history', 'n3.json'), '{not json');
 
-    const progress = await readStoreProgress(store, root, [{ uriKey: KEY, sourceRef: 'refs/heads/main', project: 'app' }], NOW);
+    const progress = await readStoreProgress(store, root, { uriKeys: [KEY], project: 'app', ref: 'refs/heads/main' }, NOW);
 
     expect(progress.get(KEY)).toEqual({
       waiting: 2,
@@ -65,7 +65,7 @@ describe("the store's view of a destination, for refrelay wait", () => {
     const { root, store } = storeAt('wait-progress-empty');
     await store.parkFailed({ project: 'app', refs: ['refs/heads/other'], uri: URI, remote: 'dr' }, { reason: 'rejected' });
     writeFileSync(join(root, 'uri-state', `${KEY}.json`), 'garbage');
-    const progress = await readStoreProgress(store, root, [{ uriKey: KEY, sourceRef: 'refs/heads/main', project: 'app' }], NOW);
+    const progress = await readStoreProgress(store, root, { uriKeys: [KEY], project: 'app', ref: 'refs/heads/main' }, NOW);
     expect(progress.get(KEY)).toEqual({ waiting: 0, running: false, backoff: undefined, failed: undefined, lastResultAt: 0 });
   });
 });

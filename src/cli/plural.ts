@@ -1,0 +1,4 @@
+/** `1 task`, `3 tasks`: a count with its noun, for command output. */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
