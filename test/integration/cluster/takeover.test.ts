@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { overlapsSeen, pushesReceived } from '../../support/destination.js';
 import { isAlive, processesWith } from '../../support/processes.js';
 import { readJson, storeDir, type RefrelayNode } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, waitingTaskNames, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 import { hookPids, lockSnapshot, logTime, useCluster, type Cluster } from './cluster-fixture.js';
 
@@ -45,7 +45,7 @@ function pushesUnder(node: RefrelayNode, leaseId: string): unknown[] {
 }
 
 function expectCleanStore(c: Cluster): void {
-  expect(taskFilesIn(storeDir(c.store, 'waiting'))).toEqual([]);
+  expect(waitingTaskNames(c.store)).toEqual([]);
   expect(namesIn(storeDir(c.store, 'running'))).toEqual([]);
   expect(namesIn(storeDir(c.store, 'failed'))).toEqual([]);
   expect(namesIn(join(c.store, 'uri-state'))).toEqual([]);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { makeRecordingDestination, pushesReceived } from '../../support/destination.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
-import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, waitingTaskNames, waitUntil } from '../../support/store-files.js';
 import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
@@ -122,7 +122,7 @@ describe('consolidated pushes', () => {
     // replicationDelay and a destination gets a second push. Either way every ref arrives.
     const delivered = (): boolean =>
       dests.every((dest) => refsOf(dest).size === 20) &&
-      taskFilesIn(join(storePath, 'ref-updates', 'waiting')).length === 0 &&
+      waitingTaskNames(storePath).length === 0 &&
       namesIn(join(storePath, 'ref-updates', 'running')).length === 0;
     await waitUntil('every ref delivered', delivered, 30_000);
     // A push's refs land before its job logs it and retires its claim folder.
@@ -142,7 +142,7 @@ describe('consolidated pushes', () => {
     expect(ownRetired()).toHaveLength(pushes);
     expect(node.logs().filter((line) => line.level >= 40)).toEqual([]);
     expect(node.child.exitCode).toBeNull();
-    expect(taskFilesIn(join(storePath, 'ref-updates', 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(storePath)).toEqual([]);
     expect(namesIn(join(storePath, 'ref-updates', 'running'))).toEqual([]);
     for (const dest of dests) expect([...refsOf(dest).keys()].sort()).toEqual(Array.from({ length: 20 }, (_, b) => `refs/heads/b${b}`).sort());
     expect(node.problems()).toEqual([]);

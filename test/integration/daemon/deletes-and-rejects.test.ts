@@ -5,7 +5,7 @@ import { uriKey } from '../../../src/task/task.js';
 import { runCli } from '../../support/cli.js';
 import { appSource, commitFile, git, initBare, refsOf, writeHook } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, readUriStateFile, taskFilesIn } from '../../support/store-files.js';
+import { namesIn, readUriStateFile, waitingTaskNames } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -63,7 +63,7 @@ async function drain(s: Setup): Promise<{ node: RefrelayNode; code: number | nul
 }
 
 function expectStoreEmpty(s: Setup): void {
-  expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+  expect(waitingTaskNames(s.store)).toEqual([]);
   expect(namesIn(storeDir(s.store, 'running'))).toEqual([]);
   expect(namesIn(storeDir(s.store, 'failed'))).toEqual([]);
 }
@@ -175,7 +175,7 @@ describe('deleted, forced and rejected refs', () => {
     expect(task).toMatchObject({ project: 'app', refs: ['refs/heads/main'], uri, remote: 'plain' });
     const reason = JSON.parse(readFileSync(storeDir(s.store, 'failed', key, reasonName), 'utf8'));
     expect(reason).toMatchObject({ reason: 'rejected by the destination: [rejected] (non-fast-forward)', refs: ['refs/heads/main'], nodeId: 'node-1' });
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
     expect(namesIn(storeDir(s.store, 'running'))).toEqual([]);
 
     const status = runCli(['status', '--json', '--config', s.config]);
@@ -235,7 +235,7 @@ describe('deleted, forced and rejected refs', () => {
       reason: 'rejected by the destination: [remote rejected] (pre-receive hook declined)',
       refs: ['refs/heads/bad'],
     });
-    expect(taskFilesIn(storeDir(s.store, 'waiting'))).toEqual([]);
+    expect(waitingTaskNames(s.store)).toEqual([]);
   });
 
   it('a ref the destination cannot write on any attempt, while main lands, is parked after replication.refRejectionLimit attempts, and a later update of main goes out without backoff', async () => {

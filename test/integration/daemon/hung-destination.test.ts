@@ -6,7 +6,7 @@ import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { processesWith } from '../../support/processes.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
 import { startSshd, sshdAvailable } from '../../support/sshd.js';
-import { namesIn, readUriStateFile, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, readUriStateFile, waitingTaskNames, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -43,7 +43,8 @@ describe.skipIf(!sshdAvailable)('a destination that accepts the connection and t
       '  replicationRetry = 10m',
     ]);
     expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main']).stdout).toBe('refrelay: queued 1 task for app\n');
-    const queued = taskFilesIn(storeDir(store, 'waiting'));
+    const queued = waitingTaskNames(store);
+    expect(queued).toHaveLength(1);
 
     const node = RefrelayNode.start({ config, nodeId: 'node-1', env: { GIT_SSH_COMMAND: sshd.sshCommand } });
     stops.push(() => node.stop());
@@ -72,7 +73,7 @@ describe.skipIf(!sshdAvailable)('a destination that accepts the connection and t
     expect(node.problems()).toEqual([]);
     expect(node.logs().filter((line) => line.msg === 'push failed')).toHaveLength(1);
 
-    expect(taskFilesIn(storeDir(store, 'waiting'))).toEqual(queued);
+    expect(waitingTaskNames(store)).toEqual(queued);
     expect(namesIn(storeDir(store, 'running'))).toEqual([]);
     expect(namesIn(storeDir(store, 'failed'))).toEqual([]);
     const state = readUriStateFile(store, uriKey(uri));

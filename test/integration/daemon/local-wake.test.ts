@@ -5,7 +5,7 @@ import { TaskStore } from '../../../src/store/task-store.js';
 import { runCli } from '../../support/cli.js';
 import { appSource, initBare, refsOf } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, waitingTaskNames, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -49,7 +49,7 @@ describe('the local wake-up of a running node', () => {
     expect(retried).toMatchObject({ status: 0, stdout: 'moved 1 failed task back to waiting\n', stderr: '' });
     await waitUntil('feature on the destination', () => refsOf(dest).has('refs/heads/feature'), 10_000);
     expect(refsOf(dest)).toEqual(refsOf(source));
-    await waitUntil('waiting/ empty', () => taskFilesIn(storeDir(store, 'waiting')).length === 0);
+    await waitUntil('waiting/ empty', () => waitingTaskNames(store).length === 0);
     expect(namesIn(storeDir(store, 'building'))).toEqual([]);
     expect(node.problems()).toEqual([]);
   });

@@ -7,7 +7,7 @@ import { makeRecordingDestination, overlapsSeen, pushesReceived } from '../../su
 import { startGitDaemon, type GitDaemon } from '../../support/git-daemon.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
 import { RefrelayNode, storeDir, writeConfig } from '../../support/refrelay-node.js';
-import { namesIn, taskFilesIn, waitUntil } from '../../support/store-files.js';
+import { namesIn, waitingTaskNames, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -76,11 +76,7 @@ describe('a node killed in the middle of a push over the network, restarted at o
     const again = RefrelayNode.start({ config, nodeId: 'node-1' });
     nodes.push(again);
     await again.waitForLog((line) => line.msg === 'recovered own earlier claim', 10_000);
-    await waitUntil(
-      'the queue to drain',
-      () => taskFilesIn(storeDir(store, 'waiting')).length === 0 && readdirSync(storeDir(store, 'running')).length === 0,
-      15_000,
-    );
+    await waitUntil('the queue to drain', () => waitingTaskNames(store).length === 0 && readdirSync(storeDir(store, 'running')).length === 0, 15_000);
 
     expect(refsOf(dest)).toEqual(refsOf(source));
     expect(overlapsSeen(dest)).toBe(0);
