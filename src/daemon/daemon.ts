@@ -9,6 +9,7 @@ import type { DaemonOptions } from './daemon-options.js';
 import { nodeHealth } from './node-health.js';
 import { nodeParts, type DaemonParts } from './node-parts.js';
 import { replicateIfFirstOfCluster } from './startup-replication.js';
+import { unreadChangesMayWaitMs } from '../schedule/due-planner.js';
 import { SWEEP_EVERY_MS, sweepStoreLeftovers } from './store-sweep.js';
 
 /** While the local spool holds tasks the store did not take yet, passes come at least this often. */
@@ -174,7 +175,10 @@ export class Daemon {
     await this.beatEvery();
     await this.parts.recovery.recoverOwn(config.nodeId);
     if (config.replicateOnStartup) await replicateIfFirstOfCluster(store, config, clock, this.parts.offset.current() ?? 0, log);
-    this.endWatch = this.parts.watchLocalWrites(() => this.parts.waker.wake());
+    this.endWatch = this.parts.watchLocalWrites(() => {
+      store.noteLocalWrite();
+      this.parts.waker.wake();
+    });
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
       this.refWatcher = new RefWatcher({ config: () => this.config, store, log });
@@ -210,7 +214,8 @@ export class Daemon {
       // interval old, as it would be on the periodic pass.
       const reuseListing = woke === 'slot' && now - this.listedAt < config.distributionIntervalMs;
       if (!reuseListing) this.listedAt = now;
-      const report = await distributor.tick({ reuseListing });
+      // A drain ends on what waiting/ holds now, never on a listing kept for another writer's sake.
+      const report = await distributor.tick({ reuseListing, unreadChangesMayWaitMs: drain ? 0 : unreadChangesMayWaitMs(config) });
       fresh = !reuseListing;
       // Idle: nothing pushing, nothing started, nothing due within DONE_SWEEP_QUIET_MS.
       const idle =

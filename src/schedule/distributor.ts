@@ -180,11 +180,11 @@ export class Distributor {
    * in a backlog come many times per distributionInterval; the periodic pass lists afresh. Either
    * way only the URIs whose folders changed are regrouped and indexed again.
    */
-  async tick(options: { reuseListing?: boolean } = {}): Promise<TickReport> {
+  async tick(options: { reuseListing?: boolean; unreadChangesMayWaitMs?: number } = {}): Promise<TickReport> {
     const { deps, jobs } = this;
     const config = deps.config();
     const reuse = options.reuseListing === true;
-    const listing = await deps.store.listWaiting({ cached: reuse });
+    const listing = await deps.store.listWaiting({ cached: reuse, unreadChangesMayWaitMs: options.unreadChangesMayWaitMs });
     await this.uris.update(config, listing, !reuse);
     const { groups } = this.uris;
 

@@ -51,6 +51,17 @@ export function batchDue(group: UriGroup, schedule: UriSchedule | undefined, con
   return group.oldestMtimeMs + Math.max(group.remote.replicationDelayMs, config.distributionIntervalMs) + (schedule?.jitterMs ?? 0);
 }
 
+/**
+ * How long a change to waiting/ that this node did not make may go unread: a task another writer
+ * publishes is due no sooner than max(replicationDelay, distributionInterval) after it is written,
+ * and the pass that finds it comes up to one interval after the listing (DESIGN.md "Waiting
+ * folders", Learn). 0 when some remote pushes at once, or none is configured.
+ */
+export function unreadChangesMayWaitMs(config: ReplicationConfig): number {
+  const soonest = Math.min(...config.remotes.map((remote) => Math.max(remote.replicationDelayMs, config.distributionIntervalMs)));
+  return Number.isFinite(soonest) ? Math.max(0, soonest - config.distributionIntervalMs) : 0;
+}
+
 /** Not due before this, whatever its batch says: its backoff, its recheck time (our clock). */
 export function floorOf(schedule: UriSchedule | undefined): number {
   return Math.max(schedule?.notBefore ?? 0, schedule?.recheckAt ?? 0);

@@ -1,15 +1,14 @@
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
-import { encodeTask, taskKey, type Task } from '../task/task.js';
-import { mapBounded } from '../runtime/map-bounded.js';
+import type { Task } from '../task/task.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
 import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
-import { fsyncDirectory, replaceAtomic } from './publish.js';
+import { replaceAtomic } from './publish.js';
 import { storeContext, type StoreContext } from './store-context.js';
 import type { StoreFs } from './store-fs.js';
-import { WaitingFolders, type WaitingListing } from './waiting-folders.js';
-import { publishWaiting, waitingFolderOf } from './waiting-folder.js';
+import { WaitingFolders, type ListOptions, type WaitingListing } from './waiting-folders.js';
+import { publishTasks } from './waiting-folder.js';
 import type { StorePaths } from './store-paths.js';
 import {
   countCorrupt,
@@ -70,8 +69,6 @@ export interface TaskStoreOptions {
   readonly emptyFolderAgeMs?: () => number;
 }
 
-/** Tasks a `createMany` publishes side by side. */
-const CREATE_CONCURRENCY = 8;
 /** Task files held read ahead of their claim: a few seconds of pushes, a few MB. */
 const READ_AHEAD_LIMITS = { tasks: 4096, bytes: 8 * 1024 * 1024, taskBytes: 64 * 1024, maxAgeMs: 60_000 };
 
@@ -115,30 +112,7 @@ export class TaskStore {
    */
   async createMany(tasks: readonly Task[], options: { mtimeOf?: (task: Task) => Date | undefined } = {}): Promise<CreateResult[]> {
     await this.ready();
-    // The same task twice in one batch is published once: the first occurrence reports it.
-    const pending = new Map<string, { text: string; folder: string; mtime: Date | undefined }>();
-    const keys = tasks.map((task) => {
-      const key = taskKey(task);
-      if (!pending.has(key)) pending.set(key, { text: encodeTask(task), folder: waitingFolderOf(task), mtime: options.mtimeOf?.(task) });
-      return key;
-    });
-    const unique = [...pending.entries()];
-    const madeFolders = new Set<string>();
-    const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, { text, folder, mtime }]) =>
-      publishWaiting(this.ctx, folder, `${key}.json`, text, { stem: key, operation: 'create task', mtime, made: (made) => madeFolders.add(made) }),
-    );
-    const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
-    if (this.syncDirectory && createdKeys.size > 0) {
-      const touched = new Set(unique.filter((_, i) => published[i]).map(([, { folder }]) => folder));
-      // A folder a claimer moved or removed meanwhile took the new entries into its claim. A batch
-      // for many URIs touches as many folders: their fsyncs go side by side (one after another,
-      // a spool of 1,000 updates for 1,000 repositories took seconds on a local disk).
-      await mapBounded([...touched], this.ctx.concurrency, (folder) =>
-        fsyncDirectory(this.ctx, this.paths.waitingFolder(folder), 'create task', { goneIsFine: true }),
-      );
-      if (madeFolders.size > 0) await fsyncDirectory(this.ctx, this.paths.waiting, 'create task');
-    }
-    return keys.map((key) => ({ key, created: createdKeys.delete(key) }));
+    return this.wrote(await publishTasks(this.ctx, tasks, { ...options, syncDirectory: this.syncDirectory }));
   }
 
   /**
@@ -146,7 +120,7 @@ export class TaskStore {
    * call); `cached`: what it knows, without reading the store — for a pass that follows the last
    * one closely (a push slot came free).
    */
-  async listWaiting(options: { cached?: boolean } = {}): Promise<WaitingListing> {
+  async listWaiting(options: ListOptions = {}): Promise<WaitingListing> {
     if (!this.layoutReady) await this.ready();
     return this.waiting.list(options);
   }
@@ -186,7 +160,7 @@ export class TaskStore {
   /** Task files of `running/<lockName>/` (made from `waiting/<folder>`) not in `keep` → back there, unread. */
   async giveBack(lockName: string, folder: string, keep: ReadonlySet<string>): Promise<string[]> {
     await this.ready();
-    return giveBackToWaiting(this.ctx, this.ctx.paths.lockFolder(lockName), folder, (name) => keep.has(name));
+    return this.wrote(await giveBackToWaiting(this.ctx, this.ctx.paths.lockFolder(lockName), folder, (name) => keep.has(name)));
   }
 
   async listClaimed(lockName: string): Promise<ClaimedTask[]> {
@@ -197,7 +171,7 @@ export class TaskStore {
   /** Back to `waiting/` for a retry, keeping the first-enqueue mtime. Returns the names moved. */
   async reset(lockName: string, tasks: readonly WaitingTask[]): Promise<string[]> {
     await this.ready();
-    return resetTasks(this.ctx, lockName, tasks);
+    return this.wrote(await resetTasks(this.ctx, lockName, tasks));
   }
 
   /** Deletes claimed tasks after a successful push. Returns the names removed. */
@@ -226,7 +200,7 @@ export class TaskStore {
   /** Puts matching failed tasks back in the queue; returns how many. */
   async retryFailed(filter: (task: FailedTask) => boolean): Promise<number> {
     await this.ready();
-    return retryFailed(this.ctx, filter);
+    return this.wrote(await retryFailed(this.ctx, filter));
   }
 
   /** Moves matching failed tasks out of failed/ into one drop folder with a record of `actor` (dropped-tasks.ts). */
@@ -249,7 +223,7 @@ export class TaskStore {
   /** Move every task of a lock folder (tombstone, own old claim) back to waiting/ and remove it. */
   async recoverLockFolder(lockName: string): Promise<{ recovered: number; removed: boolean }> {
     await this.ready();
-    return recoverLockFolder(this.ctx, lockName);
+    return this.wrote(await recoverLockFolder(this.ctx, lockName));
   }
 
   async countCorrupt(): Promise<number> {
@@ -313,6 +287,19 @@ export class TaskStore {
   async sweepBuilding(maxAgeMs: number): Promise<number> {
     await this.ready();
     return sweepBuilding(this.ctx, maxAgeMs);
+  }
+
+  /**
+   * Tasks reached waiting/ from this machine (a write the daemon saw in building/): the next
+   * listing reads waiting/ however recently it read it, as after this store's own writes.
+   */
+  noteLocalWrite(): void {
+    this.waiting.wroteLocally();
+  }
+
+  private wrote<T>(result: T): T {
+    this.waiting.wroteLocally();
+    return result;
   }
 
   /** Creates the folders once per instance; a failure is retried by the next call. */

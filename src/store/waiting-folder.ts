@@ -1,11 +1,13 @@
 import { StoreError } from '../errors.js';
 import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
-import { laneOfTask, uriKey, type Task } from '../task/task.js';
-import { tempPath, writeDurable } from './publish.js';
+import { mapBounded } from '../runtime/map-bounded.js';
+import { encodeTask, laneOfTask, taskKey, uriKey, type Task } from '../task/task.js';
+import { fsyncDirectory, tempPath, writeDurable } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { exists, removeQuietly, storeError } from './store-fs.js';
 import { waitingFolderName } from './store-paths.js';
+import type { CreateResult } from './store-types.js';
 
 /**
  * Putting a file into a URI's waiting folder races with the claimer that empties and removes
@@ -121,4 +123,41 @@ export async function publishWaiting(
   } finally {
     await removeQuietly(ctx.fs, temp);
   }
+}
+
+/** Tasks published side by side by one `publishTasks`. */
+const CREATE_CONCURRENCY = 8;
+
+/**
+ * Publishes each task in its waiting folder (TaskStore.createMany); results in the order of
+ * `tasks`, once every new file is durable (`syncDirectory`: its folder fsynced, and waiting/ when
+ * a folder was made).
+ */
+export async function publishTasks(
+  ctx: StoreContext,
+  tasks: readonly Task[],
+  options: { mtimeOf?: (task: Task) => Date | undefined; syncDirectory: boolean },
+): Promise<CreateResult[]> {
+  // The same task twice in one batch is published once: the first occurrence reports it.
+  const pending = new Map<string, { text: string; folder: string; mtime: Date | undefined }>();
+  const keys = tasks.map((task) => {
+    const key = taskKey(task);
+    if (!pending.has(key)) pending.set(key, { text: encodeTask(task), folder: waitingFolderOf(task), mtime: options.mtimeOf?.(task) });
+    return key;
+  });
+  const unique = [...pending.entries()];
+  const madeFolders = new Set<string>();
+  const published = await mapBounded(unique, CREATE_CONCURRENCY, ([key, { text, folder, mtime }]) =>
+    publishWaiting(ctx, folder, `${key}.json`, text, { stem: key, operation: 'create task', mtime, made: (made) => madeFolders.add(made) }),
+  );
+  const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
+  if (options.syncDirectory && createdKeys.size > 0) {
+    const touched = new Set(unique.filter((_, i) => published[i]).map(([, { folder }]) => folder));
+    // A folder a claimer moved or removed meanwhile took the new entries into its claim. A batch
+    // for many URIs touches as many folders: their fsyncs go side by side (one after another,
+    // a spool of 1,000 updates for 1,000 repositories took seconds on a local disk).
+    await mapBounded([...touched], ctx.concurrency, (folder) => fsyncDirectory(ctx, ctx.paths.waitingFolder(folder), 'create task', { goneIsFine: true }));
+    if (madeFolders.size > 0) await fsyncDirectory(ctx, ctx.paths.waiting, 'create task');
+  }
+  return keys.map((key) => ({ key, created: createdKeys.delete(key) }));
 }

@@ -52,6 +52,13 @@ export interface WaitingListing {
   readonly loose: readonly string[];
 }
 
+export interface ListOptions {
+  /** What this node knows, without any I/O (see list). */
+  readonly cached?: boolean;
+  /** A change this machine did not make is read once the last read is this old (due-planner.ts unreadChangesMayWaitMs). */
+  readonly unreadChangesMayWaitMs?: number;
+}
+
 export interface WaitingFoldersOptions {
   /** waiting/ is listed in full at least this often, changed or not: NFS attribute caches may be stale. */
   readonly fullListingIntervalMs: number;
@@ -97,6 +104,9 @@ export class WaitingFolders {
   private changed = new Set<string>();
   private stamp = '';
   private stampWasOld = false;
+  /** Writes this machine made to waiting/, and how many of them the last read came after. */
+  private localWrites = 0;
+  private localWritesRead = 0;
   private listedAt = Number.NEGATIVE_INFINITY;
   /** Tasks of learned folders read before their claim; dropped with the folder. */
   readonly early: ReadAhead;
@@ -120,6 +130,14 @@ export class WaitingFolders {
     }
   }
 
+  /**
+   * Tasks reached waiting/ from this machine (its publishes and resets, or a write seen in building/),
+   * which may be due at once: the next listing reads waiting/ if it changed, however recently read.
+   */
+  wroteLocally(): void {
+    this.localWrites++;
+  }
+
   /** Reads ahead the tasks of the learned waiting folders of these URIs (both lanes). */
   async readAhead(uriKeys: readonly string[]): Promise<void> {
     const learned = (name: string): boolean => this.learned.has(name);
@@ -140,11 +158,11 @@ export class WaitingFolders {
    * claimed from since, which count as neither learned nor unlearned (what may be left in them is
    * seen by the next listing that reads the store).
    */
-  async list(options: { cached?: boolean } = {}): Promise<WaitingListing> {
+  async list(options: ListOptions = {}): Promise<WaitingListing> {
     const cached = options.cached === true;
     this.early.expire();
     if (!cached) {
-      await this.readNamesIfChanged();
+      await this.readNamesIfChanged(options.unreadChangesMayWaitMs ?? 0);
       await this.sortSome();
       await this.learnSome();
     }
@@ -161,7 +179,7 @@ export class WaitingFolders {
     };
   }
 
-  private async readNamesIfChanged(): Promise<void> {
+  private async readNamesIfChanged(unreadChangesMayWaitMs: number): Promise<void> {
     const { ctx } = this;
     const dir = ctx.paths.waiting;
     const stats = await ctx.fs.lstat(dir).catch((error: unknown) => {
@@ -169,12 +187,10 @@ export class WaitingFolders {
     });
     const stamp = `${stats.ino}:${stats.mtimeMs}:${stats.ctimeMs}`;
     const now = ctx.clock.monotonic();
-    // File times have a granularity (a jiffy on Linux): a folder made in the same tick as a
-    // change we listed leaves the stamp as it was. Only a stamp that was already old when we
-    // listed proves that nothing came after.
-    if (stamp === this.stamp && this.stampWasOld && now - this.listedAt < this.options.fullListingIntervalMs) return;
-    // Taken before the readdir: a folder made while it runs changes the stamp again.
+    if (!this.mustRead(stamp, now - this.listedAt, unreadChangesMayWaitMs)) return;
+    // Taken before the readdir: a folder made or a task written while it runs is read next time.
     const stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
+    const localWrites = this.localWrites;
     const names = await readdirStrict(ctx, dir, 'list waiting tasks');
     // What the first read finds is the backlog the node started on; anything later comes first.
     const newNames = this.stamp === '' ? this.backlog : this.toLearn;
@@ -182,6 +198,7 @@ export class WaitingFolders {
     this.stamp = stamp;
     this.stampWasOld = stampWasOld;
     this.listedAt = now;
+    this.localWritesRead = localWrites;
     // A name can turn from a file into a folder between two listings (a person removed the file
     // and a publish made the folder): every name is looked at again now and then.
     if (now - this.foreignSince >= this.options.fullListingIntervalMs) {
@@ -209,6 +226,18 @@ export class WaitingFolders {
     for (const known of [this.toLearn, this.relearn, this.backlog, this.foreign]) {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
     }
+  }
+
+  /** Whether waiting/ is read now (DESIGN.md "Waiting folders", Learn). */
+  private mustRead(stamp: string, sinceRead: number, unreadChangesMayWaitMs: number): boolean {
+    if (this.stamp === '' || sinceRead >= this.options.fullListingIntervalMs) return true;
+    // File times have a granularity (a jiffy on Linux): a folder made in the same tick as a
+    // change we listed leaves the stamp as it was. Only a stamp that was already old when we
+    // listed proves that nothing came after.
+    if (stamp === this.stamp && this.stampWasOld) return false;
+    // Changed by this node's claims, or by another writer whose tasks cannot be due yet: a node
+    // that claims a dozen URIs a second would otherwise read 100,000 names at every pass.
+    return this.localWrites !== this.localWritesRead || sinceRead >= unreadChangesMayWaitMs;
   }
 
   /**

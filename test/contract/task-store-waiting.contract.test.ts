@@ -401,6 +401,55 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     expect((await node.listWaiting()).folders.map((f) => f.folder).sort()).toEqual([KEY, uriKey(OTHER_URI)].sort());
   });
 
+  it("leaves a change it did not make unread until the last read is unreadChangesMayWaitMs old: a peer's new folder, its own claim", async () => {
+    const env = makeEnv();
+    const { clock, advance } = nodeClock();
+    const reads: number[] = [];
+    const fs = faultyFs(env.fs, {
+      readdir: (path) => {
+        if (path === join(env.root, WAITING)) reads.push(reads.length);
+        return env.fs.readdir(path);
+      },
+    });
+    const node = env.store('node-a', { clock, fs });
+    const peer = env.store('node-b');
+    const mayWait = { unreadChangesMayWaitMs: 14_000 };
+    await peer.createMany([live('refs/heads/main'), live('refs/heads/main', OTHER_URI)]);
+    expect((await node.listWaiting(mayWait)).folders).toHaveLength(2);
+    holdLock(env);
+    await node.claim(LOCK, KEY);
+    await peer.create(live('refs/heads/main', 'ssh://replica.example.com/new.git'));
+    advance(13_000);
+
+    // A listing's folders are read when asked for: taken before the next listing.
+    const before = (await node.listWaiting(mayWait)).folders.map((f) => f.folder);
+    const readsBefore = reads.length;
+    advance(1_000);
+    const after = await node.listWaiting(mayWait);
+
+    expect([readsBefore, reads.length]).toEqual([1, 2]);
+    expect(before).toEqual([uriKey(OTHER_URI)]);
+    expect(after.folders.map((f) => f.folder).sort()).toEqual([uriKey(OTHER_URI), uriKey('ssh://replica.example.com/new.git')].sort());
+  });
+
+  it('reads waiting/ at the next listing after a write of its own, or one seen on this machine, whatever unreadChangesMayWaitMs says', async () => {
+    const env = makeEnv();
+    const { clock, advance } = nodeClock();
+    const node = env.store('node-a', { clock });
+    const peer = env.store('node-b');
+    const mayWait = { unreadChangesMayWaitMs: 60_000 };
+    await node.listWaiting(mayWait);
+    await node.create(live('refs/heads/main'));
+    advance(1_000);
+    expect((await node.listWaiting(mayWait)).folders.map((f) => f.folder)).toEqual([KEY]);
+
+    await peer.create(live('refs/heads/main', OTHER_URI));
+    advance(1_000);
+    expect((await node.listWaiting(mayWait)).folders.map((f) => f.folder)).toEqual([KEY]);
+    node.noteLocalWrite();
+    expect((await node.listWaiting(mayWait)).folders.map((f) => f.folder).sort()).toEqual([KEY, uriKey(OTHER_URI)].sort());
+  });
+
   it('learns at most learnPerPass folders a pass, and counts the others as unlearned', async () => {
     const env = makeEnv();
     const { clock } = nodeClock();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DueIndex } from '../../../src/schedule/due-index.js';
-import { planDue, scheduleAfter, type DuePlan, type UriSchedule } from '../../../src/schedule/due-planner.js';
+import { planDue, scheduleAfter, unreadChangesMayWaitMs, type DuePlan, type UriSchedule } from '../../../src/schedule/due-planner.js';
 import type { Job } from '../../../src/schedule/job-table.js';
 import { groupByUri, type UriGroup } from '../../../src/schedule/uri-groups.js';
 import type { WaitingFolder } from '../../../src/store/task-store.js';
@@ -175,5 +175,20 @@ describe('scheduleAfter', () => {
       recheckAt: 3_100,
     });
     expect(schedule).toEqual({ jitterMs: 5, notBefore: 0, recheckAt: 0 });
+  });
+});
+
+describe('unreadChangesMayWaitMs', () => {
+  const remotes = (...delays: string[]): string[] =>
+    delays.flatMap((delay, i) => [`remote.r${i}.url=ssh://git@r${i}.example/\${name}.git`, `remote.r${i}.replicationDelay=${delay}`]);
+
+  it("is the soonest batching window of any remote less one interval: no other writer's new task is due before the pass after it", () => {
+    expect(unreadChangesMayWaitMs(configOf(['replication.distributionInterval=1s', ...remotes('15s', '1m')]))).toBe(14_000);
+    expect(unreadChangesMayWaitMs(configOf(['replication.distributionInterval=2s', ...remotes('30s', '5s')]))).toBe(3_000);
+  });
+
+  it('is 0 when a remote pushes within one interval, or none is configured: every listing reads a changed waiting/', () => {
+    expect(unreadChangesMayWaitMs(configOf(['replication.distributionInterval=1s', ...remotes('15s', '0')]))).toBe(0);
+    expect(unreadChangesMayWaitMs(configOf(['replication.distributionInterval=1s']))).toBe(0);
   });
 });
