@@ -2,7 +2,8 @@
 // `refrelay status` cost at 10,000 / 100,000 / 1,000,000 waiting tasks, ten per URI. The tasks
 // are written straight into the store in the layout and format `enqueue` writes, backdated an hour.
 // Each size is measured twice, by fresh node processes:
-//   due:  every task is due; maxPushes 2, so pushing does not dominate. Start → first claim,
+//   due:  every task is due (backdated an hour; replicationDelay the default 15 s, as sites run
+//         it); maxPushes 2, so pushing does not dominate. Start → first claim,
 //         start → every waiting folder learned, then node CPU per push (git's CPU not counted)
 //         over a window, peak RSS.
 //   idle: the same backlog with a replicationDelay of a day, so nothing is due: node CPU per
@@ -167,7 +168,7 @@ async function measureSize(taskCount) {
         const dueConfig = join(root, 'due.config');
         const idleConfig = join(root, 'idle.config');
         const port = 20_000 + Math.floor(Math.random() * 20_000);
-        writeConfig(dueConfig, { store, root, dests, replicationDelay: 0 });
+        writeConfig(dueConfig, { store, root, dests, replicationDelay: '15s' });
         writeConfig(idleConfig, { store, root, dests, replicationDelay: '1d', port });
         if (spawnSync(process.execPath, [bin, 'init', '--config', dueConfig]).status !== 0) throw new Error('refrelay init failed');
         mkdirSync(dests, { recursive: true });
