@@ -14,24 +14,34 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop();
 });
 
+/**
+ * A node whose periodic pass is ten minutes away, each remote `NAME` pushing to `<root>/NAME/`
+ * with the replicationDelay given: only a wake-up brings a pass sooner.
+ */
+function quietConfig(root: string, store: string, base: string, replicationDelays: Record<string, string>): string {
+  return writeConfig(join(root, 'replication.config'), [
+    '[replication]',
+    `  storePath = ${store}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 600',
+    // The pass loop also wakes every lockStale / 6: 100 s here.
+    '  lockStale = 600',
+    '  randomDelay = 0',
+    ...Object.entries(replicationDelays).flatMap(([name, delay]) => [
+      `[remote "${name}"]`,
+      `  url = file://${join(root, name)}/\${name}.git`,
+      `  replicationDelay = ${delay}`,
+    ]),
+  ]);
+}
+
 describe('the local wake-up of a running node', () => {
   it('tasks `refrelay retry` puts back are pushed at once, not at the next listing minutes later', async () => {
     const root = tempDir('refrelay-local-wake');
     const { store, base, source } = appSource(root);
-    const dest = initBare(join(root, 'dest', 'app.git'));
+    const dest = initBare(join(root, 'dr', 'app.git'));
     const uri = `file://${dest}`;
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${store}`,
-      `  basePath = ${base}`,
-      '  distributionInterval = 600',
-      // The pass loop also wakes every lockStale / 6: 100 s here.
-      '  lockStale = 600',
-      '  randomDelay = 0',
-      '[remote "dr"]',
-      `  url = file://${join(root, 'dest')}/\${name}.git`,
-      '  replicationDelay = 0',
-    ]);
+    const config = quietConfig(root, store, base, { dr: '0' });
     // Both tasks are an hour old, so due as soon as a pass sees them: main waiting, feature failed.
     const hourAgo = new Date(Date.now() - 3_600_000);
     const tasks = new TaskStore({ root: store, nodeId: 'test' });
@@ -57,24 +67,11 @@ describe('the local wake-up of a running node', () => {
   it('reads waiting/ at once on the wake-up, though a change it did not see made waits a batching window: a retried task of a URI it never saw', async () => {
     const root = tempDir('refrelay-local-wake');
     const { store, base, source } = appSource(root);
-    const dest = initBare(join(root, 'dest', 'app.git'));
+    const dest = initBare(join(root, 'dr', 'app.git'));
     const later = initBare(join(root, 'later', 'app.git'));
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${store}`,
-      `  basePath = ${base}`,
-      '  distributionInterval = 600',
-      '  lockStale = 600',
-      '  randomDelay = 0',
-      '[remote "dr"]',
-      `  url = file://${join(root, 'dest')}/\${name}.git`,
-      // A change made elsewhere is read once the last read is 15 min − 10 min old (DESIGN.md
-      // "Waiting folders", Learn); what this machine writes is read at the next listing.
-      '  replicationDelay = 15m',
-      '[remote "later"]',
-      `  url = file://${join(root, 'later')}/\${name}.git`,
-      '  replicationDelay = 15m',
-    ]);
+    // A change made elsewhere is read once the last read is 15 min − 10 min old (DESIGN.md
+    // "Waiting folders", Learn); what this machine writes is read at the next listing.
+    const config = quietConfig(root, store, base, { dr: '15m', later: '15m' });
     // Both tasks are an hour old, so due as soon as a pass sees them: main waiting for dr, feature failed for later.
     const hourAgo = new Date(Date.now() - 3_600_000);
     const tasks = new TaskStore({ root: store, nodeId: 'test' });
