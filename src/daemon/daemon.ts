@@ -2,6 +2,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import type { Health } from '../observe/http-server.js';
 import { RefWatcher } from '../intake/ref-watcher.js';
 import { runEvery } from '../runtime/run-every.js';
+import { unreadChangesMayWaitMs } from '../schedule/due-planner.js';
 import type { WakeReason } from '../runtime/waker.js';
 import { reportHeartbeatFailure, reportPassFailure, reportSpoolFailure, reportStoreWorks } from './store-failure-reports.js';
 import { DONE_SWEEP_QUIET_MS } from './done-sweeper.js';
@@ -9,7 +10,6 @@ import type { DaemonOptions } from './daemon-options.js';
 import { nodeHealth } from './node-health.js';
 import { nodeParts, type DaemonParts } from './node-parts.js';
 import { replicateIfFirstOfCluster } from './startup-replication.js';
-import { unreadChangesMayWaitMs } from '../schedule/due-planner.js';
 import { SWEEP_EVERY_MS, sweepStoreLeftovers } from './store-sweep.js';
 
 /** While the local spool holds tasks the store did not take yet, passes come at least this often. */
