@@ -161,3 +161,11 @@ async function makeFolder(ctx: StoreContext, dir: string): Promise<string | unde
   if (stats === undefined || stats.isDirectory()) return undefined;
   return entryType(stats);
 }
+
+/** A flat entry that is no regular file goes to corrupt/; a file left (its quarantine failed) stays. */
+export async function moveAsideUnlessFile(ctx: StoreContext, name: string): Promise<void> {
+  const path = join(ctx.paths.waiting, name);
+  const stats = await lstatTolerant(ctx, path, 'list waiting tasks');
+  if (stats === undefined || stats.isFile()) return;
+  await quarantine(ctx, path, name, `${entryType(stats)} where a file is expected`);
+}

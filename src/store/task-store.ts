@@ -63,7 +63,7 @@ export interface TaskStoreOptions {
   readonly ifUnmarked?: UnmarkedStorePolicy;
   /** waiting/ is listed in full at least this often, changed or not (`fullListingInterval`). Default 5 min. */
   readonly fullListingIntervalMs?: number;
-  /** Waiting folders learned per listing (waiting-folders.ts). Default 2,000. */
+  /** Waiting folders learned per listing, a quarter of it on the first (waiting-folders.ts). Default 2,000. */
   readonly learnPerPass?: number;
   /** An empty waiting folder older than this is removed. Default 5 min; the daemon passes lockStale. */
   readonly emptyFolderAgeMs?: () => number;

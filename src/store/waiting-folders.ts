@@ -7,7 +7,7 @@ import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { loadTask, lstatTolerant, readdirStrict } from './store-listing.js';
-import { sortLooseTasks } from './loose-tasks.js';
+import { moveAsideUnlessFile, sortLooseTasks } from './loose-tasks.js';
 import { ReadAhead, type ReadAheadLimits } from './read-ahead.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
@@ -62,7 +62,7 @@ export interface ListOptions {
 export interface WaitingFoldersOptions {
   /** waiting/ is listed in full at least this often, changed or not: NFS attribute caches may be stale. */
   readonly fullListingIntervalMs: number;
-  /** Folders learned per listing, and flat task files sorted into their folders; the rest wait for the next ones. */
+  /** Folders learned per listing (a quarter on the first), and flat task files sorted; the rest wait for the next ones. */
   readonly learnPerPass: number;
   /** An empty folder whose mtime is older than this is removed (a claim or publish that died midway). */
   readonly emptyFolderAgeMs: () => number;
@@ -108,6 +108,7 @@ export class WaitingFolders {
   private localWrites = 0;
   private localWritesRead = 0;
   private listedAt = Number.NEGATIVE_INFINITY;
+  private learnedOnce = false;
   /** Tasks of learned folders read before their claim; dropped with the folder. */
   readonly early: ReadAhead;
 
@@ -261,7 +262,7 @@ export class WaitingFolders {
     const left = await mapBounded(batch, ctx.concurrency, async (name) => {
       try {
         const entry = (await sortLooseTasks(ctx, [name], { placed })).left[0];
-        if (entry !== undefined && !entry.task) await this.moveAside(name);
+        if (entry !== undefined && !entry.task) await moveAsideUnlessFile(ctx, name);
         return entry;
       } catch (error) {
         return { name, reason: error instanceof Error ? error.message : String(error), task: true };
@@ -277,19 +278,15 @@ export class WaitingFolders {
     }
   }
 
-  /** A flat entry that is no regular file goes to corrupt/; a file left (its quarantine failed) stays. */
-  private async moveAside(name: string): Promise<void> {
-    const path = join(this.ctx.paths.waiting, name);
-    const stats = await lstatTolerant(this.ctx, path, 'list waiting tasks');
-    if (stats === undefined || stats.isFile()) return;
-    await quarantine(this.ctx, path, name, `${entryType(stats)} where a file is expected`);
-  }
-
   private async learnSome(): Promise<void> {
     const batch: string[] = [];
+    // A quarter on the first pass, which also reads every name: a node that starts on a backlog
+    // of any size claims after about as much work as on a small one.
+    const limit = this.learnedOnce ? this.options.learnPerPass : Math.ceil(this.options.learnPerPass / 4);
+    this.learnedOnce = true;
     for (const queue of [this.relearn, this.toLearn, this.backlog]) {
       for (const name of queue) {
-        if (batch.length >= this.options.learnPerPass) break;
+        if (batch.length >= limit) break;
         batch.push(name);
       }
     }

@@ -450,12 +450,12 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     expect((await node.listWaiting(mayWait)).folders.map((f) => f.folder).sort()).toEqual([KEY, uriKey(OTHER_URI)].sort());
   });
 
-  it('learns at most learnPerPass folders a pass, and counts the others as unlearned', async () => {
+  it('learns a quarter of learnPerPass folders on its first pass and at most learnPerPass on the next, and counts the others as unlearned', async () => {
     const env = makeEnv();
     const { clock } = nodeClock();
-    const uris = [1, 2, 3, 4, 5].map((i) => `ssh://replica.example.com/r${i}.git`);
+    const uris = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => `ssh://replica.example.com/r${i}.git`);
     await env.store('node-b').createMany(uris.map((uri) => live('refs/heads/main', uri)));
-    const node = env.store('node-a', { clock, learnPerPass: 2 });
+    const node = env.store('node-a', { clock, learnPerPass: 4 });
 
     const passes: Array<[number, number]> = [];
     for (let i = 0; i < 4; i++) {
@@ -464,10 +464,10 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     }
 
     expect(passes).toEqual([
-      [2, 3],
-      [4, 1],
-      [5, 0],
-      [5, 0],
+      [1, 9],
+      [5, 5],
+      [9, 1],
+      [10, 0],
     ]);
   });
 
