@@ -45,6 +45,15 @@ export async function readdirStrict(ctx: StoreContext, dir: string, operation: s
   }
 }
 
+/** The entries among `names` in `dir` still there, oldest (by mtime) first. */
+export async function oldestFirst(ctx: StoreContext, dir: string, names: readonly string[]): Promise<string[]> {
+  const ages = await mapBounded(names, ctx.concurrency, async (name) => ({ name, stats: await lstatTolerant(ctx, join(dir, name), 'list waiting tasks') }));
+  return ages
+    .filter((entry) => entry.stats !== undefined)
+    .sort((a, b) => a.stats!.mtimeMs - b.stats!.mtimeMs)
+    .map((entry) => entry.name);
+}
+
 /** One task file as a listing entry; undefined when it vanished or was quarantined. */
 export async function loadTask(ctx: StoreContext, dir: string, name: string): Promise<WaitingTask | undefined> {
   const path = join(dir, name);

@@ -6,7 +6,7 @@ import type { Lane } from '../task/task.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
-import { loadTask, lstatTolerant, readdirStrict } from './store-listing.js';
+import { loadTask, lstatTolerant, oldestFirst, readdirStrict } from './store-listing.js';
 import { moveAsideUnlessFile, sortLooseTasks } from './loose-tasks.js';
 import { ReadAhead, type ReadAheadLimits } from './read-ahead.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
@@ -328,15 +328,16 @@ export class WaitingFolders {
       await quarantine(ctx, dir, name, `a waiting folder this node may not read (${code})`);
       return undefined;
     }
-    const ages = await mapBounded(names, ctx.concurrency, async (task) => ({ task, stats: await lstatTolerant(ctx, join(dir, task), 'list waiting tasks') }));
-    const files = ages.filter((entry) => entry.stats !== undefined).sort((a, b) => a.stats!.mtimeMs - b.stats!.mtimeMs);
+    // A folder of one task (a live update's new folder, the common case) needs no lstat: the
+    // task's read gives its mtime.
+    const files = names.length === 1 ? names : await oldestFirst(ctx, dir, names);
     if (files.length === 0) {
       if (ctx.clock.now() - stats.mtimeMs > this.options.emptyFolderAgeMs()) await ctx.fs.rmdir(dir).catch(() => undefined);
       return undefined;
     }
     // The oldest readable task speaks for the folder; unreadable ones are quarantined on the way,
     // and neither they nor those gone meanwhile are counted, nor their mtimes taken as the oldest.
-    for (const [i, { task }] of files.entries()) {
+    for (const [i, task] of files.entries()) {
       const sample = await loadTask(ctx, dir, task);
       if (sample === undefined) continue;
       const parsed = parseWaitingFolderName(name)!;

@@ -340,6 +340,31 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     expect(listing.folder(`${KEY}.bulk`)).toBe(folders[1]);
   });
 
+  it('learns a folder of one task from its read alone, and a folder of more by an lstat of each task, the oldest as its sample', async () => {
+    const env = makeEnv();
+    const { clock } = nodeClock();
+    const counting = countingFs(env.fs);
+    const node = env.store('node-a', { clock, fs: counting.fs });
+    await env.store('node-b').createMany([live('refs/heads/main'), live('refs/heads/main', OTHER_URI), live('refs/heads/dev', OTHER_URI)]);
+    env.setMtime(waitingRel(live('refs/heads/main')), T2);
+    env.setMtime(waitingRel(live('refs/heads/main', OTHER_URI)), T1);
+    env.setMtime(waitingRel(live('refs/heads/dev', OTHER_URI)), T2);
+    await node.open();
+    counting.reset();
+
+    const listing = await node.listWaiting();
+
+    // waiting/ and each folder: one lstat and one readdir; then one read per folder, and an lstat
+    // of each task only in the folder of two.
+    expect(counting.calls).toMatchObject({ lstat: 2 + 1 + 2, readdir: 1 + 2, readBounded: 2 });
+    const summary = (folder: string) => {
+      const learned = listing.folder(folder);
+      return [learned?.taskCount, learned?.oldestMtimeMs, learned?.sample.task.refs[0]];
+    };
+    expect(summary(KEY)).toEqual([1, T2, 'refs/heads/main']);
+    expect(summary(uriKey(OTHER_URI))).toEqual([2, T1, 'refs/heads/main']);
+  });
+
   it('does no readdir and opens nothing on a pass over an unchanged, old waiting/; a task joining a known folder waits for its claim', async () => {
     const env = makeEnv();
     const { clock } = nodeClock();
