@@ -297,8 +297,9 @@ export class TaskStore {
     this.waiting.wroteLocally();
   }
 
+  /** This store's own writes into waiting/ count as local writes too (see noteLocalWrite). */
   private wrote<T>(result: T): T {
-    this.waiting.wroteLocally();
+    this.noteLocalWrite();
     return result;
   }
 
