@@ -19,6 +19,7 @@ import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 import { listedUris, oldestByRemote, type WaitingUri } from './waiting-uris.js';
 import { ReadAheadSoon } from './read-ahead-soon.js';
+import { preferredTurn } from './preferred-node.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
@@ -184,7 +185,14 @@ export class Distributor {
     const { deps, jobs } = this;
     const config = deps.config();
     const reuse = options.reuseListing === true;
-    const listing = await deps.store.listWaiting({ cached: reuse, unreadChangesMayWaitMs: options.unreadChangesMayWaitMs });
+    const listedAt = deps.clock.now();
+    const listedOffsetMs = deps.storeClockOffsetMs?.() ?? 0;
+    const { uris } = this;
+    const preferred = preferredTurn(deps.membership?.(), config, {
+      isDue: (key) => uris.isDue(key, listedAt, listedOffsetMs),
+      isExpedited: (key) => uris.isExpedited(key),
+    });
+    const listing = await deps.store.listWaiting({ cached: reuse, unreadChangesMayWaitMs: options.unreadChangesMayWaitMs, preferredTurn: preferred });
     await this.uris.update(config, listing, !reuse);
     const { groups } = this.uris;
 
@@ -205,8 +213,9 @@ export class Distributor {
     const refusing = this.parkUntrusted(untrusted, config, offsetMs, now);
     let pushingUnlisted = 0;
     for (const key of jobs.keys()) if (!groups.has(key)) pushingUnlisted++;
-    // Folders not learned yet (a node that started on a big backlog) and flat files to sort are work too.
-    const unseen = listing.unlearned + listing.loose.length;
+    // Folders not learned yet (a node that started on a big backlog, or left to another node's
+    // turn) and flat files to sort are work too.
+    const unseen = listing.unlearned + listing.leftToPreferred + listing.loose.length;
     return { pendingUris: groups.size + refusing + pushingUnlisted + unseen, started, nextDueAt: plan.nextDueAt, unlearned: listing.unlearned };
   }
 

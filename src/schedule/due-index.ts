@@ -8,7 +8,7 @@ import type { UriGroup } from './uri-groups.js';
 /** How long a node that is not a URI's preferred node leaves it to that node. */
 export interface Handoff {
   readonly ms: number;
-  /** When this node indexed the URI's change, our clock. */
+  /** When this node first saw the URI's newest folder, our clock (UriGroup.seenAt). */
   readonly seenAt: number;
 }
 
@@ -76,7 +76,7 @@ export class DueIndex {
   /**
    * Indexes a URI's group under its schedule, replacing what was indexed for it. `handoff`: a URI
    * another node is preferred for, which this node takes only `ms` after its batch is due and
-   * `ms` after `seenAt` (our clock), when this node indexed its change (DESIGN.md "Preferred node").
+   * `ms` after `seenAt` (our clock), when this node first saw its newest folder (DESIGN.md "Preferred node").
    */
   set(group: UriGroup, schedule: UriSchedule | undefined, config: ReplicationConfig, handoff?: Handoff): void {
     const previous = this.entries.get(group.uriKey);

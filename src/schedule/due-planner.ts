@@ -58,8 +58,13 @@ export function batchDue(group: UriGroup, schedule: UriSchedule | undefined, con
  * folders", Learn). 0 when some remote pushes at once, or none is configured.
  */
 export function unreadChangesMayWaitMs(config: ReplicationConfig): number {
-  const soonest = Math.min(...config.remotes.map((remote) => Math.max(remote.replicationDelayMs, config.distributionIntervalMs)));
+  const soonest = soonestBatchMs(config);
   return Number.isFinite(soonest) ? Math.max(0, soonest - config.distributionIntervalMs) : 0;
+}
+
+/** The shortest batching window of any remote, max(replicationDelay, distributionInterval); infinite with none. */
+export function soonestBatchMs(config: ReplicationConfig): number {
+  return Math.min(...config.remotes.map((remote) => Math.max(remote.replicationDelayMs, config.distributionIntervalMs)));
 }
 
 /** Not due before this, whatever its batch says: its backoff, its recheck time (our clock). */

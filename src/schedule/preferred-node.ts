@@ -1,3 +1,8 @@
+import type { Membership } from '../cluster/live-nodes.js';
+import type { ReplicationConfig } from '../config/types.js';
+import type { PreferredTurn } from '../store/preferred-turn.js';
+import { soonestBatchMs } from './due-planner.js';
+
 /**
  * The node a URI is offered to first: rendezvous (highest random weight) hashing of the URI key
  * over the live nodes. Every node computes the same answer from the same list without asking
@@ -35,4 +40,33 @@ function fnv1a(text: string): number {
   hash = Math.imul(hash, 0xc2b2ae35);
   hash ^= hash >>> 16;
   return hash >>> 0;
+}
+
+/** What this node knows of a URI that decides how long it leaves a new folder of it to another node. */
+export interface KnownHere {
+  /** Due already, by what this node learned of it. */
+  isDue(uriKey: string): boolean;
+  /** Recovered by this node from a dead holder: it goes first (UriTracker.expedite). */
+  isExpedited(uriKey: string): boolean;
+}
+
+/**
+ * What a listing leaves unread for another node's turn: a new folder of a URI another live node
+ * is preferred for, for as long as this node would leave the URI to that node anyway (DESIGN.md
+ * "Waiting folders", Learn). For a URI this node knows to be due already, that is the handoff,
+ * one pass of every node; for any other, the preferred node must also list the folder and let its
+ * batch come due: the soonest batching window of any remote besides. Nothing for a node alone,
+ * nor for a URI this node recovered.
+ */
+export function preferredTurn(membership: Membership | undefined, config: ReplicationConfig, here: KnownHere): PreferredTurn | undefined {
+  const soonest = soonestBatchMs(config);
+  if (membership === undefined || membership.live.length < 2 || !Number.isFinite(soonest)) return undefined;
+  const { self, live } = membership;
+  const handoffMs = config.distributionIntervalMs + config.randomDelayMs;
+  return {
+    turnMs: (uriKey) => {
+      if (here.isExpedited(uriKey) || preferredNode(uriKey, live) === self) return undefined;
+      return here.isDue(uriKey) ? handoffMs : soonest + handoffMs;
+    },
+  };
 }

@@ -17,6 +17,8 @@ export interface UriGroup {
   oldestMtimeMs: number;
   /** Live when it has a live folder (the push carries every claimed ref anyway). */
   lane: Lane;
+  /** When this node first saw its newest folder, our clock (WaitingFolder.seenAt): a handoff counts from there. */
+  seenAt: number;
 }
 
 /** A waiting folder whose task says no node may push it, with the reason it will be parked under. */
@@ -100,11 +102,13 @@ export function groupByUri(
         taskCount: folder.taskCount,
         oldestMtimeMs: folder.oldestMtimeMs,
         lane: folder.lane,
+        seenAt: folder.seenAt,
       });
     } else {
       group.taskCount += folder.taskCount;
       if (folder.oldestMtimeMs < group.oldestMtimeMs) group.oldestMtimeMs = folder.oldestMtimeMs;
       if (folder.lane === 'live') group.lane = 'live';
+      if (folder.seenAt > group.seenAt) group.seenAt = folder.seenAt;
     }
   }
   return groups;

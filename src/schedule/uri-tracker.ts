@@ -82,6 +82,16 @@ export class UriTracker {
     return waiting;
   }
 
+  /** Whether a URI's waiting work, as this node knows it, is due by `now` (our clock). */
+  isDue(key: string, now: number, offsetMs: number): boolean {
+    const group = this.waiting.groups.get(key);
+    return group !== undefined && dueAt(group, this.byUri.get(key), this.deps.config(), offsetMs) <= now;
+  }
+
+  isExpedited(key: string): boolean {
+    return this.expedited.has(key);
+  }
+
   /** A URI's group or schedule changed, or its job started or ended: it is indexed anew. */
   reindex(key: string): void {
     const group = this.waiting.groups.get(key);
@@ -96,23 +106,24 @@ export class UriTracker {
       this.index.delete(key);
       this.expedited.delete(key);
     } else {
-      this.index.set(group, schedule, this.deps.config(), this.expedited.has(key) ? undefined : this.handoff(key));
+      this.index.set(group, schedule, this.deps.config(), this.expedited.has(key) ? undefined : this.handoff(group));
     }
   }
 
   /**
    * A URI another live node is preferred for waits here one more pass of every node
    * (distributionInterval + randomDelay: each node draws its own jitter) after it came due, and
-   * as long after this node saw it change, so its preferred node claims it first
+   * as long after this node first saw its newest folder, so its preferred node claims it first
    * (preferred-node.ts). The second wait is for a URI long overdue: a backlog URI that gets a live
    * update is due at once for every node that learns the new folder, and they would all reach for
-   * it in the same pass.
+   * it in the same pass. A folder this node left unread for the preferred node's turn counts
+   * from when it was first listed: that turn was the wait.
    */
-  private handoff(key: string): Handoff | undefined {
+  private handoff(group: UriGroup): Handoff | undefined {
     const membership = this.indexedMembership;
-    if (membership === undefined || membership.live.length < 2 || preferredNode(key, membership.live) === membership.self) return undefined;
+    if (membership === undefined || membership.live.length < 2 || preferredNode(group.uriKey, membership.live) === membership.self) return undefined;
     const config = this.deps.config();
-    return { ms: config.distributionIntervalMs + config.randomDelayMs, seenAt: this.deps.clock.now() };
+    return { ms: config.distributionIntervalMs + config.randomDelayMs, seenAt: Math.min(group.seenAt, this.deps.clock.now()) };
   }
 
   /**

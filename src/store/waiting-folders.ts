@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
@@ -7,8 +6,9 @@ import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { loadTask, lstatTolerant, oldestFirst, readdirStrict } from './store-listing.js';
-import { moveAsideUnlessFile, sortLooseTasks } from './loose-tasks.js';
+import { LeftToPreferred, type PreferredTurn } from './preferred-turn.js';
 import { ReadAhead, type ReadAheadLimits } from './read-ahead.js';
+import { StraySorter } from './stray-sorter.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 
@@ -30,6 +30,11 @@ export interface WaitingFolder {
   readonly oldestMtimeMs: number;
   /** Task files in the folder when it was learned; later arrivals are not counted. */
   readonly taskCount: number;
+  /**
+   * Our clock: when this node learned it or, for a folder it left to its preferred node first,
+   * when it first listed it. A handoff counts from there (DESIGN.md "Preferred node").
+   */
+  readonly seenAt: number;
 }
 
 /** What a listing tells the distributor. */
@@ -45,6 +50,8 @@ export interface WaitingListing {
   readonly changed: ReadonlySet<string>;
   /** Folders seen but not learned yet (learning is bounded per pass); a cached listing leaves out those this node claimed from. */
   readonly unlearned: number;
+  /** New folders left to their preferred node for its turn (preferred-turn.ts): not read yet either. */
+  readonly leftToPreferred: number;
   /**
    * Flat task files at the top of waiting/ (written by hand or by a tool): those not sorted into
    * their folders yet (sorting is bounded per pass too), and those that could not be sorted.
@@ -57,6 +64,8 @@ export interface ListOptions {
   readonly cached?: boolean;
   /** A change this machine did not make is read once the last read is this old (due-planner.ts unreadChangesMayWaitMs). */
   readonly unreadChangesMayWaitMs?: number;
+  /** New folders another live node is preferred for wait for its turn before they are read. */
+  readonly preferredTurn?: PreferredTurn;
 }
 
 export interface WaitingFoldersOptions {
@@ -87,6 +96,7 @@ export class WaitingFolders {
   private readonly relearn = new Set<string>();
   private readonly toLearn = new Set<string>();
   private readonly backlog = new Set<string>();
+  private readonly leftToPreferred = new LeftToPreferred();
   /**
    * Plain files under a live folder's name: the names of the task files of Gerrit's replication
    * plugin (a store at its events directory, which config check and the daemon warn about). They
@@ -94,12 +104,7 @@ export class WaitingFolders {
    */
   private readonly foreign = new Set<string>();
   private foreignSince = Number.NEGATIVE_INFINITY;
-  /** Flat task files of the last read of waiting/ not tried yet. */
-  private loose: string[] = [];
-  /** Flat task files that could not be sorted: tried again after the next read of waiting/. */
-  private stuck: string[] = [];
-  /** Why each of those could not be sorted, as last reported: said again only when it changes. */
-  private readonly reported = new Map<string, string>();
+  private readonly strays: StraySorter;
   /** URIs whose learned folders changed since the last listing. */
   private changed = new Set<string>();
   private stamp = '';
@@ -117,6 +122,7 @@ export class WaitingFolders {
     private readonly options: WaitingFoldersOptions,
   ) {
     this.early = new ReadAhead(ctx, options.readAhead);
+    this.strays = new StraySorter(ctx);
   }
 
   /**
@@ -127,7 +133,7 @@ export class WaitingFolders {
     this.early.drop(waitingFolderName(uriKey, 'live'));
     this.early.drop(waitingFolderName(uriKey, 'bulk'));
     for (const folder of folders) {
-      if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder)) this.relearn.add(folder);
+      if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder) || this.leftToPreferred.delete(folder)) this.relearn.add(folder);
     }
   }
 
@@ -163,9 +169,9 @@ export class WaitingFolders {
     const cached = options.cached === true;
     this.early.expire();
     if (!cached) {
-      await this.readNamesIfChanged(options.unreadChangesMayWaitMs ?? 0);
-      await this.sortSome();
-      await this.learnSome();
+      await this.readNamesIfChanged(options.unreadChangesMayWaitMs ?? 0, options.preferredTurn);
+      await this.strays.sortSome(this.options.learnPerPass, (folder) => this.sortedInto(folder));
+      await this.learnSome(options.preferredTurn);
     }
     const { learned, changed } = this;
     this.changed = new Set();
@@ -176,11 +182,12 @@ export class WaitingFolders {
       folder: (name) => learned.get(name),
       changed,
       unlearned: this.toLearn.size + this.backlog.size + (cached ? 0 : this.relearn.size),
-      loose: [...this.loose, ...this.stuck],
+      leftToPreferred: this.leftToPreferred.size,
+      loose: this.strays.names,
     };
   }
 
-  private async readNamesIfChanged(unreadChangesMayWaitMs: number): Promise<void> {
+  private async readNamesIfChanged(unreadChangesMayWaitMs: number, turn: PreferredTurn | undefined): Promise<void> {
     const { ctx } = this;
     const dir = ctx.paths.waiting;
     const stats = await ctx.fs.lstat(dir).catch((error: unknown) => {
@@ -190,11 +197,13 @@ export class WaitingFolders {
     const now = ctx.clock.monotonic();
     if (!this.mustRead(stamp, now - this.listedAt, unreadChangesMayWaitMs)) return;
     // Taken before the readdir: a folder made or a task written while it runs is read next time.
-    const stampWasOld = ctx.clock.now() - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
+    const seenAt = ctx.clock.now();
+    const stampWasOld = seenAt - Math.max(stats.mtimeMs, stats.ctimeMs) > RECENT_CHANGE_MS;
     const localWrites = this.localWrites;
     const names = await readdirStrict(ctx, dir, 'list waiting tasks');
-    // What the first read finds is the backlog the node started on; anything later comes first.
-    const newNames = this.stamp === '' ? this.backlog : this.toLearn;
+    // What the first read finds is the backlog the node started on; anything later comes first,
+    // unless another node is preferred for it.
+    const firstRead = this.stamp === '';
     // Kept only once the names are in: after a failed readdir, the next pass must list again.
     this.stamp = stamp;
     this.stampWasOld = stampWasOld;
@@ -210,23 +219,32 @@ export class WaitingFolders {
     const loose: string[] = [];
     for (const name of names) {
       // A name known already is a folder name: only new names are parsed (100,000 a listing).
-      if (this.learned.has(name) || this.relearn.has(name) || this.foreign.has(name) || this.backlog.has(name)) {
+      if (this.isKnown(name)) {
         present.add(name);
-      } else if (parseWaitingFolderName(name) !== undefined) {
+        continue;
+      }
+      const parsed = parseWaitingFolderName(name);
+      if (parsed !== undefined) {
         present.add(name);
-        newNames.add(name);
+        const turnMs = firstRead ? 0 : (turn?.turnMs(parsed.uriKey) ?? 0);
+        if (firstRead) this.backlog.add(name);
+        else if (turnMs > 0) this.leftToPreferred.leave(name, seenAt, turnMs);
+        else this.toLearn.add(name);
       } else if (isTaskFileName(name)) {
         loose.push(name);
       }
     }
-    this.loose = loose;
-    this.stuck = [];
-    const stillLoose = new Set(loose);
-    for (const name of this.reported.keys()) if (!stillLoose.has(name)) this.reported.delete(name);
+    this.strays.listed(loose);
     for (const name of this.learned.keys()) if (!present.has(name)) this.unlearn(name);
     for (const known of [this.toLearn, this.relearn, this.backlog, this.foreign]) {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
     }
+    this.leftToPreferred.keepOnly(present);
+  }
+
+  private isKnown(name: string): boolean {
+    const { learned, relearn, toLearn, backlog, leftToPreferred, foreign } = this;
+    return learned.has(name) || relearn.has(name) || toLearn.has(name) || backlog.has(name) || leftToPreferred.has(name) || foreign.has(name);
   }
 
   /** Whether waiting/ is read now (DESIGN.md "Waiting folders", Learn). */
@@ -241,61 +259,34 @@ export class WaitingFolders {
     return this.localWrites !== this.localWritesRead || sinceRead >= unreadChangesMayWaitMs;
   }
 
-  /**
-   * Sorts up to `learnPerPass` flat task files into their folders (DESIGN.md "Strays"). A folder
-   * that gets a task is learned again (its oldest task may be the one sorted in); a file that
-   * cannot be sorted, or whose sorting fails, is reported and not tried again before the next
-   * read of waiting/: one stray never stops a pass. An entry under a task's name that is no
-   * regular file (a FIFO, a symlink, a folder) is moved to corrupt/ unread, as a listing of
-   * layout 1 did: sorting leaves such entries where they are.
-   */
-  private async sortSome(): Promise<void> {
-    if (this.loose.length === 0) return;
-    const { ctx } = this;
-    const batch = this.loose.splice(0, this.options.learnPerPass);
-    const placed = (folder: string): void => {
-      this.unlearn(folder);
-      this.toLearn.delete(folder);
-      this.backlog.delete(folder);
-      this.relearn.add(folder);
-    };
-    const left = await mapBounded(batch, ctx.concurrency, async (name) => {
-      try {
-        const entry = (await sortLooseTasks(ctx, [name], { placed })).left[0];
-        if (entry !== undefined && !entry.task) await moveAsideUnlessFile(ctx, name);
-        return entry;
-      } catch (error) {
-        return { name, reason: error instanceof Error ? error.message : String(error), task: true };
-      }
-    });
-    for (const entry of left) {
-      // Not a task: moved aside, or an unreadable file that could not be (quarantine said so).
-      if (entry === undefined || !entry.task) continue;
-      this.stuck.push(entry.name);
-      if (this.reported.get(entry.name) === entry.reason) continue;
-      this.reported.set(entry.name, entry.reason);
-      ctx.onEvent({ type: 'waiting-task-left', path: join(ctx.paths.waiting, entry.name), reason: entry.reason });
-    }
+  /** A folder that got a sorted task is learned again: its oldest task may be the one sorted in. */
+  private sortedInto(folder: string): void {
+    this.unlearn(folder);
+    this.toLearn.delete(folder);
+    this.backlog.delete(folder);
+    this.leftToPreferred.delete(folder);
+    this.relearn.add(folder);
   }
 
-  private async learnSome(): Promise<void> {
-    const batch: string[] = [];
+  private async learnSome(turn: PreferredTurn | undefined): Promise<void> {
     // A quarter on the first pass, which also reads every name: a node that starts on a backlog
     // of any size claims after about as much work as on a small one.
     const limit = this.learnedOnce ? this.options.learnPerPass : Math.ceil(this.options.learnPerPass / 4);
     this.learnedOnce = true;
-    for (const queue of [this.relearn, this.toLearn, this.backlog]) {
-      for (const name of queue) {
-        if (batch.length >= limit) break;
-        batch.push(name);
-      }
-    }
-    if (batch.length === 0) return;
-    const learned = await mapBounded(batch, this.ctx.concurrency, (name) => this.learnFolder(name));
-    batch.forEach((name, i) => {
+    const now = this.ctx.clock.now();
+    // Those left to their preferred node keep when they were first listed; the others are seen now.
+    const batch = new Map<string, number>();
+    for (const name of this.relearn) if (batch.size < limit) batch.set(name, now);
+    for (const [name, seenAt] of this.leftToPreferred.ended(now, turn === undefined, limit - batch.size)) batch.set(name, seenAt);
+    for (const queue of [this.toLearn, this.backlog]) for (const name of queue) if (batch.size < limit) batch.set(name, now);
+    if (batch.size === 0) return;
+    const names = [...batch.keys()];
+    const learned = await mapBounded(names, this.ctx.concurrency, (name) => this.learnFolder(name, batch.get(name)!));
+    names.forEach((name, i) => {
       this.relearn.delete(name);
       this.toLearn.delete(name);
       this.backlog.delete(name);
+      this.leftToPreferred.delete(name);
       const folder = learned[i];
       if (folder !== undefined) {
         this.learned.set(name, folder);
@@ -305,7 +296,7 @@ export class WaitingFolders {
   }
 
   /** One folder: undefined when it is gone, empty, or not a real folder (then quarantined). */
-  private async learnFolder(name: string): Promise<WaitingFolder | undefined> {
+  private async learnFolder(name: string, seenAt: number): Promise<WaitingFolder | undefined> {
     const { ctx } = this;
     const dir = ctx.paths.waitingFolder(name);
     const stats = await lstatTolerant(ctx, dir, 'list waiting tasks');
@@ -341,7 +332,7 @@ export class WaitingFolders {
       const sample = await loadTask(ctx, dir, task);
       if (sample === undefined) continue;
       const parsed = parseWaitingFolderName(name)!;
-      return { folder: name, uriKey: parsed.uriKey, lane: parsed.lane, sample, oldestMtimeMs: sample.mtimeMs, taskCount: files.length - i };
+      return { folder: name, uriKey: parsed.uriKey, lane: parsed.lane, sample, oldestMtimeMs: sample.mtimeMs, taskCount: files.length - i, seenAt };
     }
     return undefined;
   }

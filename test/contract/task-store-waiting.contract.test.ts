@@ -496,6 +496,44 @@ describe.each(storeEnvs())('task store contract, learning waiting folders (%s)',
     ]);
   });
 
+  it("leaves a new folder another node is preferred for unread for that node's turn: one claimed meanwhile is never read, one left is learned as first listed then", async () => {
+    const env = makeEnv();
+    const { clock, now, advance } = nodeClock();
+    const mine = 'ssh://replica.example.com/mine.git';
+    const read: string[] = [];
+    const fs = faultyFs(env.fs, {
+      readdir: async (path) => {
+        read.push(path.slice(path.lastIndexOf('/') + 1));
+        return env.fs.readdir(path);
+      },
+    });
+    const node = env.store('node-a', { clock, fs });
+    const turn = { turnMs: (key: string) => (key === uriKey(mine) ? undefined : 4_000) };
+    await node.listWaiting({ preferredTurn: turn }); // the backlog it starts on: none
+    const peer = env.store('node-b');
+    await peer.createMany([live('refs/heads/a'), live('refs/heads/b', OTHER_URI), live('refs/heads/c', mine)]);
+    const firstListedAt = now();
+
+    const first = await node.listWaiting({ preferredTurn: turn });
+    expect([first.folders.map((f) => f.uriKey), first.leftToPreferred, first.unlearned]).toEqual([[uriKey(mine)], 2, 0]);
+    advance(3_999);
+    expect((await node.listWaiting({ preferredTurn: turn })).leftToPreferred).toBe(2);
+    holdLock(env);
+    await peer.claim(LOCK, KEY);
+    advance(1);
+    const after = await node.listWaiting({ preferredTurn: turn });
+
+    expect(after.folders.map((f) => [f.uriKey, f.seenAt]).sort()).toEqual(
+      [
+        [uriKey(mine), firstListedAt],
+        [uriKey(OTHER_URI), firstListedAt],
+      ].sort(),
+    );
+    expect(after.leftToPreferred).toBe(0);
+    expect(read).not.toContain(KEY);
+    expect(read).toContain(uriKey(OTHER_URI));
+  });
+
   it('learns again a folder it claimed from, without listing waiting/, when an update arrived during the claim', async () => {
     const env = makeEnv();
     const { clock } = nodeClock();

@@ -201,7 +201,7 @@ export function waitingTasksIn(fs: MemoryStoreFs, store: TaskStore): WaitingTask
  */
 export function waitingFolder(
   sample: Task,
-  options: { oldestMtimeMs: number; taskCount?: number; lane?: Lane; uriKey?: string; sampleMtimeMs?: number },
+  options: { oldestMtimeMs: number; taskCount?: number; lane?: Lane; uriKey?: string; sampleMtimeMs?: number; seenAt?: number },
 ): WaitingFolder {
   const key = options.uriKey ?? uriKey(sample.uri);
   const lane = options.lane ?? laneOfTask(sample);
@@ -213,6 +213,7 @@ export function waitingFolder(
     sample: Object.freeze({ name: `${name}.json`, key: name, task: Object.freeze(sample), mtimeMs: options.sampleMtimeMs ?? options.oldestMtimeMs }),
     oldestMtimeMs: options.oldestMtimeMs,
     taskCount: options.taskCount ?? 1,
+    seenAt: options.seenAt ?? options.oldestMtimeMs,
   });
 }
 

@@ -96,14 +96,14 @@ class MemoryStore implements SchedulerStore {
       if (learned === undefined) {
         const sample = [...tasks.values()].reduce((oldest, item) => (item.mtimeMs < oldest.mtimeMs ? item : oldest));
         const { uriKey, lane } = parseWaitingFolderName(folder)!;
-        learned = Object.freeze({ folder, uriKey, lane, sample, oldestMtimeMs: sample.mtimeMs, taskCount: tasks.size });
+        learned = Object.freeze({ folder, uriKey, lane, sample, oldestMtimeMs: sample.mtimeMs, taskCount: tasks.size, seenAt: sample.mtimeMs });
         this.learned.set(folder, learned);
       }
       folders.push(learned);
     }
     const changed = this.changed;
     this.changed = new Set();
-    return { folders, folder: (name) => this.learned.get(name), changed, unlearned: 0, loose: [] };
+    return { folders, folder: (name) => this.learned.get(name), changed, unlearned: 0, leftToPreferred: 0, loose: [] };
   }
   /** Only a job that lost its lock queues tasks itself, and no lock is ever lost here. */
   async createMany(): Promise<never> {

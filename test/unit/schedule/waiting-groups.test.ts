@@ -16,7 +16,7 @@ const task = (project: string, full = false, remote = 'mirror'): Task => ({
 /** A listing of these folders that says `changed` changed since the last one. */
 function listing(folders: WaitingFolder[], changed: string[]): WaitingListing {
   const byName = new Map(folders.map((folder) => [folder.folder, folder]));
-  return { folders, folder: (name) => byName.get(name), changed: new Set(changed), unlearned: 0, loose: [] };
+  return { folders, folder: (name) => byName.get(name), changed: new Set(changed), unlearned: 0, leftToPreferred: 0, loose: [] };
 }
 
 describe('waiting groups kept between passes', () => {
