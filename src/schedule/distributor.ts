@@ -19,7 +19,6 @@ import { jobsTo, type Job } from './job-table.js';
 import { nodeSchedule, type NodeSchedule } from './schedule-view.js';
 import { listedUris, oldestByRemote, type WaitingUri } from './waiting-uris.js';
 import { ReadAheadSoon } from './read-ahead-soon.js';
-import { preferredTurn } from './preferred-node.js';
 
 /** The live lane's weight; `replication.bulkShares` is set against it. */
 export const LIVE_SHARES = 100;
@@ -185,14 +184,9 @@ export class Distributor {
     const { deps, jobs } = this;
     const config = deps.config();
     const reuse = options.reuseListing === true;
-    const listedAt = deps.clock.now();
-    const listedOffsetMs = deps.storeClockOffsetMs?.() ?? 0;
-    const { uris } = this;
-    const preferred = preferredTurn(deps.membership?.(), config, {
-      isDue: (key) => uris.isDue(key, listedAt, listedOffsetMs),
-      isExpedited: (key) => uris.isExpedited(key),
-    });
-    const listing = await deps.store.listWaiting({ cached: reuse, unreadChangesMayWaitMs: options.unreadChangesMayWaitMs, preferredTurn: preferred });
+    // A listing reused from memory reads no new name, so it needs no turn.
+    const preferredTurn = reuse ? undefined : this.uris.preferredTurn(deps.clock.now(), deps.storeClockOffsetMs?.() ?? 0);
+    const listing = await deps.store.listWaiting({ cached: reuse, unreadChangesMayWaitMs: options.unreadChangesMayWaitMs, preferredTurn });
     await this.uris.update(config, listing, !reuse);
     const { groups } = this.uris;
 

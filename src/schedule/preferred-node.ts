@@ -42,6 +42,16 @@ function fnv1a(text: string): number {
   return hash >>> 0;
 }
 
+/** Whether another live node than this one is a URI's preferred node (none when this node is alone). */
+export function preferredElsewhere(uriKey: string, membership: Membership | undefined): boolean {
+  return membership !== undefined && membership.live.length >= 2 && preferredNode(uriKey, membership.live) !== membership.self;
+}
+
+/** How long a node that is not a URI's preferred node leaves it to that node: one pass of every node (each draws its own jitter). */
+export function handoffMs(config: Pick<ReplicationConfig, 'distributionIntervalMs' | 'randomDelayMs'>): number {
+  return config.distributionIntervalMs + config.randomDelayMs;
+}
+
 /** What this node knows of a URI that decides how long it leaves a new folder of it to another node. */
 export interface KnownHere {
   /** Due already, by what this node learned of it. */
@@ -61,12 +71,11 @@ export interface KnownHere {
 export function preferredTurn(membership: Membership | undefined, config: ReplicationConfig, here: KnownHere): PreferredTurn | undefined {
   const soonest = soonestBatchMs(config);
   if (membership === undefined || membership.live.length < 2 || !Number.isFinite(soonest)) return undefined;
-  const { self, live } = membership;
-  const handoffMs = config.distributionIntervalMs + config.randomDelayMs;
+  const handoff = handoffMs(config);
   return {
     turnMs: (uriKey) => {
-      if (here.isExpedited(uriKey) || preferredNode(uriKey, live) === self) return undefined;
-      return here.isDue(uriKey) ? handoffMs : soonest + handoffMs;
+      if (here.isExpedited(uriKey) || !preferredElsewhere(uriKey, membership)) return undefined;
+      return here.isDue(uriKey) ? handoff : soonest + handoff;
     },
   };
 }

@@ -5,7 +5,8 @@ import { dueAt, newSchedule, type Due, type UriSchedule } from './due-planner.js
 import type { JobTable } from './job-table.js';
 import type { Membership } from '../cluster/live-nodes.js';
 import type { SchedulerDeps } from './ports.js';
-import { preferredNode } from './preferred-node.js';
+import { handoffMs, preferredElsewhere, preferredTurn } from './preferred-node.js';
+import type { PreferredTurn } from '../store/preferred-turn.js';
 import type { UntrustedFolder, UriGroup } from './uri-groups.js';
 import { WaitingGroups } from './waiting-groups.js';
 
@@ -82,14 +83,20 @@ export class UriTracker {
     return waiting;
   }
 
-  /** Whether a URI's waiting work, as this node knows it, is due by `now` (our clock). */
-  isDue(key: string, now: number, offsetMs: number): boolean {
-    const group = this.waiting.groups.get(key);
-    return group !== undefined && dueAt(group, this.byUri.get(key), this.deps.config(), offsetMs) <= now;
-  }
-
-  isExpedited(key: string): boolean {
-    return this.expedited.has(key);
+  /**
+   * How long a listing made now leaves a new folder unread for another node's turn
+   * (preferred-node.ts preferredTurn), from what this node knows of its URI: due already by its
+   * learned folders, or recovered here.
+   */
+  preferredTurn(now: number, offsetMs: number): PreferredTurn | undefined {
+    const config = this.deps.config();
+    return preferredTurn(this.deps.membership?.(), config, {
+      isDue: (key) => {
+        const group = this.waiting.groups.get(key);
+        return group !== undefined && dueAt(group, this.byUri.get(key), config, offsetMs) <= now;
+      },
+      isExpedited: (key) => this.expedited.has(key),
+    });
   }
 
   /** A URI's group or schedule changed, or its job started or ended: it is indexed anew. */
@@ -120,10 +127,8 @@ export class UriTracker {
    * from when it was first listed: that turn was the wait.
    */
   private handoff(group: UriGroup): Handoff | undefined {
-    const membership = this.indexedMembership;
-    if (membership === undefined || membership.live.length < 2 || preferredNode(group.uriKey, membership.live) === membership.self) return undefined;
-    const config = this.deps.config();
-    return { ms: config.distributionIntervalMs + config.randomDelayMs, seenAt: Math.min(group.seenAt, this.deps.clock.now()) };
+    if (!preferredElsewhere(group.uriKey, this.indexedMembership)) return undefined;
+    return { ms: handoffMs(this.deps.config()), seenAt: Math.min(group.seenAt, this.deps.clock.now()) };
   }
 
   /**

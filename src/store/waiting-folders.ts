@@ -133,7 +133,7 @@ export class WaitingFolders {
     this.early.drop(waitingFolderName(uriKey, 'live'));
     this.early.drop(waitingFolderName(uriKey, 'bulk'));
     for (const folder of folders) {
-      if (this.unlearn(folder) || this.toLearn.delete(folder) || this.backlog.delete(folder) || this.leftToPreferred.delete(folder)) this.relearn.add(folder);
+      if (this.unlearn(folder) || this.forgetUnlearned(folder)) this.relearn.add(folder);
     }
   }
 
@@ -158,6 +158,11 @@ export class WaitingFolders {
     this.learned.delete(folder);
     this.changed.add(known.uriKey);
     return true;
+  }
+
+  /** Takes a name off the queues of folders seen but not learned; whether it was on one. */
+  private forgetUnlearned(name: string): boolean {
+    return this.relearn.delete(name) || this.toLearn.delete(name) || this.backlog.delete(name) || this.leftToPreferred.delete(name);
   }
 
   /**
@@ -262,9 +267,7 @@ export class WaitingFolders {
   /** A folder that got a sorted task is learned again: its oldest task may be the one sorted in. */
   private sortedInto(folder: string): void {
     this.unlearn(folder);
-    this.toLearn.delete(folder);
-    this.backlog.delete(folder);
-    this.leftToPreferred.delete(folder);
+    this.forgetUnlearned(folder);
     this.relearn.add(folder);
   }
 
@@ -276,17 +279,21 @@ export class WaitingFolders {
     const now = this.ctx.clock.now();
     // Those left to their preferred node keep when they were first listed; the others are seen now.
     const batch = new Map<string, number>();
-    for (const name of this.relearn) if (batch.size < limit) batch.set(name, now);
+    const fill = (names: Iterable<string>): void => {
+      for (const name of names) {
+        if (batch.size >= limit) return;
+        batch.set(name, now);
+      }
+    };
+    fill(this.relearn);
     for (const [name, seenAt] of this.leftToPreferred.ended(now, turn === undefined, limit - batch.size)) batch.set(name, seenAt);
-    for (const queue of [this.toLearn, this.backlog]) for (const name of queue) if (batch.size < limit) batch.set(name, now);
+    fill(this.toLearn);
+    fill(this.backlog);
     if (batch.size === 0) return;
     const names = [...batch.keys()];
     const learned = await mapBounded(names, this.ctx.concurrency, (name) => this.learnFolder(name, batch.get(name)!));
     names.forEach((name, i) => {
-      this.relearn.delete(name);
-      this.toLearn.delete(name);
-      this.backlog.delete(name);
-      this.leftToPreferred.delete(name);
+      this.forgetUnlearned(name);
       const folder = learned[i];
       if (folder !== undefined) {
         this.learned.set(name, folder);
