@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
+import type { FailedTask, RunningLock } from '../store/store-types.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { redactUrl } from '../runtime/redact.js';
@@ -137,7 +138,42 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
   const [running, failed, corrupt, nodeFiles] = await Promise.all([store.listRunning(), store.listFailed(), store.countCorrupt(), store.readNodeRecordFiles()]);
   const nodes = nodeFiles.flatMap((file) => nodeStatus(config, file.record, storeNow - file.mtimeMs)).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
   const queue = await countWaiting(config, store, options, nodes, storeNow);
-  const waiting = queue.waiting;
+  const remotes = remoteStatuses(config, countByUri(queue.waiting, running, failed), now);
+  // A summary names only the longest-waiting URIs; its totals count them all.
+  for (const [name, totals] of Object.entries(queue.summary?.remotes ?? {})) {
+    const remote = remoteNamed(remotes, name);
+    remote.waiting = totals.tasks;
+    remote.oldestWaitingAgeMs = totals.oldestMtimeMs === null ? null : Math.max(0, now - totals.oldestMtimeMs);
+  }
+  return {
+    version: STATUS_FORMAT_VERSION,
+    generatedAt: new Date(now).toISOString(),
+    storePath: config.storePath,
+    totals: {
+      waiting: [...remotes.values()].reduce((sum, remote) => sum + remote.waiting, 0),
+      running: running.reduce((sum, lock) => sum + lock.tasks.length, 0),
+      failed: failed.length,
+      corrupt,
+    },
+    remotes: [...remotes.values()],
+    running: running.map((lock) => runningClaim(lock, now)),
+    failed: failed
+      .map((item) => failedTaskView(item, storeNow))
+      .sort(newestFirst)
+      .slice(0, options.failedLimit ?? FAILED_LISTED),
+    storeClockOffsetMs,
+    nodes,
+    queueFrom: queue.summary === undefined ? null : { nodeId: queue.summary.nodeId, ageMs: Math.max(0, storeNow - queue.summary.writtenAt) },
+    circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, storeNow)),
+    backingOff: await readBackoffs(store, storeNow),
+    verify: await readVerify(config.storePath, storeNow),
+    history: await readClusterHistory(config.storePath),
+    trend: mergeTrends(await readTrends(config.storePath), storeNow),
+  };
+}
+
+/** Waiting, running and failed tasks counted per (remote, URI). */
+function countByUri(waiting: readonly WaitingUri[], running: readonly RunningLock[], failed: readonly FailedTask[]): Map<string, UriAccumulator> {
   const byUri = new Map<string, UriAccumulator>();
   const entry = (remote: string, uri: string, uriKey?: string): UriAccumulator => {
     const key = `${remote}\u0000${uri}`;
@@ -162,31 +198,17 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     acc.waiting += item.waiting;
     if (acc.oldestMtimeMs === null || item.oldestMtimeMs < acc.oldestMtimeMs) acc.oldestMtimeMs = item.oldestMtimeMs;
   }
-  const claims: RunningClaim[] = [];
-  for (const lock of running) {
-    const first = lock.tasks[0]?.task;
-    for (const claimed of lock.tasks) entry(claimed.task.remote, claimed.task.uri).running++;
-    claims.push({
-      lockName: lock.lockName,
-      uri: first === undefined ? null : redactUrl(first.uri),
-      remote: first?.remote ?? null,
-      tasks: lock.tasks.length,
-      ageMs: Math.max(0, now - lock.mtimeMs),
-      owner: ownerOf(lock.ownerRecord),
-    });
-  }
+  for (const lock of running) for (const claimed of lock.tasks) entry(claimed.task.remote, claimed.task.uri).running++;
   for (const item of failed) entry(item.task.remote, item.task.uri).failed++;
+  return byUri;
+}
 
+/** Every configured remote, and any other a task names, with its URIs (sorted) and their sums. */
+function remoteStatuses(config: ReplicationConfig, byUri: ReadonlyMap<string, UriAccumulator>, now: number): Map<string, RemoteStatus> {
   const remotes = new Map<string, RemoteStatus>();
-  for (const remote of config.remotes) {
-    remotes.set(remote.name, { name: remote.name, configured: true, waiting: 0, running: 0, failed: 0, oldestWaitingAgeMs: null, uris: [] });
-  }
+  for (const remote of config.remotes) remotes.set(remote.name, { ...emptyRemote(remote.name), configured: true });
   for (const acc of byUri.values()) {
-    let remote = remotes.get(acc.remote);
-    if (remote === undefined) {
-      remote = { name: acc.remote, configured: false, waiting: 0, running: 0, failed: 0, oldestWaitingAgeMs: null, uris: [] };
-      remotes.set(acc.remote, remote);
-    }
+    const remote = remoteNamed(remotes, acc.remote);
     const age = acc.oldestMtimeMs === null ? null : Math.max(0, now - acc.oldestMtimeMs);
     remote.uris.push({ uri: acc.uri, uriKey: acc.uriKey, waiting: acc.waiting, oldestWaitingAgeMs: age, running: acc.running, failed: acc.failed });
     remote.waiting += acc.waiting;
@@ -195,41 +217,29 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     if (age !== null && (remote.oldestWaitingAgeMs === null || age > remote.oldestWaitingAgeMs)) remote.oldestWaitingAgeMs = age;
   }
   for (const remote of remotes.values()) remote.uris.sort((a, b) => a.uri.localeCompare(b.uri));
-  // A summary names only the longest-waiting URIs; its totals count them all.
-  for (const [name, totals] of Object.entries(queue.summary?.remotes ?? {})) {
-    let remote = remotes.get(name);
-    if (remote === undefined) remotes.set(name, (remote = { name, configured: false, waiting: 0, running: 0, failed: 0, oldestWaitingAgeMs: null, uris: [] }));
-    remote.waiting = totals.tasks;
-    remote.oldestWaitingAgeMs = totals.oldestMtimeMs === null ? null : Math.max(0, now - totals.oldestMtimeMs);
-  }
+  return remotes;
+}
 
+/** The remote of that name; one the config no longer has is added as such. */
+function remoteNamed(remotes: Map<string, RemoteStatus>, name: string): RemoteStatus {
+  let remote = remotes.get(name);
+  if (remote === undefined) remotes.set(name, (remote = emptyRemote(name)));
+  return remote;
+}
+
+function emptyRemote(name: string): RemoteStatus {
+  return { name, configured: false, waiting: 0, running: 0, failed: 0, oldestWaitingAgeMs: null, uris: [] };
+}
+
+function runningClaim(lock: RunningLock, now: number): RunningClaim {
+  const first = lock.tasks[0]?.task;
   return {
-    version: STATUS_FORMAT_VERSION,
-    generatedAt: new Date(now).toISOString(),
-    storePath: config.storePath,
-    totals: {
-      waiting:
-        queue.summary === undefined
-          ? waiting.reduce((sum, item) => sum + item.waiting, 0)
-          : [...remotes.values()].reduce((sum, remote) => sum + remote.waiting, 0),
-      running: running.reduce((sum, lock) => sum + lock.tasks.length, 0),
-      failed: failed.length,
-      corrupt,
-    },
-    remotes: [...remotes.values()],
-    running: claims,
-    failed: failed
-      .map((item) => failedTaskView(item, storeNow))
-      .sort(newestFirst)
-      .slice(0, options.failedLimit ?? FAILED_LISTED),
-    storeClockOffsetMs,
-    nodes,
-    queueFrom: queue.summary === undefined ? null : { nodeId: queue.summary.nodeId, ageMs: Math.max(0, storeNow - queue.summary.writtenAt) },
-    circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, storeNow)),
-    backingOff: await readBackoffs(store, storeNow),
-    verify: await readVerify(config.storePath, storeNow),
-    history: await readClusterHistory(config.storePath),
-    trend: mergeTrends(await readTrends(config.storePath), storeNow),
+    lockName: lock.lockName,
+    uri: first === undefined ? null : redactUrl(first.uri),
+    remote: first?.remote ?? null,
+    tasks: lock.tasks.length,
+    ageMs: Math.max(0, now - lock.mtimeMs),
+    owner: ownerOf(lock.ownerRecord),
   };
 }
 

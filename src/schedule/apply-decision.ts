@@ -2,7 +2,7 @@ import { redactUrl } from '../runtime/redact.js';
 import { retryDelayMs } from './backoff.js';
 import type { ClaimLedger } from './claim-ledger.js';
 import type { JobHeartbeat } from './job-heartbeat.js';
-import type { JobDecision, UnitResult } from './job-outcome.js';
+import type { JobDecision, JobVerdict, UnitResult } from './job-outcome.js';
 import type { JobResult } from './job-result.js';
 import type { Lease, SchedulerDeps } from './ports.js';
 import { isEmpty, type RefRejections } from './ref-rejections.js';
@@ -10,13 +10,13 @@ import type { UriGroup } from './uri-groups.js';
 import type { UriState } from './uri-state.js';
 import type { WaitingTask } from '../store/store-types.js';
 
-/** What every step of one job works with, under its lock. */
 /** Thrown by `fence` when the lock is no longer this node's: the job stops writing at once. */
 export class LockLost extends Error {}
 
 /** One push unit's result, with the remote and project it pushed. */
 export type PushedUnit = UnitResult & { readonly remote: string; readonly project: string };
 
+/** What every step of one job works with, under its lock. */
 export interface Job {
   readonly deps: SchedulerDeps;
   readonly group: UriGroup;
@@ -33,91 +33,119 @@ export async function fence(lock: Lease): Promise<void> {
   if (!(await lock.stillMine())) throw new LockLost();
 }
 
-/** Tasks of one URI grouped by (remote, project): each group is one git push. */
+/** What a decision is applied to besides the job: its URI's state and what its push found. */
+export interface DecisionInputs {
+  readonly state: UriState | undefined;
+  readonly rejections: RefRejections | undefined;
+  /** The tasks this job pushes, by file name. */
+  readonly claimed: ReadonlyMap<string, WaitingTask>;
+  readonly failedRefs: number;
+  readonly refusedForNow: number;
+}
+
 /** The store moves, retry state, log lines and events of a decision, in that order; fenced. */
-export async function applyDecision(
-  { deps, group, lock, claims }: Job,
-  { finish, requeue, fail, verdict }: JobDecision<PushedUnit>,
-  job: {
-    state: UriState | undefined;
-    rejections: RefRejections | undefined;
-    /** The tasks this job pushes, by file name. */
-    claimed: ReadonlyMap<string, WaitingTask>;
-    failedRefs: number;
-    refusedForNow: number;
-  },
-): Promise<JobResult> {
-  const { store, clock, log } = deps;
-  const uri = redactUrl(group.uri);
-  const { remote, uriKey } = group;
-  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, tasksNamed(job.claimed, requeue)));
+export async function applyDecision(job: Job, decision: JobDecision<PushedUnit>, inputs: DecisionInputs): Promise<JobResult> {
+  const failedTasks = await moveUnits(job, decision, inputs);
+  const { verdict } = decision;
+  switch (verdict.kind) {
+    case 'aborted':
+      return { kind: 'aborted', ...alsoFailed(failedTasks) };
+    case 'host-down': {
+      const why = verdict.overloaded ? 'host overloaded: fewer pushes to it at once, spaced out' : 'host unreachable, its circuit is open';
+      job.deps.log.warn({ uri: redactUrl(job.group.uri), reason: verdict.reason }, `${why}; the tasks wait without spending a retry`);
+      return { kind: 'host-down', ...alsoFailed(failedTasks) };
+    }
+    case 'give-up':
+      await giveUp(job, verdict);
+      return { kind: 'failed', claimed: verdict.names.length + failedTasks };
+    case 'retry': {
+      const notBefore = await scheduleRetry(job, verdict, inputs);
+      return { kind: 'retry', notBefore, attempts: verdict.attempts, ...alsoFailed(failedTasks) };
+    }
+    default:
+      await keepOnlyRejections(job, inputs);
+      if (failedTasks > 0 && failedTasks === inputs.claimed.size) return { kind: 'failed', claimed: failedTasks };
+      return {
+        kind: 'pushed',
+        claimed: inputs.claimed.size,
+        failedRefs: inputs.failedRefs,
+        ...alsoFailed(failedTasks),
+        ...(inputs.refusedForNow > 0 ? { refusedForNow: inputs.refusedForNow } : {}),
+      };
+  }
+}
+
+/** Queues again, finishes and fails the decision's units; returns how many tasks failed. */
+async function moveUnits({ deps, group, lock, claims }: Job, { finish, requeue, fail }: JobDecision<PushedUnit>, inputs: DecisionInputs): Promise<number> {
+  const { store, log } = deps;
+  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, tasksNamed(inputs.claimed, requeue)));
   for (const { names } of finish) if (!claims.pushedAll(names)) await store.finish(lock.claimName, [...names]);
   let failedTasks = 0;
   for (const unit of fail) {
     const reason = unit.failure!.message;
     failedTasks += unit.names.length;
-    claims.movedOut(await store.fail(lock.claimName, [...unit.names], { reason, attempts: (job.state?.attempts ?? 0) + 1 }));
+    claims.movedOut(await store.fail(lock.claimName, [...unit.names], { reason, attempts: (inputs.state?.attempts ?? 0) + 1 }));
+    const uri = redactUrl(group.uri);
     log.error({ uri, remote: unit.remote, project: unit.project, tasks: unit.names.length, reason }, 'task failed');
-    deps.events?.({ type: 'task-failed', remote: unit.remote, uri, uriKey, tasks: unit.names.length, reason });
+    deps.events?.({ type: 'task-failed', remote: unit.remote, uri, uriKey: group.uriKey, tasks: unit.names.length, reason });
   }
-  if (verdict.kind === 'aborted') return { kind: 'aborted', ...alsoFailed(failedTasks) };
-  if (verdict.kind === 'host-down') {
-    const why = verdict.overloaded ? 'host overloaded: fewer pushes to it at once, spaced out' : 'host unreachable, its circuit is open';
-    log.warn({ uri, reason: verdict.reason }, `${why}; the tasks wait without spending a retry`);
-    return { kind: 'host-down', ...alsoFailed(failedTasks) };
-  }
-  if (verdict.kind === 'give-up') {
-    const reason = `${verdict.reason} (gave up after ${verdict.attempts} attempts)`;
+  return failedTasks;
+}
+
+type RetryVerdict = Extract<JobVerdict, { kind: 'retry' | 'give-up' }>;
+
+/** Retries are spent: the tasks fail and the URI's backoff is forgotten. */
+async function giveUp({ deps, group, lock, claims }: Job, verdict: RetryVerdict): Promise<void> {
+  const { remote, uriKey } = group;
+  const uri = redactUrl(group.uri);
+  const reason = `${verdict.reason} (gave up after ${verdict.attempts} attempts)`;
+  await fence(lock);
+  claims.movedOut(await deps.store.fail(lock.claimName, [...verdict.names], { reason, attempts: verdict.attempts }));
+  await deps.store.deleteUriState(uriKey);
+  deps.log.error({ uri, remote: remote.name, attempts: verdict.attempts, reason: verdict.reason }, 'task failed: retries exhausted');
+  deps.events?.({ type: 'task-failed', remote: remote.name, uri, uriKey, tasks: verdict.names.length, reason });
+}
+
+/** Records the URI's backoff, then queues the tasks again; returns when they may be tried. */
+async function scheduleRetry({ deps, group, lock, claims }: Job, verdict: RetryVerdict, inputs: DecisionInputs): Promise<number> {
+  const { remote, uriKey } = group;
+  const { attempts, reason } = verdict;
+  const now = deps.clock.now();
+  const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
+  await fence(lock);
+  await deps.store.writeUriState(uriKey, {
+    uri: group.uri,
+    attempts,
+    lastError: reason,
+    notBefore,
+    updatedAt: now,
+    nodeId: deps.config().nodeId,
+    ...withRejections(inputs.rejections),
+  });
+  claims.movedOut(await deps.store.reset(lock.claimName, tasksNamed(inputs.claimed, verdict.names)));
+  const uri = redactUrl(group.uri);
+  deps.log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
+  deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri, uriKey, attempts, retryInMs: notBefore - now, reason });
+  return notBefore;
+}
+
+/** After a push without a retry, the URI's state keeps only its runs of refused refs (no backoff), or goes. */
+async function keepOnlyRejections({ deps, group, lock }: Job, inputs: DecisionInputs): Promise<void> {
+  if (!isEmpty(inputs.rejections)) {
     await fence(lock);
-    claims.movedOut(await store.fail(lock.claimName, [...verdict.names], { reason, attempts: verdict.attempts }));
-    await store.deleteUriState(uriKey);
-    log.error({ uri, remote: remote.name, attempts: verdict.attempts, reason: verdict.reason }, 'task failed: retries exhausted');
-    deps.events?.({ type: 'task-failed', remote: remote.name, uri, uriKey, tasks: verdict.names.length, reason });
-    return { kind: 'failed', claimed: verdict.names.length + failedTasks };
-  }
-  const now = clock.now();
-  if (verdict.kind === 'retry') {
-    const { attempts, reason } = verdict;
-    const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
-    await fence(lock);
-    await store.writeUriState(uriKey, {
-      uri: group.uri,
-      attempts,
-      lastError: reason,
-      notBefore,
-      updatedAt: now,
-      nodeId: deps.config().nodeId,
-      ...withRejections(job.rejections),
-    });
-    claims.movedOut(await store.reset(lock.claimName, tasksNamed(job.claimed, verdict.names)));
-    log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
-    deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri, uriKey, attempts, retryInMs: notBefore - now, reason });
-    return { kind: 'retry', notBefore, attempts, ...alsoFailed(failedTasks) };
-  }
-  if (!isEmpty(job.rejections)) {
-    // No backoff: the runs of refused refs are all that is kept.
-    await fence(lock);
-    await store.writeUriState(uriKey, {
+    await deps.store.writeUriState(group.uriKey, {
       uri: group.uri,
       attempts: 0,
       lastError: '',
       notBefore: 0,
-      updatedAt: now,
+      updatedAt: deps.clock.now(),
       nodeId: deps.config().nodeId,
-      refRejections: job.rejections,
+      refRejections: inputs.rejections,
     } satisfies UriState);
-  } else if (job.state !== undefined) {
+  } else if (inputs.state !== undefined) {
     await fence(lock);
-    await store.deleteUriState(uriKey);
+    await deps.store.deleteUriState(group.uriKey);
   }
-  if (failedTasks > 0 && failedTasks === job.claimed.size) return { kind: 'failed', claimed: failedTasks };
-  return {
-    kind: 'pushed',
-    claimed: job.claimed.size,
-    failedRefs: job.failedRefs,
-    ...alsoFailed(failedTasks),
-    ...(job.refusedForNow > 0 ? { refusedForNow: job.refusedForNow } : {}),
-  };
 }
 
 function withRejections(rejections: RefRejections | undefined): { refRejections?: RefRejections } {
