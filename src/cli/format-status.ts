@@ -31,89 +31,97 @@ function table(rows: string[][], style: TableStyle): string {
  * their reasons (the newest `failedShown`), counts, nodes.
  */
 export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain', options: { failedShown?: number; urisShown?: number } = {}): string {
-  const out: string[] = [];
   const { totals } = status;
-  out.push(`store ${status.storePath}`);
-  out.push(`waiting ${totals.waiting}  running ${totals.running}  failed ${totals.failed}  corrupt ${totals.corrupt}`);
+  const out = [`store ${status.storePath}`, `waiting ${totals.waiting}  running ${totals.running}  failed ${totals.failed}  corrupt ${totals.corrupt}`];
   if (status.queueFrom !== null) {
     out.push(`waiting as node ${status.queueFrom.nodeId} counted it ${formatAge(status.queueFrom.ageMs)} ago (refrelay status --all counts the store)`);
   }
-  out.push('');
-  out.push(...uriTables(status, style, options.urisShown ?? URIS_SHOWN));
-  if (status.running.length > 0) {
-    out.push('');
-    const claimRows = [['RUNNING URI', 'REMOTE', 'TASKS', 'OWNER', 'AGE']];
-    for (const claim of status.running) {
-      const owner = claim.owner === null ? 'unknown' : `${claim.owner.nodeId ?? '?'} (pid ${claim.owner.pid ?? '?'})`;
-      claimRows.push([claim.uri ?? claim.lockName, claim.remote ?? '-', String(claim.tasks), owner, formatAge(claim.ageMs)]);
-    }
-    out.push(table(claimRows, style));
-  }
-  if (status.failed.length > 0) {
-    out.push('');
-    const shown = status.failed.slice(0, options.failedShown ?? FAILED_SHOWN);
-    const failedRows = [['FAILED URI', 'REMOTE', 'PROJECT', 'REFS', 'FAILED', 'REASON']];
-    for (const task of shown) {
-      const since = `${formatAge(task.failedAgeMs)} ago`;
-      failedRows.push([printable(task.uri), printable(task.remote), printable(task.project), refsText(task.refs), since, reasonText(task.reason)]);
-    }
-    out.push(table(failedRows, style));
-    out.push(...andMore(shown.length, status.totals.failed, 'refrelay status --all, or refrelay failed list'));
-  }
-  out.push('');
-  if (status.nodes.length === 0) {
-    out.push('nodes: none has reported yet');
-  } else {
-    // The SPOOLED column only while some machine holds updates the store has not got yet.
-    const spooled = status.nodes.some((node) => node.spooledTasks > 0);
-    const nodeRows = [['NODE', 'STATE', 'LAST BEAT', 'HOST', 'PID', 'CLOCK', ...(spooled ? ['SPOOLED'] : [])]];
-    for (const node of status.nodes) {
-      const { host, pid } = node.record;
-      const offset = node.clockOffsetMs === null ? '-' : formatOffset(node.clockOffsetMs);
-      const clock = node.clockOffsetMs !== null && node.clockWarning ? `! clock off by ${offset}` : offset;
-      nodeRows.push([
-        node.nodeId,
-        node.state,
-        `${formatAge(node.lastBeatAgeMs)} ago`,
-        typeof host === 'string' ? host : '-',
-        typeof pid === 'number' ? String(pid) : '-',
-        clock,
-        ...(spooled ? [String(node.spooledTasks)] : []),
-      ]);
-    }
-    out.push(table(nodeRows, style));
-    for (const node of status.nodes) {
-      const failing = node.storeNotWritable;
-      if (failing === undefined) continue;
-      const since = new Date(failing.sinceAt).toISOString();
-      out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${since}, ${failing.failures} failures in a row: ${failing.lastError}`);
-    }
-    if (status.storeClockOffsetMs === null) out.push("(store clock not measurable here: node ages use this machine's clock)");
-  }
-  if (status.circuits.length > 0) {
-    out.push('');
-    const circuitRows = [['OPEN HOST CIRCUIT', 'NODE', 'STATE', 'TRIPS', 'NEXT PROBE', 'LAST ERROR']];
-    for (const circuit of status.circuits) {
-      const nextProbe = circuit.nextProbeInMs === null ? 'running' : `in ${formatAge(circuit.nextProbeInMs)}`;
-      circuitRows.push([circuit.host, circuit.nodeId, circuit.state, String(circuit.trips), nextProbe, circuit.lastError ?? '-']);
-    }
-    out.push(table(circuitRows, style));
-  }
+  out.push('', ...uriTables(status, style, options.urisShown ?? URIS_SHOWN));
+  out.push(...runningTable(status, style));
+  out.push(...failedTable(status, style, options.failedShown ?? FAILED_SHOWN));
+  out.push('', ...nodesSection(status, style));
+  out.push(...circuitTable(status, style));
   out.push(...backoffTable(status, style, options.urisShown ?? URIS_SHOWN));
-  if (status.verify !== null) {
-    const { verify } = status;
-    out.push('');
-    const checked = `${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}`;
-    out.push(`verify: ${checked}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`);
-    for (const problem of verify.problems) {
-      const what =
-        problem.state === 'drift'
-          ? `DRIFT ${problem.remote} ${problem.uri}: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra`
-          : `UNREACHABLE ${problem.remote} ${problem.uri}: ${problem.error ?? ''}`;
-      out.push(`  ${what}`);
-    }
-  }
+  out.push(...verifySection(status));
   return out.join('\n') + '\n';
+}
+
+function runningTable(status: ClusterStatus, style: TableStyle): string[] {
+  if (status.running.length === 0) return [];
+  const rows = [['RUNNING URI', 'REMOTE', 'TASKS', 'OWNER', 'AGE']];
+  for (const claim of status.running) {
+    const owner = claim.owner === null ? 'unknown' : `${claim.owner.nodeId ?? '?'} (pid ${claim.owner.pid ?? '?'})`;
+    rows.push([claim.uri ?? claim.lockName, claim.remote ?? '-', String(claim.tasks), owner, formatAge(claim.ageMs)]);
+  }
+  return ['', table(rows, style)];
+}
+
+/** The newest `shown` failed tasks with their reasons. */
+function failedTable(status: ClusterStatus, style: TableStyle, shown: number): string[] {
+  if (status.failed.length === 0) return [];
+  const listed = status.failed.slice(0, shown);
+  const rows = [['FAILED URI', 'REMOTE', 'PROJECT', 'REFS', 'FAILED', 'REASON']];
+  for (const task of listed) {
+    const since = `${formatAge(task.failedAgeMs)} ago`;
+    rows.push([printable(task.uri), printable(task.remote), printable(task.project), refsText(task.refs), since, reasonText(task.reason)]);
+  }
+  return ['', table(rows, style), ...andMore(listed.length, status.totals.failed, 'refrelay status --all, or refrelay failed list')];
+}
+
+/** The nodes' table, then a line for each node that cannot write the store. */
+function nodesSection(status: ClusterStatus, style: TableStyle): string[] {
+  if (status.nodes.length === 0) return ['nodes: none has reported yet'];
+  // The SPOOLED column only while some machine holds updates the store has not got yet.
+  const spooled = status.nodes.some((node) => node.spooledTasks > 0);
+  const rows = [['NODE', 'STATE', 'LAST BEAT', 'HOST', 'PID', 'CLOCK', ...(spooled ? ['SPOOLED'] : [])]];
+  for (const node of status.nodes) {
+    const { host, pid } = node.record;
+    const offset = node.clockOffsetMs === null ? '-' : formatOffset(node.clockOffsetMs);
+    const clock = node.clockOffsetMs !== null && node.clockWarning ? `! clock off by ${offset}` : offset;
+    rows.push([
+      node.nodeId,
+      node.state,
+      `${formatAge(node.lastBeatAgeMs)} ago`,
+      typeof host === 'string' ? host : '-',
+      typeof pid === 'number' ? String(pid) : '-',
+      clock,
+      ...(spooled ? [String(node.spooledTasks)] : []),
+    ]);
+  }
+  const out = [table(rows, style)];
+  for (const node of status.nodes) {
+    const failing = node.storeNotWritable;
+    if (failing === undefined) continue;
+    const since = new Date(failing.sinceAt).toISOString();
+    out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${since}, ${failing.failures} failures in a row: ${failing.lastError}`);
+  }
+  if (status.storeClockOffsetMs === null) out.push("(store clock not measurable here: node ages use this machine's clock)");
+  return out;
+}
+
+function circuitTable(status: ClusterStatus, style: TableStyle): string[] {
+  if (status.circuits.length === 0) return [];
+  const rows = [['OPEN HOST CIRCUIT', 'NODE', 'STATE', 'TRIPS', 'NEXT PROBE', 'LAST ERROR']];
+  for (const circuit of status.circuits) {
+    const nextProbe = circuit.nextProbeInMs === null ? 'running' : `in ${formatAge(circuit.nextProbeInMs)}`;
+    rows.push([circuit.host, circuit.nodeId, circuit.state, String(circuit.trips), nextProbe, circuit.lastError ?? '-']);
+  }
+  return ['', table(rows, style)];
+}
+
+/** The last periodic verification's counts and each destination it found drifted or unreachable. */
+function verifySection({ verify }: ClusterStatus): string[] {
+  if (verify === null) return [];
+  const checked = `${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}`;
+  const out = ['', `verify: ${checked}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`];
+  for (const problem of verify.problems) {
+    const what =
+      problem.state === 'drift'
+        ? `DRIFT ${problem.remote} ${problem.uri}: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra`
+        : `UNREACHABLE ${problem.remote} ${problem.uri}: ${problem.error ?? ''}`;
+    out.push(`  ${what}`);
+  }
+  return out;
 }
 
 /** The URIs whose last push failed: why, and when the next attempt may start (`shown` of them, 0: all). */
