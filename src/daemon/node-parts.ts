@@ -9,11 +9,12 @@ import { Waker } from '../runtime/waker.js';
 import { Distributor } from '../schedule/distributor.js';
 import type { SchedulerLocks } from '../schedule/ports.js';
 import type { Task } from '../task/task.js';
+import type { ReplicationConfig } from '../config/types.js';
 import { ConfigReloader } from './config-reload.js';
 import type { DaemonOptions, NodeCollaborators } from './daemon-options.js';
 import { DoneSweeper } from './done-sweeper.js';
 import { watchLocalWrites } from './local-write-watch.js';
-import { LockRecovery, realProcessControl } from './lock-recovery.js';
+import { LockRecovery, realProcessControl, type ProcessControl } from './lock-recovery.js';
 import { PeriodicVerify } from './periodic-verify.js';
 import { SpoolForwarder } from './spool-forwarder.js';
 
@@ -49,48 +50,31 @@ export function nodeParts(options: DaemonOptions) {
       clock,
       () => doneSweeper.retired(),
     );
-  // Where the lock's HeldLease meets the scheduler's Lease: the compiler checks they agree here.
-  const schedulerLocks: SchedulerLocks = leases;
-  const identifyPush = (pushPid: number) => ({ pushStartTime: processes.identify(pushPid).startTime, bootId: processes.bootId() });
-  const events = options.observability?.events;
-  const spoolDir = options.spoolDir;
-  const distributor = new Distributor(
-    {
-      config,
-      store,
-      locks: schedulerLocks,
-      pusher: options.pusher,
-      clock,
-      random,
-      timers,
-      log,
-      storeClockOffsetMs,
-      membership: () => liveNodes.membership,
-      ...(events ? { events } : {}),
-      identifyPush,
-      ...(spoolDir === undefined ? {} : { spool: (tasks: readonly Task[]) => spoolTasks(spoolDir, config().storePath, tasks, new Date(clock.now())) }),
-    },
-    () => waker.wake('slot'),
-  );
+  const distributor = newDistributor(options, { config, locks: leases, storeClockOffsetMs, liveNodes, processes }, () => waker.wake('slot'));
   const onRecovered = (uriKey: string): void => {
     distributor.expedite(uriKey);
     waker.wake();
   };
   const recovery: NodeCollaborators['recovery'] =
-    given.recovery ?? new LockRecovery({ locks, store, clock, log, host, processes, lockStaleMs: () => config().lockStaleMs, onRecovered, events });
+    given.recovery ??
+    new LockRecovery({
+      locks,
+      store,
+      clock,
+      log,
+      host,
+      processes,
+      lockStaleMs: () => config().lockStaleMs,
+      onRecovered,
+      events: options.observability?.events,
+    });
   const collaborators: NodeCollaborators = {
     leases,
     recovery,
     heartbeat: given.heartbeat ?? new NodeHeartbeat({ nodesDir: paths.nodes, nodeId, pid, host, version: options.version, clock, random }),
     verify: given.verify ?? new PeriodicVerify(paths.verify, config, clock, random, log, storeClockOffsetMs, options.credentials),
     probeClock: given.probeClock ?? (() => measureStoreClockOffset(paths.nodes, nodeId, clock)),
-    assertNodeIdFree:
-      given.assertNodeIdFree ??
-      (() => {
-        const sleep = (ms: number): Promise<void> => new Promise((resolve) => timers.after(ms, resolve));
-        const observeMs = 2 * config().distributionIntervalMs + 500;
-        return assertNodeIdFree({ nodesDir: paths.nodes, nodeId, host, pid, clock, observeMs, isPidAlive: (alive) => processes.isAlive(alive), sleep });
-      }),
+    assertNodeIdFree: given.assertNodeIdFree ?? (() => waitUntilNodeIdFree(options, config, processes)),
     watchLocalWrites: given.watchLocalWrites ?? ((wake) => watchLocalWrites(paths.building, wake)),
     liveNodes,
   };
@@ -101,6 +85,48 @@ export function nodeParts(options: DaemonOptions) {
     distributor,
     doneSweeper,
     offset,
-    spool: spoolDir === undefined ? undefined : new SpoolForwarder({ dir: spoolDir, store, log, storeClockOffsetMs }),
+    spool: options.spoolDir === undefined ? undefined : new SpoolForwarder({ dir: options.spoolDir, store, log, storeClockOffsetMs }),
   };
+}
+
+interface DistributorWiring {
+  readonly config: () => ReplicationConfig;
+  /** Where the lock's HeldLease meets the scheduler's Lease: the compiler checks they agree here. */
+  readonly locks: SchedulerLocks;
+  readonly storeClockOffsetMs: () => number;
+  readonly liveNodes: Pick<LiveNodes, 'membership'>;
+  readonly processes: ProcessControl;
+}
+
+function newDistributor(options: DaemonOptions, wiring: DistributorWiring, onSlotFree: () => void): Distributor {
+  const { store, clock, random, timers, log, spoolDir } = options;
+  const { config, processes, liveNodes } = wiring;
+  const events = options.observability?.events;
+  return new Distributor(
+    {
+      config,
+      store,
+      locks: wiring.locks,
+      pusher: options.pusher,
+      clock,
+      random,
+      timers,
+      log,
+      storeClockOffsetMs: wiring.storeClockOffsetMs,
+      membership: () => liveNodes.membership,
+      ...(events ? { events } : {}),
+      identifyPush: (pushPid: number) => ({ pushStartTime: processes.identify(pushPid).startTime, bootId: processes.bootId() }),
+      ...(spoolDir === undefined ? {} : { spool: (tasks: readonly Task[]) => spoolTasks(spoolDir, config().storePath, tasks, new Date(clock.now())) }),
+    },
+    onSlotFree,
+  );
+}
+
+/** Refuses to start while a live process still beats as this node's id (watched for two distribution intervals). */
+function waitUntilNodeIdFree(options: DaemonOptions, config: () => ReplicationConfig, processes: ProcessControl): Promise<void> {
+  const { store, clock, timers, host, pid } = options;
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => timers.after(ms, resolve));
+  const observeMs = 2 * config().distributionIntervalMs + 500;
+  const isPidAlive = (alive: number) => processes.isAlive(alive);
+  return assertNodeIdFree({ nodesDir: store.paths.nodes, nodeId: options.config.nodeId, host, pid, clock, observeMs, isPidAlive, sleep });
 }
