@@ -55,19 +55,9 @@ export function nodeParts(options: DaemonOptions) {
     distributor.expedite(uriKey);
     waker.wake();
   };
+  const events = options.observability?.events;
   const recovery: NodeCollaborators['recovery'] =
-    given.recovery ??
-    new LockRecovery({
-      locks,
-      store,
-      clock,
-      log,
-      host,
-      processes,
-      lockStaleMs: () => config().lockStaleMs,
-      onRecovered,
-      events: options.observability?.events,
-    });
+    given.recovery ?? new LockRecovery({ locks, store, clock, log, host, processes, lockStaleMs: () => config().lockStaleMs, onRecovered, events });
   const collaborators: NodeCollaborators = {
     leases,
     recovery,

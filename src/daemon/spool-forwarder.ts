@@ -80,28 +80,45 @@ export class SpoolForwarder {
 
   /** One pass: a `readdir` when the spool is empty. Store errors reject (the spool is kept for the next pass). */
   async tick(): Promise<ForwardReport> {
-    const { dir, store, log } = this.options;
-    const files = this.options.files ?? realSpoolFiles;
+    const { dir, log } = this.options;
     if ((await spooledNames(dir)).length === 0) {
       this.waitingCount = 0;
       this.stuck.clear();
       this.skipped.clear();
       return { forwarded: 0, quarantined: 0, skipped: 0 };
     }
-    const reading = await readSpool(dir, files);
+    const reading = await readSpool(dir, this.options.files ?? realSpoolFiles);
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
-    const skipped = new Map(reading.skipped.map((bad) => [bad.name, bad.reason]));
+    this.noteSkipped(reading.skipped);
+    const pending = this.notStuck(reading.tasks);
+    this.waitingCount = pending.length;
+    let forwarded = 0;
+    for (let start = 0; start < pending.length; start += FORWARD_BATCH) {
+      const batch = pending.slice(start, start + FORWARD_BATCH);
+      await this.forward(batch);
+      forwarded += batch.length;
+      this.waitingCount -= batch.length;
+    }
+    if (forwarded > 0) log.info({ tasks: forwarded, spool: dir }, 'forwarded spooled tasks into the store');
+    return { forwarded, quarantined: reading.quarantined.length, skipped: reading.skipped.length };
+  }
+
+  /** Logs each unreadable, unmovable file the first pass it is seen. */
+  private noteSkipped(files: readonly { readonly name: string; readonly reason: string }[]): void {
+    const skipped = new Map(files.map((bad) => [bad.name, bad.reason]));
     for (const [name, reason] of skipped) {
-      if (!this.skipped.has(name))
-        log.error(
-          { file: name, reason, spool: dir },
-          'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder',
-        );
+      if (this.skipped.has(name)) continue;
+      const message = 'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder';
+      this.options.log.error({ file: name, reason, spool: this.options.dir }, message);
     }
     this.skipped = skipped;
+  }
+
+  /** The spooled tasks to forward: all but the stuck files that have not changed; forgets stuck files that are gone. */
+  private notStuck(tasks: readonly SpooledTask[]): SpooledTask[] {
     const seen = new Set<string>();
     const pending: SpooledTask[] = [];
-    for (const spooled of reading.tasks) {
+    for (const spooled of tasks) {
       const name = basename(spooled.path);
       seen.add(name);
       const stuck = this.stuck.get(name);
@@ -110,40 +127,38 @@ export class SpoolForwarder {
       pending.push(spooled);
     }
     for (const name of this.stuck.keys()) if (!seen.has(name)) this.stuck.delete(name);
-    this.waitingCount = pending.length;
+    return pending;
+  }
+
+  /** Publishes the batch backdated to when each was enqueued, then removes their spool files. */
+  private async forward(batch: readonly SpooledTask[]): Promise<void> {
+    const { store, log, dir } = this.options;
+    const files = this.options.files ?? realSpoolFiles;
     const offset = this.options.storeClockOffsetMs();
-    let forwarded = 0;
-    for (let start = 0; start < pending.length; start += FORWARD_BATCH) {
-      const batch = pending.slice(start, start + FORWARD_BATCH);
-      const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
-      await store.createMany(
-        batch.map((spooled) => spooled.task),
-        { mtimeOf: (task) => enqueuedAt.get(task) },
-      );
-      const failures = await Promise.all(
-        batch.map((spooled) =>
-          removeSpooled(spooled.path, files).then(
-            () => undefined,
-            (error: unknown) => ({ spooled, error }),
-          ),
+    const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
+    await store.createMany(
+      batch.map((spooled) => spooled.task),
+      { mtimeOf: (task) => enqueuedAt.get(task) },
+    );
+    const failures = await Promise.all(
+      batch.map((spooled) =>
+        removeSpooled(spooled.path, files).then(
+          () => undefined,
+          (error: unknown) => ({ spooled, error }),
         ),
+      ),
+    );
+    for (const failure of failures) {
+      if (failure === undefined) continue;
+      // The task is durable in the store: forwarding this file again would queue it again
+      // once a node has pushed and finished it, i.e. push the same update every pass.
+      const { spooled, error } = failure;
+      const reason = errnoName(error) ?? (error instanceof Error ? error.message : String(error));
+      this.stuck.set(basename(spooled.path), { mtimeMs: spooled.enqueuedAtMs, ctimeMs: spooled.ctimeMs, sizeBytes: spooled.sizeBytes, reason });
+      log.warn(
+        { file: basename(spooled.path), reason, spool: dir },
+        "forwarded a spooled task but could not remove its spool file: it is not forwarded again while unchanged; give the daemon's user write permission on the spool folder",
       );
-      for (const failure of failures) {
-        if (failure === undefined) continue;
-        // The task is durable in the store: forwarding this file again would queue it again
-        // once a node has pushed and finished it, i.e. push the same update every pass.
-        const { spooled, error } = failure;
-        const reason = errnoName(error) ?? (error instanceof Error ? error.message : String(error));
-        this.stuck.set(basename(spooled.path), { mtimeMs: spooled.enqueuedAtMs, ctimeMs: spooled.ctimeMs, sizeBytes: spooled.sizeBytes, reason });
-        log.warn(
-          { file: basename(spooled.path), reason, spool: dir },
-          "forwarded a spooled task but could not remove its spool file: it is not forwarded again while unchanged; give the daemon's user write permission on the spool folder",
-        );
-      }
-      forwarded += batch.length;
-      this.waitingCount -= batch.length;
     }
-    if (forwarded > 0) log.info({ tasks: forwarded, spool: dir }, 'forwarded spooled tasks into the store');
-    return { forwarded, quarantined: reading.quarantined.length, skipped: reading.skipped.length };
   }
 }
