@@ -77,13 +77,6 @@ function trackGroup(pid: number): void {
  */
 export function runProcess(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
   return new Promise((resolve) => {
-    const stdout: Buffer[] = [];
-    let stderr = '';
-    let partialLine = '';
-    let killed = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    let spawnError: Error | undefined;
-
     if (options.signal?.aborted) {
       resolve({ exitCode: null, exitSignal: null, stdout: '', stderr: '', killed: true });
       return;
@@ -100,21 +93,17 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     if (pid === undefined || onSpawn === undefined) open(false);
     else onSpawn(pid).then(open, () => open(false));
 
-    const killGroup = (signal: NodeJS.Signals): void => {
-      if (pid === undefined) return;
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        // ESRCH: every process of the group has exited already.
-      }
-    };
+    let killed = false;
+    let graceTimer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
       killed = true;
-      killGroup('SIGTERM');
-      graceTimer = setTimeout(() => killGroup('SIGKILL'), options.killGraceMs);
+      killGroup(pid, 'SIGTERM');
+      graceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), options.killGraceMs);
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
+    const stdout: Buffer[] = [];
+    const stderr = new StderrTail(options.onStderrLine);
     child.stdout.on('data', (chunk: Buffer) => {
       stdout.push(chunk);
       options.onOutput?.();
@@ -122,34 +111,65 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
       options.onOutput?.();
-      stderr = (stderr + chunk).slice(-STDERR_KEEP);
-      if (options.onStderrLine === undefined) return;
-      const parts = (partialLine + chunk).split(/\r\n|\r|\n/);
-      partialLine = parts.pop() ?? '';
-      for (const line of parts) if (line !== '') options.onStderrLine(line);
+      stderr.add(chunk);
     });
+    let spawnError: Error | undefined;
     child.once('error', (error) => {
       spawnError = error;
     });
     child.once('close', (exitCode, exitSignal) => {
-      // The gate's shell could not become the command: report it as a command that could not start.
-      if (
-        onSpawn !== undefined &&
-        spawnError === undefined &&
-        exitCode !== null &&
-        GATE_EXEC_FAILED.has(exitCode) &&
-        stdout.length === 0 &&
-        stderr.includes(command)
-      ) {
-        spawnError = new Error(stderr.trim().split('\n').pop() ?? `exit ${exitCode}`);
-      }
+      if (onSpawn !== undefined && spawnError === undefined && stdout.length === 0) spawnError = gateExecFailure(command, exitCode, stderr.text);
       if (pid !== undefined) liveGroups.delete(pid);
       options.signal?.removeEventListener('abort', onAbort);
       if (graceTimer !== undefined) clearTimeout(graceTimer);
       // A killed group member that closed its pipes early could still linger.
-      if (killed) killGroup('SIGKILL');
-      if (partialLine !== '' && options.onStderrLine !== undefined) options.onStderrLine(partialLine);
-      resolve({ exitCode, exitSignal, stdout: Buffer.concat(stdout).toString('utf8'), stderr, killed, ...(spawnError === undefined ? {} : { spawnError }) });
+      if (killed) killGroup(pid, 'SIGKILL');
+      stderr.end();
+      resolve({
+        exitCode,
+        exitSignal,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: stderr.text,
+        killed,
+        ...(spawnError === undefined ? {} : { spawnError }),
+      });
     });
   });
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: every process of the group has exited already.
+  }
+}
+
+/** The gate's shell could not become the command: reported as a command that could not start. */
+function gateExecFailure(command: string, exitCode: number | null, stderr: string): Error | undefined {
+  if (exitCode === null || !GATE_EXEC_FAILED.has(exitCode) || !stderr.includes(command)) return undefined;
+  return new Error(stderr.trim().split('\n').pop() ?? `exit ${exitCode}`);
+}
+
+/** Keeps the last STDERR_KEEP characters of stderr and hands each whole line on (split on \n and \r). */
+class StderrTail {
+  text = '';
+  private partialLine = '';
+
+  constructor(private readonly onLine: ((line: string) => void) | undefined) {}
+
+  add(chunk: string): void {
+    this.text = (this.text + chunk).slice(-STDERR_KEEP);
+    if (this.onLine === undefined) return;
+    const parts = (this.partialLine + chunk).split(/\r\n|\r|\n/);
+    this.partialLine = parts.pop() ?? '';
+    for (const line of parts) if (line !== '') this.onLine(line);
+  }
+
+  /** The last line, when the output did not end with a line break. */
+  end(): void {
+    if (this.partialLine !== '' && this.onLine !== undefined) this.onLine(this.partialLine);
+    this.partialLine = '';
+  }
 }
