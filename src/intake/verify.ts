@@ -85,6 +85,13 @@ function sourceOf(remote: RemoteConfig, dst: string): string | undefined {
   return undefined;
 }
 
+type RefDiff = Pick<DriftReport, 'missing' | 'different' | 'extra' | 'fixRefs'>;
+const NO_DIFF: RefDiff = { missing: [], different: [], extra: [], fixRefs: [] };
+
+/**
+ * Compares a destination's refs (`git ls-remote`) with what the remote's refspecs would push from
+ * the local repository; the project's HEAD decides first whether the remote receives it at all.
+ */
 export async function verifyDestination(
   config: ReplicationConfig,
   destination: Destination,
@@ -93,20 +100,13 @@ export async function verifyDestination(
   access: DestinationAccess = {},
 ): Promise<DriftReport> {
   const { project, remote, uri } = destination;
-  const base = { project, remote: remote.name, uri: redactUrl(uri), mirror: remote.mirror };
+  const report = (state: DriftReport['state'], found: Partial<DriftReport> = {}): DriftReport => {
+    return { project, remote: remote.name, uri: redactUrl(uri), mirror: remote.mirror, state, refs: 0, ...NO_DIFF, ...found };
+  };
   const localRepo = join(config.basePath ?? '', `${project}.git`);
   const local = await run(['for-each-ref', '--format=%(objectname) %(refname)'], localRepo, env, timeoutMs);
   if (local.code !== 0) {
-    return {
-      ...base,
-      state: 'unreachable',
-      refs: 0,
-      missing: [],
-      different: [],
-      extra: [],
-      fixRefs: [],
-      error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}`,
-    };
+    return report('unreachable', { error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}` });
   }
   if (!remote.replicatePermissions) {
     // A project this remote never receives (see projectExclusion) cannot drift: the push would send nothing.
@@ -114,17 +114,22 @@ export async function verifyDestination(
       const result = await run(['symbolic-ref', '-q', 'HEAD'], localRepo, env, timeoutMs);
       return { exitCode: result.code, stdout: result.stdout };
     });
-    if (projectExclusion(remote, head) !== undefined) return { ...base, state: 'in-sync', refs: 0, missing: [], different: [], extra: [], fixRefs: [] };
+    if (projectExclusion(remote, head) !== undefined) return report('in-sync');
   }
   // The same transport rules, ssh options and credentials as a push to this destination.
   const toDestination = envForDestination(env, uri, remote, access);
   const listed = await run(['ls-remote', '--', uri], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) {
-    const reason = redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`);
-    return { ...base, state: 'unreachable', refs: 0, missing: [], different: [], extra: [], fixRefs: [], error: reason };
+    return report('unreachable', { error: redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`) });
   }
   const expected = expectedRefs(remote, refLines(local.stdout, ' '));
-  const actual = refLines(listed.stdout, '\t');
+  const diff = compareRefs(remote, expected, refLines(listed.stdout, '\t'));
+  const drift = diff.missing.length > 0 || diff.different.length > 0 || (remote.mirror && diff.extra.length > 0);
+  return report(drift ? 'drift' : 'in-sync', { refs: expected.size, ...diff });
+}
+
+/** What the destination lacks, has at another object, or has besides; and the local refs whose push would fix it. */
+function compareRefs(remote: RemoteConfig, expected: ReadonlyMap<string, { src: string; oid: string }>, actual: ReadonlyMap<string, string>): RefDiff {
   const missing: string[] = [];
   const different: string[] = [];
   const extra: string[] = [];
@@ -147,8 +152,7 @@ export async function verifyDestination(
     extra.push(dst);
     if (remote.mirror) fix.add(src);
   }
-  const drift = missing.length > 0 || different.length > 0 || (remote.mirror && extra.length > 0);
-  return { ...base, state: drift ? 'drift' : 'in-sync', refs: expected.size, missing, different, extra, fixRefs: [...fix].sort() };
+  return { missing, different, extra, fixRefs: [...fix].sort() };
 }
 
 export async function verifyAll(
