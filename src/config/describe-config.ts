@@ -38,7 +38,7 @@ export function describeConfig(config: ReplicationConfig): string {
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
     ...config.webhookUrls.map((url) => `webhookUrl: ${webhookReceiverName(url)}`),
   ];
-  for (const [key, value] of Object.entries(redactExtra(config.extra))) lines.push(`${key}: ${value} (reserved)`);
+  for (const [key, value] of Object.entries(config.extra ?? {})) lines.push(`${key}: ${value} (reserved)`);
   const from = config.remotesDir === undefined ? '' : ` (from ${config.remotesDir}/*.config)`;
   lines.push('', `remotes: ${config.remotes.length}${from}`);
   for (const remote of config.remotes) lines.push('', ...describeRemote(remote));
@@ -147,45 +147,45 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     httpTokenFile: config.httpTokenFile ?? null,
     webhookUrls: config.webhookUrls.map(webhookReceiverName),
     defaultForceUpdate: config.defaultForceUpdate ?? false,
-    extra: redactExtra(config.extra),
+    // Extra keys are shown as written: reserved keys hold no secret (tokens are honoured settings, shown as set).
+    extra: { ...config.extra },
     remotesDir: config.remotesDir ?? null,
-    remotes: config.remotes.map((remote) => ({
-      name: remote.name,
-      file: remote.file ?? null,
-      urls: remote.urls.map(redactUrl),
-      push: remote.push.map((spec) => ({ text: spec.text, force: spec.force, src: spec.src, dst: spec.dst })),
-      projects: remote.projects.map((p) => ({ text: p.text, kind: p.kind })),
-      excludeProjects: remote.excludeProjects.map((p) => ({ text: p.text, kind: p.kind })),
-      threads: remote.threads,
-      shares: remote.shares,
-      replicationDelayMs: remote.replicationDelayMs,
-      rescheduleDelayMs: remote.rescheduleDelayMs,
-      replicationRetryMs: remote.replicationRetryMs,
-      replicationMaxRetries: remote.replicationMaxRetries,
-      timeoutMs: remote.timeoutMs,
-      pushDeadlineMs: remote.pushDeadlineMs,
-      mirror: remote.mirror,
-      deletes: describeDeletes(remote),
-      createMissingRepositories: remote.createMissingRepositories,
-      excludedRefsPatterns: remote.excludedRefsPatterns.map((pattern) => pattern.text),
-      replicatePermissions: remote.replicatePermissions,
-      replicateNoteDbMetaRefs: remote.replicateNoteDbMetaRefs,
-      remoteNameStyle: remote.remoteNameStyle,
-      sshIdentity: remote.sshIdentity ?? null,
-      sshCommand: remote.sshCommand ?? null,
-      sshStrictHostKeyChecking: remote.sshStrictHostKeyChecking,
-      extra: { ...(remote.extra ?? {}) },
-      notes: basenameNotes(remote),
-    })),
+    remotes: config.remotes.map(remoteToJson),
     warnings: config.warnings.map((w) => ({ file: w.file, key: w.key, message: w.message })),
+  };
+}
+
+function remoteToJson(remote: RemoteConfig): Record<string, unknown> {
+  return {
+    name: remote.name,
+    file: remote.file ?? null,
+    urls: remote.urls.map(redactUrl),
+    push: remote.push.map((spec) => ({ text: spec.text, force: spec.force, src: spec.src, dst: spec.dst })),
+    projects: remote.projects.map((p) => ({ text: p.text, kind: p.kind })),
+    excludeProjects: remote.excludeProjects.map((p) => ({ text: p.text, kind: p.kind })),
+    threads: remote.threads,
+    shares: remote.shares,
+    replicationDelayMs: remote.replicationDelayMs,
+    rescheduleDelayMs: remote.rescheduleDelayMs,
+    replicationRetryMs: remote.replicationRetryMs,
+    replicationMaxRetries: remote.replicationMaxRetries,
+    timeoutMs: remote.timeoutMs,
+    pushDeadlineMs: remote.pushDeadlineMs,
+    mirror: remote.mirror,
+    deletes: describeDeletes(remote),
+    createMissingRepositories: remote.createMissingRepositories,
+    excludedRefsPatterns: remote.excludedRefsPatterns.map((pattern) => pattern.text),
+    replicatePermissions: remote.replicatePermissions,
+    replicateNoteDbMetaRefs: remote.replicateNoteDbMetaRefs,
+    remoteNameStyle: remote.remoteNameStyle,
+    sshIdentity: remote.sshIdentity ?? null,
+    sshCommand: remote.sshCommand ?? null,
+    sshStrictHostKeyChecking: remote.sshStrictHostKeyChecking,
+    extra: { ...(remote.extra ?? {}) },
+    notes: basenameNotes(remote),
   };
 }
 
 function retries(count: number): string {
   return count === 0 ? '0 (retry forever)' : String(count);
-}
-
-/** Reserved keys hold no secret (tokens are honoured settings, shown as set). */
-function redactExtra(extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  return { ...extra };
 }
