@@ -53,6 +53,11 @@ function wordBoundary(boundary: boolean): Piece {
   return assertion(boundary ? `(?:${before}(?!${after})|(?!${before})${after})` : `(?:${before}${after}|(?!${before})(?!${after}))`);
 }
 
+/** Escapes that stand for one control character, in a class or out of one. */
+const CONTROL_CHARACTERS: Readonly<Record<string, number>> = { a: 0x07, e: 0x1b, f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09, v: 0x0b };
+
+const isBackreferenceDigit = (ch: number): boolean => ch >= 0x31 && ch <= 0x39;
+
 /**
  * Java's `escape()`: reads `\x…` at the cursor (which is on the backslash). `isRange` is Java's
  * compatibility rule that `\v` before or after `-` in a class is the single character VT.
@@ -62,85 +67,67 @@ export function escape(reader: PatternReader, inClass: boolean, isRange: boolean
   const letter = String.fromCodePoint(ch);
   const set = predefinedClass(letter);
   if (set !== undefined && !(letter === 'v' && isRange)) return { set };
+  const control = CONTROL_CHARACTERS[letter];
+  if (control !== undefined) return control;
   switch (letter) {
     case '0':
       return octal(reader);
-    case '1':
-    case '2':
-    case '3':
-    case '4':
-    case '5':
-    case '6':
-    case '7':
-    case '8':
-    case '9':
-      if (inClass) break;
-      throw new UntranslatableError(
-        `the backreference \\${letter} cannot be matched exactly as Java does (Java fails it when the group did not take part); rewrite the pattern without it`,
-      );
+    case 'c':
+      return controlOf(reader);
+    case 'u':
+      return unicode(reader);
+    case 'x':
+      return hex(reader);
+    case 'N':
+      throw new UntranslatableError('\\N{…} (a character by name) has no equivalent here; write the character or \\x{…}');
+  }
+  if (!inClass) {
+    const node = nodeEscape(reader, letter, groupNames);
+    if (node !== undefined) return { node };
+  }
+  // Java reserves every other ASCII letter and digit; any other character stands for itself.
+  if (!isAsciiAlpha(ch) && !isBackreferenceDigit(ch)) return ch;
+  throw reader.error('Illegal/unsupported escape sequence');
+}
+
+/** The escapes that are zero-width or several characters, allowed outside a class only. */
+function nodeEscape(reader: PatternReader, letter: string, groupNames: ReadonlySet<string>): Piece | undefined {
+  switch (letter) {
     case 'A':
-      if (inClass) break;
-      return { node: assertion('^') };
+      return assertion('^');
     case 'z':
-      if (inClass) break;
-      return { node: assertion('$') };
+      return assertion('$');
     case 'Z':
-      if (inClass) break;
-      return { node: dollar(reader, false) };
+      return dollar(reader, false);
     case 'G':
-      if (inClass) break;
       // String.matches starts at 0, where Java's "end of the previous match" also is.
-      return { node: assertion('^') };
+      return assertion('^');
     case 'b':
-      if (inClass) break;
       if (reader.peek() === 0x7b) {
         if (reader.skip() === 0x67) {
           if (reader.read() === 0x7d) throw new UntranslatableError('\\b{g} (a grapheme cluster boundary) has no equivalent here');
-          break;
+          return undefined;
         }
         reader.unread();
         reader.unread();
       }
-      return { node: wordBoundary(true) };
+      return wordBoundary(true);
     case 'B':
-      if (inClass) break;
-      return { node: wordBoundary(false) };
+      return wordBoundary(false);
     case 'R':
-      if (inClass) break;
-      return { node: { js: '(?:\\u{d}\\u{a}|[\\u{a}-\\u{d}\\u{85}\\u{2028}\\u{2029}])', min: 1, max: 2, det: true } };
+      return { js: '(?:\\u{d}\\u{a}|[\\u{a}-\\u{d}\\u{85}\\u{2028}\\u{2029}])', min: 1, max: 2, det: true };
     case 'X':
-      if (inClass) break;
       throw new UntranslatableError('\\X (a grapheme cluster) has no equivalent here');
     case 'k':
-      if (inClass) break;
       namedReference(reader, groupNames);
       throw new UntranslatableError('the backreference \\k<…> cannot be matched exactly as Java does; rewrite the pattern without it');
-    case 'N':
-      throw new UntranslatableError('\\N{…} (a character by name) has no equivalent here; write the character or \\x{…}');
-    case 'a':
-      return 0x07;
-    case 'c':
-      return control(reader);
-    case 'e':
-      return 0x1b;
-    case 'f':
-      return 0x0c;
-    case 'n':
-      return 0x0a;
-    case 'r':
-      return 0x0d;
-    case 't':
-      return 0x09;
-    case 'u':
-      return unicode(reader);
-    case 'v':
-      return 0x0b;
-    case 'x':
-      return hex(reader);
-    default:
-      if (!isAsciiAlpha(ch)) return ch;
   }
-  throw reader.error('Illegal/unsupported escape sequence');
+  if (letter.length === 1 && isBackreferenceDigit(letter.codePointAt(0)!)) {
+    throw new UntranslatableError(
+      `the backreference \\${letter} cannot be matched exactly as Java does (Java fails it when the group did not take part); rewrite the pattern without it`,
+    );
+  }
+  return undefined;
 }
 
 function namedReference(reader: PatternReader, groupNames: ReadonlySet<string>): void {
@@ -162,7 +149,7 @@ export function groupName(reader: PatternReader, first: number): string {
   return name;
 }
 
-function control(reader: PatternReader): number {
+function controlOf(reader: PatternReader): number {
   if (reader.cursor < reader.length) return reader.read() ^ 64;
   throw reader.error('Illegal control escape sequence');
 }
