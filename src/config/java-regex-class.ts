@@ -30,19 +30,8 @@ export function parseClass(reader: PatternReader, consume: boolean, groupNames: 
     if (ch === 0x26) {
       ch = reader.next();
       if (ch === 0x26) {
-        ch = reader.next();
-        let right: CharSet | undefined;
-        while (ch !== 0x5d && ch !== 0x26) {
-          let operand: CharSet;
-          if (ch === 0x5b) {
-            operand = parseClass(reader, true, groupNames);
-          } else {
-            reader.unread();
-            operand = parseClass(reader, false, groupNames);
-          }
-          right = right === undefined ? operand : union(right, operand);
-          ch = reader.peek();
-        }
+        const right = intersectionOperand(reader, groupNames);
+        ch = reader.peek();
         if (hasBits) {
           // The bits so far bind tighter than `&&`.
           if (prev === undefined) prev = curr = shared;
@@ -76,6 +65,24 @@ export function parseClass(reader: PatternReader, consume: boolean, groupNames: 
     }
     ch = reader.peek();
   }
+}
+
+/** The right-hand side of `&&` (the cursor on the second `&`), up to the class's `]` or the next `&`; undefined when empty. */
+function intersectionOperand(reader: PatternReader, groupNames: ReadonlySet<string>): CharSet | undefined {
+  let right: CharSet | undefined;
+  let ch = reader.next();
+  while (ch !== 0x5d && ch !== 0x26) {
+    let operand: CharSet;
+    if (ch === 0x5b) {
+      operand = parseClass(reader, true, groupNames);
+    } else {
+      reader.unread();
+      operand = parseClass(reader, false, groupNames);
+    }
+    right = right === undefined ? operand : union(right, operand);
+    ch = reader.peek();
+  }
+  return right;
 }
 
 /** Java's `range()`: one character, range, escape or property; undefined when it went into `shared`. */
