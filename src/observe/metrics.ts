@@ -6,8 +6,6 @@ import type { ReplicationEvent } from '../schedule/events.js';
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const DELAY_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
-const TASK_STATES = ['waiting', 'running', 'failed', 'corrupt'] as const;
-
 /** What this node's own gauges read at each scrape. */
 export interface NodeGauges {
   /** Tasks enqueue spooled on this machine because the store could not be written, not forwarded yet. */
@@ -28,145 +26,89 @@ export interface NodeGauges {
  */
 export class NodeMetrics {
   readonly registry = new Registry();
-  private readonly tasks: Gauge<'state' | 'remote'>;
-  private readonly oldestWaiting: Gauge<'remote'>;
-  private readonly pushes: Counter<'remote' | 'result'>;
-  private readonly pushDuration: Histogram<'remote'>;
-  private readonly replicationDelay: Histogram<'remote'>;
-  private readonly replicationLag: Histogram<'remote'>;
-  private readonly refs: Counter<'remote' | 'status'>;
-  private readonly retries: Counter<'remote'>;
-  private readonly failures: Counter<'remote' | 'kind'>;
-  private readonly takeovers: Counter;
-  private readonly quarantined: Counter;
-  private readonly webhookDropped: Counter;
-  private readonly nodes: Gauge<'state'>;
-  private readonly clockOffset: Gauge<'node'>;
-  private readonly verifyDrift: Gauge<'remote'>;
-  private readonly openCircuits: Gauge<'host'>;
+  private readonly tasks = this.gauge('refrelay_tasks', 'Task files in the store by state and remote (whole cluster).', ['state', 'remote']);
+  private readonly oldestWaiting = this.gauge('refrelay_oldest_waiting_seconds', 'Age of the oldest waiting task per remote (whole cluster).', ['remote']);
+  private readonly pushes = this.counter('refrelay_pushes_total', 'git pushes this node ran, by result (ok, partial, failed).', ['remote', 'result']);
+  private readonly pushDuration = this.histogram('refrelay_push_duration_seconds', 'Duration of one git push.', DURATION_BUCKETS);
+  private readonly replicationDelay = this.histogram(
+    'refrelay_replication_delay_seconds',
+    'From the first enqueue of a batch to the start of its push.',
+    DELAY_BUCKETS,
+  );
+  private readonly replicationLag = this.histogram('refrelay_replication_lag_seconds', 'From the first enqueue of a batch to its delivery.', DELAY_BUCKETS);
+  private readonly refs = this.counter(
+    'refrelay_refs_total',
+    'Refs pushed by this node, by outcome (updated, created, deleted, forced, up-to-date, rejected).',
+    ['remote', 'status'],
+  );
+  private readonly failures = this.counter(
+    'refrelay_push_failures_total',
+    'Failed git pushes this node ran, by failure class (transient, unreachable, overloaded, auth, missing-repository, permanent, local-missing, timeout).',
+    ['remote', 'kind'],
+  );
+  private readonly retries = this.counter('refrelay_retries_total', 'Retries scheduled after a failed push.', ['remote']);
+  private readonly takeovers = this.counter('refrelay_lock_takeovers_total', 'Stale URI locks this node took over from a dead or stuck holder.');
+  private readonly quarantined = this.counter('refrelay_quarantined_total', 'Unreadable task files this node moved to corrupt/.');
+  private readonly webhookDropped = this.counter(
+    'refrelay_webhook_events_dropped_total',
+    "Events dropped from a webhook receiver's queue while it did not answer (the oldest go first; the log names the receiver).",
+  );
+  private readonly nodes = this.gauge('refrelay_nodes', 'Nodes of the cluster by heartbeat state.', ['state']);
+  private readonly clockOffset = this.gauge('refrelay_clock_offset_seconds', "Each node's clock offset from the store's clock, as it measured it.", ['node']);
+  private readonly openCircuits = this.gauge(
+    'refrelay_host_circuits_open',
+    'Live nodes that stopped scheduling a destination host after connection failures (its circuit is open).',
+    ['host'],
+  );
+  private readonly verifyDrift = this.gauge('refrelay_verify_drift', 'Destinations out of sync at the last periodic verify.', ['remote']);
   private gauges: NodeGauges = { spooledTasks: () => 0, storeWritable: () => true, lockStaleMs: () => 0, runningPushes: () => 0 };
 
   constructor(private readonly storeNow: () => number) {
-    const registers = [this.registry];
-    this.tasks = new Gauge({
-      name: 'refrelay_tasks',
-      help: 'Task files in the store by state and remote (whole cluster).',
-      labelNames: ['state', 'remote'],
-      registers,
-    });
-    this.oldestWaiting = new Gauge({
-      name: 'refrelay_oldest_waiting_seconds',
-      help: 'Age of the oldest waiting task per remote (whole cluster).',
-      labelNames: ['remote'],
-      registers,
-    });
-    this.pushes = new Counter({
-      name: 'refrelay_pushes_total',
-      help: 'git pushes this node ran, by result (ok, partial, failed).',
-      labelNames: ['remote', 'result'],
-      registers,
-    });
-    this.pushDuration = new Histogram({
-      name: 'refrelay_push_duration_seconds',
-      help: 'Duration of one git push.',
-      labelNames: ['remote'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.replicationDelay = new Histogram({
-      name: 'refrelay_replication_delay_seconds',
-      help: 'From the first enqueue of a batch to the start of its push.',
-      labelNames: ['remote'],
-      buckets: DELAY_BUCKETS,
-      registers,
-    });
-    this.replicationLag = new Histogram({
-      name: 'refrelay_replication_lag_seconds',
-      help: 'From the first enqueue of a batch to its delivery.',
-      labelNames: ['remote'],
-      buckets: DELAY_BUCKETS,
-      registers,
-    });
-    this.refs = new Counter({
-      name: 'refrelay_refs_total',
-      help: 'Refs pushed by this node, by outcome (updated, created, deleted, forced, up-to-date, rejected).',
-      labelNames: ['remote', 'status'],
-      registers,
-    });
-    this.failures = new Counter({
-      name: 'refrelay_push_failures_total',
-      help: 'Failed git pushes this node ran, by failure class (transient, unreachable, overloaded, auth, missing-repository, permanent, local-missing, timeout).',
-      labelNames: ['remote', 'kind'],
-      registers,
-    });
-    this.retries = new Counter({ name: 'refrelay_retries_total', help: 'Retries scheduled after a failed push.', labelNames: ['remote'], registers });
-    this.takeovers = new Counter({
-      name: 'refrelay_lock_takeovers_total',
-      help: 'Stale URI locks this node took over from a dead or stuck holder.',
-      registers,
-    });
-    this.quarantined = new Counter({ name: 'refrelay_quarantined_total', help: 'Unreadable task files this node moved to corrupt/.', registers });
-    this.webhookDropped = new Counter({
-      name: 'refrelay_webhook_events_dropped_total',
-      help: "Events dropped from a webhook receiver's queue while it did not answer (the oldest go first; the log names the receiver).",
-      registers,
-    });
-    this.nodes = new Gauge({ name: 'refrelay_nodes', help: 'Nodes of the cluster by heartbeat state.', labelNames: ['state'], registers });
-    this.clockOffset = new Gauge({
-      name: 'refrelay_clock_offset_seconds',
-      help: "Each node's clock offset from the store's clock, as it measured it.",
-      labelNames: ['node'],
-      registers,
-    });
-    this.openCircuits = new Gauge({
-      name: 'refrelay_host_circuits_open',
-      help: 'Live nodes that stopped scheduling a destination host after connection failures (its circuit is open).',
-      labelNames: ['host'],
-      registers,
-    });
-    this.verifyDrift = new Gauge({
-      name: 'refrelay_verify_drift',
-      help: 'Destinations out of sync at the last periodic verify.',
-      labelNames: ['remote'],
-      registers,
-    });
-    const metrics = this;
-    new Gauge({
-      name: 'refrelay_spooled_tasks',
-      help: "Tasks enqueue spooled on this node's machine because the store could not be written, not yet forwarded into the store.",
-      registers,
-      collect() {
-        this.set(metrics.gauges.spooledTasks());
-      },
-    });
-    new Gauge({
-      name: 'refrelay_store_writable',
-      help: "1 while this node's writes to the store succeed, 0 while they fail (a full, read-only or missing store).",
-      registers,
-      collect() {
-        this.set(metrics.gauges.storeWritable() ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'refrelay_running_pushes',
-      help: 'URIs this node is pushing right now (push jobs holding their URI lock).',
-      registers,
-      collect() {
-        this.set(metrics.gauges.runningPushes());
-      },
-    });
-    new Gauge({
-      name: 'refrelay_lock_stale_seconds',
-      help: 'The lockStale setting: clocks further than a quarter of it from the store clock are unsafe.',
-      registers,
-      collect() {
-        this.set(metrics.gauges.lockStaleMs() / 1000);
-      },
-    });
+    this.readAtScrape(
+      'refrelay_spooled_tasks',
+      "Tasks enqueue spooled on this node's machine because the store could not be written, not yet forwarded into the store.",
+      () => this.gauges.spooledTasks(),
+    );
+    this.readAtScrape(
+      'refrelay_store_writable',
+      "1 while this node's writes to the store succeed, 0 while they fail (a full, read-only or missing store).",
+      () => (this.gauges.storeWritable() ? 1 : 0),
+    );
+    this.readAtScrape('refrelay_running_pushes', 'URIs this node is pushing right now (push jobs holding their URI lock).', () => this.gauges.runningPushes());
+    this.readAtScrape(
+      'refrelay_lock_stale_seconds',
+      'The lockStale setting: clocks further than a quarter of it from the store clock are unsafe.',
+      () => this.gauges.lockStaleMs() / 1000,
+    );
     // Present from the first scrape, so rate() and alerts work before the first event.
     this.takeovers.inc(0);
     this.quarantined.inc(0);
     this.webhookDropped.inc(0);
+  }
+
+  private gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** Labelled by remote. */
+  private histogram(name: string, help: string, buckets: number[]): Histogram<'remote'> {
+    return new Histogram({ name, help, labelNames: ['remote'], buckets, registers: [this.registry] });
+  }
+
+  /** A gauge set from `read` right before each scrape. */
+  private readAtScrape(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   /** An event a webhook receiver will never get: its queue was full. */
@@ -216,7 +158,7 @@ export class NodeMetrics {
       this.oldestWaiting.set({ remote: remote.name }, (remote.oldestWaitingAgeMs ?? 0) / 1000);
     }
     // Corrupt files cannot be attributed to a remote (they could not be read).
-    this.tasks.set({ state: TASK_STATES[3], remote: '' }, status.totals.corrupt);
+    this.tasks.set({ state: 'corrupt', remote: '' }, status.totals.corrupt);
     this.nodes.reset();
     for (const state of ['alive', 'stale', 'stopped'] as const) {
       this.nodes.set({ state }, status.nodes.filter((node) => node.state === state).length);
