@@ -65,32 +65,31 @@ export class FakeLocks implements SchedulerLocks {
         () => false,
       ));
     if (!movedIn) this.fs.mkdirSync(claimDir);
-    const locks = this;
     return {
       leaseId,
       claimName: lockName,
       ...(movedIn ? { leasedFolder: leaseFrom } : {}),
-      stillMine: async () => locks.held.get(lockName) === leaseId,
-      heartbeat: async () => locks.held.get(lockName) === leaseId,
+      stillMine: async () => this.held.get(lockName) === leaseId,
+      heartbeat: async () => this.held.get(lockName) === leaseId,
       release: async () => {
-        locks.calls.release++;
-        if (locks.held.get(lockName) !== leaseId) return false;
-        locks.held.delete(lockName);
-        await locks.fs.rmdir(claimDir).catch(() => undefined);
+        this.calls.release++;
+        if (this.held.get(lockName) !== leaseId) return false;
+        this.held.delete(lockName);
+        await this.fs.rmdir(claimDir).catch(() => undefined);
         return true;
       },
       ...(this.retiring
         ? {
             retire: async (pushed: ReadonlySet<string>) => {
-              locks.calls.retire++;
-              locks.retiredNames.push([...pushed].sort());
-              if (locks.retireFails) throw Object.assign(new Error('EACCES: permission denied, rename'), { code: 'EACCES' });
-              if (locks.held.get(lockName) !== leaseId) return false;
+              this.calls.retire++;
+              this.retiredNames.push([...pushed].sort());
+              if (this.retireFails) throw Object.assign(new Error('EACCES: permission denied, rename'), { code: 'EACCES' });
+              if (this.held.get(lockName) !== leaseId) return false;
               // As the real lease: never retire a file this push did not finish.
-              if (locks.fs.readdirSync(claimDir).some((name) => !pushed.has(name)))
+              if (this.fs.readdirSync(claimDir).some((name) => !pushed.has(name)))
                 throw new Error(`the claim folder ${claimDir} holds files this push did not finish`);
-              locks.held.delete(lockName);
-              await locks.fs.rename(claimDir, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
+              this.held.delete(lockName);
+              await this.fs.rename(claimDir, `${ROOT}/ref-updates/done/${lockName}.${leaseId}`);
               return true;
             },
           }
