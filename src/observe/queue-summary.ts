@@ -1,10 +1,9 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { parseJsonObject } from '../runtime/json-object.js';
 import { redactUrl } from '../runtime/redact.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
-import { historyDir, replaceHistoryFile } from './uri-history.js';
+import { eachHistoryFile, replaceHistoryFile } from './uri-history.js';
 
 /** How often a node writes its summary. */
 export const QUEUE_SUMMARY_EVERY_MS = 5000;
@@ -96,22 +95,11 @@ export function isQueueSummaryName(name: string): boolean {
 
 /** Every node's summary that parses; anything else there is skipped (the store is anyone's to write). */
 export async function readQueueSummaries(storePath: string): Promise<QueueSummary[]> {
-  const dir = historyDir(storePath);
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => isQueueSummaryName(name) && !name.startsWith('.'));
-  } catch {
-    return [];
-  }
   const summaries: QueueSummary[] = [];
-  for (const name of names) {
-    try {
-      const summary = parseQueueSummary(await readBoundedText(join(dir, name), STORE_RECORD_MAX_BYTES));
-      if (summary !== undefined) summaries.push(summary);
-    } catch {
-      // Vanished, too big or not a file: another node's summary may still do.
-    }
-  }
+  await eachHistoryFile(storePath, isQueueSummaryName, STORE_RECORD_MAX_BYTES, (text) => {
+    const summary = parseQueueSummary(text);
+    if (summary !== undefined) summaries.push(summary);
+  });
   return summaries;
 }
 
@@ -120,14 +108,8 @@ const isTime = (value: unknown): value is number => typeof value === 'number' &&
 
 /** Only well-typed fields make a summary; the URIs are redacted again, whatever the file says. */
 export function parseQueueSummary(text: string): QueueSummary | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== 'object') return undefined;
-  const fields = parsed as Record<string, unknown>;
+  const fields = parseJsonObject(text);
+  if (fields === undefined) return undefined;
   if (fields.version !== 1 || typeof fields.nodeId !== 'string' || !isTime(fields.writtenAt) || typeof fields.complete !== 'boolean') return undefined;
   if (fields.remotes === null || typeof fields.remotes !== 'object' || !Array.isArray(fields.oldest)) return undefined;
   const remotes: Record<string, QueueRemoteSummary> = {};

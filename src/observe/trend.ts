@@ -1,7 +1,6 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
-import { historyDir, replaceHistoryFile } from './uri-history.js';
+import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { parseJsonObject } from '../runtime/json-object.js';
+import { eachHistoryFile, replaceHistoryFile } from './uri-history.js';
 
 /** Minutes a node keeps and the page draws: the last hour. */
 export const TREND_MINUTES = 60;
@@ -89,13 +88,7 @@ function counts(value: unknown): Record<string, number> | undefined {
 
 /** The well-formed minutes of a trend file; anything else in it is left out (the store is anyone's to write). */
 export function parseTrend(text: string): TrendMinute[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  const minutes = (parsed as { minutes?: unknown } | null)?.minutes;
+  const minutes = parseJsonObject(text)?.minutes;
   if (!Array.isArray(minutes)) return [];
   return minutes.slice(-TREND_MINUTES).flatMap((value: unknown) => {
     const fields = (value ?? {}) as Record<string, unknown>;
@@ -107,15 +100,12 @@ export function parseTrend(text: string): TrendMinute[] {
 
 /** Every node's trend file that reads. */
 export async function readTrends(storePath: string): Promise<TrendMinute[][]> {
-  const dir = historyDir(storePath);
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => isTrendName(name) && !name.startsWith('.'));
-  } catch {
-    return [];
-  }
-  const trends = await Promise.all(names.map((name) => readBoundedText(join(dir, name), STORE_RECORD_MAX_BYTES).then(parseTrend, () => [])));
-  return trends.filter((minutes) => minutes.length > 0);
+  const trends: TrendMinute[][] = [];
+  await eachHistoryFile(storePath, isTrendName, STORE_RECORD_MAX_BYTES, (text) => {
+    const minutes = parseTrend(text);
+    if (minutes.length > 0) trends.push(minutes);
+  });
+  return trends;
 }
 
 /**

@@ -3,6 +3,7 @@ import { readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
+import { parseJsonObject } from '../runtime/json-object.js';
 
 /** Events kept per URI, and URIs kept per node (the least recently active are dropped). */
 export const HISTORY_EVENTS_PER_URI = 20;
@@ -145,28 +146,34 @@ export async function replaceHistoryFile(storePath: string, nodeId: string, name
   }
 }
 
-/** Every node's history file merged: per URI the last HISTORY_EVENTS_PER_URI events, oldest first. */
-export async function readClusterHistory(storePath: string): Promise<Record<string, UriHistoryEntry>> {
+/**
+ * Hands the text of each `history/` file `wanted` picks to `use`, one file at a time (a node's
+ * history may be 16 MiB). Dot names are temps; a file that vanished, is too big or is not a file
+ * is skipped: the other nodes' files still count (the store is anyone's to write).
+ */
+export async function eachHistoryFile(storePath: string, wanted: (name: string) => boolean, maxBytes: number, use: (text: string) => void): Promise<void> {
   const dir = historyDir(storePath);
   let names: string[];
   try {
-    // The queue summaries and minute trends of the nodes share the folder (queue-summary.ts, trend.ts).
-    names = (await readdir(dir)).filter(
-      (name) => name.endsWith('.json') && !name.startsWith('.') && !name.endsWith('.queue.json') && !name.endsWith('.trend.json'),
-    );
+    names = (await readdir(dir)).filter((name) => wanted(name) && !name.startsWith('.'));
   } catch {
-    return {};
+    return;
   }
-  const merged = new Map<string, { uri: string | null; remote: string | null; events: HistoryEvent[] }>();
   for (const name of names) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(await readBoundedText(join(dir, name), STORE_REPORT_MAX_BYTES));
-    } catch {
-      continue; // vanished or half-written by a foreign tool: the other nodes' history still shows
-    }
-    const uris = (parsed as { uris?: unknown } | null)?.uris;
-    if (uris === null || typeof uris !== 'object') continue;
+    const text = await readBoundedText(join(dir, name), maxBytes).catch(() => undefined);
+    if (text !== undefined) use(text);
+  }
+}
+
+/** A node's history file: the queue summaries and minute trends of the nodes share the folder (queue-summary.ts, trend.ts). */
+const isHistoryName = (name: string): boolean => name.endsWith('.json') && !name.endsWith('.queue.json') && !name.endsWith('.trend.json');
+
+/** Every node's history file merged: per URI the last HISTORY_EVENTS_PER_URI events, oldest first. */
+export async function readClusterHistory(storePath: string): Promise<Record<string, UriHistoryEntry>> {
+  const merged = new Map<string, { uri: string | null; remote: string | null; events: HistoryEvent[] }>();
+  await eachHistoryFile(storePath, isHistoryName, STORE_REPORT_MAX_BYTES, (text) => {
+    const uris = parseJsonObject(text)?.uris;
+    if (uris === null || typeof uris !== 'object') return;
     for (const [uriKey, value] of Object.entries(uris as Record<string, unknown>)) {
       const entry = value as { uri?: unknown; remote?: unknown; events?: unknown };
       if (!Array.isArray(entry.events)) continue;
@@ -178,7 +185,7 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
       }
       merged.set(uriKey, target);
     }
-  }
+  });
   const result: Record<string, UriHistoryEntry> = {};
   for (const [uriKey, entry] of merged) {
     entry.events.sort((a, b) => a.at - b.at);
