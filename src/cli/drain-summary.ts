@@ -2,6 +2,7 @@ import { failedTaskView, type FailedTaskStatus } from '../observe/failed-view.js
 import type { Clock } from '../runtime/clock.js';
 import type { TaskStore } from '../store/task-store.js';
 import { drainSummary } from './format-failed.js';
+import { plural } from '../runtime/plural.js';
 
 /** Parked tasks a drain names one by one; the rest are counted. */
 export const DRAIN_SUMMARY_SHOWN = 10;
@@ -25,6 +26,6 @@ export async function drainReport(store: Pick<TaskStore, 'listFailed'>, nodeId: 
     return drainSummary(await parkedSince(store, nodeId, since, clock), movedToFailed, DRAIN_SUMMARY_SHOWN);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return `refrelay: ${movedToFailed} task${movedToFailed === 1 ? '' : 's'} moved to failed/ during this run; could not list them: ${reason}\n`;
+    return `refrelay: ${plural(movedToFailed, 'task')} moved to failed/ during this run; could not list them: ${reason}\n`;
   }
 }

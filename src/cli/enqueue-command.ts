@@ -13,6 +13,7 @@ import { TaskStore } from '../store/task-store.js';
 import { parseEnqueueArgs } from './enqueue-options.js';
 import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { publishOrSpool, spooledWarning } from './publish-or-spool.js';
+import { plural } from '../runtime/plural.js';
 
 export async function runEnqueue(argv: readonly string[]): Promise<number> {
   const args = parseEnqueueArgs(argv);
@@ -63,9 +64,7 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   const created = outcome.result.filter((result) => result.created).length;
   if (!args.quiet) {
     const already = tasks.length - created;
-    process.stdout.write(
-      `refrelay: queued ${tasks.length} task${tasks.length === 1 ? '' : 's'} for ${project}` + (already > 0 ? ` (${already} already queued)` : '') + '\n',
-    );
+    process.stdout.write(`refrelay: queued ${plural(tasks.length, 'task')} for ${project}` + (already > 0 ? ` (${already} already queued)` : '') + '\n');
   }
   return 0;
 }

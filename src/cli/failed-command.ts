@@ -9,7 +9,7 @@ import { failedListRows, plainTable } from './format-failed.js';
 import { keysNotFound, parseFailedSelector, selectsFailed, type FailedSelectorArgs } from './failed-selector.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { operatorName } from './operator.js';
-import { plural } from './plural.js';
+import { plural } from '../runtime/plural.js';
 
 /** Version of the `failed list --json` shape. */
 export const FAILED_LIST_FORMAT_VERSION = 1;

@@ -1,4 +1,5 @@
 import type { FailedTaskStatus } from '../observe/failed-view.js';
+import { plural } from '../runtime/plural.js';
 
 /** Refs named per task; the rest are counted (a full sync or a big update can carry thousands). */
 const REFS_SHOWN = 3;
@@ -73,12 +74,9 @@ export function andMore(shown: number, total: number, hint: string): string[] {
  */
 export function drainSummary(parked: readonly FailedTaskStatus[], movedToFailed: number, limit: number): string {
   if (parked.length === 0) {
-    return (
-      `refrelay: ${movedToFailed} task${movedToFailed === 1 ? '' : 's'} moved to failed/ during this run; ` +
-      'none is there any more (retried or dropped meanwhile)\n'
-    );
+    return `refrelay: ${plural(movedToFailed, 'task')} moved to failed/ during this run; ` + 'none is there any more (retried or dropped meanwhile)\n';
   }
-  const lines = [`refrelay: ${parked.length} task${parked.length === 1 ? '' : 's'} moved to failed/ during this run:`];
+  const lines = [`refrelay: ${plural(parked.length, 'task')} moved to failed/ during this run:`];
   for (const task of parked.slice(0, limit)) lines.push(`  ${printable(task.uri)} ${refsText(task.refs)}: ${reasonText(task.reason)}`);
   lines.push(...andMore(Math.min(limit, parked.length), parked.length, 'refrelay failed list').map((line) => `  ${line}`));
   lines.push('refrelay: see them with `refrelay failed list`; put them back with `refrelay retry`, or drop them with `refrelay failed drop`');

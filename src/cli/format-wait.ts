@@ -3,7 +3,7 @@ import { describeFollowed, type FollowedDestination, type ShownState } from '../
 import { formatAge } from '../observe/time-text.js';
 import { redactUrl } from '../runtime/redact.js';
 import { plainTable, printable, reasonText } from './format-failed.js';
-import { plural } from './plural.js';
+import { plural } from '../runtime/plural.js';
 
 /** Version of the `wait --json` shape. */
 export const WAIT_FORMAT_VERSION = 1;

@@ -5,6 +5,7 @@ import { applyChange, hooksDirOf, planInstall, planUninstall, type HookChange, t
 import { hookScript } from '../intake/hook-script.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { loadCliConfig } from './load-cli-config.js';
+import { plural } from '../runtime/plural.js';
 
 export interface HookArgs {
   config?: string | undefined;
@@ -69,7 +70,7 @@ export async function runHook(mode: 'install' | 'uninstall', args: HookArgs): Pr
     changed++;
     if (!args.dryRun) await applyChange(change);
   }
-  const hooks = `${changed} hook${changed === 1 ? '' : 's'}`;
+  const hooks = plural(changed, 'hook');
   process.stdout.write(`${args.dryRun ? 'dry run: ' : ''}${hooks} ${args.dryRun ? 'would change' : 'changed'}, ${dirs.length - changed} unchanged\n`);
   return 0;
 }

@@ -13,6 +13,7 @@ import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
 import { gerritQueueDirs, listGerritTaskFiles, readGerritFile, type GerritFileRead } from './gerrit-queue-files.js';
 import { waitingFolderOf } from '../store/waiting-folder.js';
 import { loadCliConfig } from './load-cli-config.js';
+import { plural } from '../runtime/plural.js';
 
 export interface ImportGerritQueueArgs {
   config?: string | undefined;
@@ -110,7 +111,7 @@ export async function runImportGerritQueue(args: ImportGerritQueueArgs): Promise
       if (await removeGerritFile(item.path)) removed++;
       else removeFailed = true;
     }
-    summary += `, removed ${removed} Gerrit file${removed === 1 ? '' : 's'}`;
+    summary += `, removed ${plural(removed, 'Gerrit file')}`;
   }
   process.stdout.write(`${summary}\n`);
   return skipped.length > 0 || removeFailed ? EXIT_FAILED : EXIT_OK;
@@ -136,7 +137,7 @@ function counts(importable: readonly Importable[], created: number): string {
   if (running > 0) extras.push(`${running} from running/`);
   const renamed = importable.filter((item) => item.remoteRenamed).length;
   if (renamed > 0) extras.push(`${renamed} under a renamed remote`);
-  return `${importable.length} task${importable.length === 1 ? '' : 's'} (${extras.join(', ')})`;
+  return `${plural(importable.length, 'task')} (${extras.join(', ')})`;
 }
 
 function leftText(left: number, verb: 'left' | 'leave'): string {

@@ -11,7 +11,7 @@ import { storeContext, type StoreContext } from '../store/store-context.js';
 import { STORE_FORMAT, inspectStore } from '../store/store-marker.js';
 import { readNodeRecordFiles } from '../store/store-records.js';
 import type { NodeRecordFile } from '../store/store-types.js';
-import { plural } from './plural.js';
+import { plural } from '../runtime/plural.js';
 
 /** Entries left alone that the report names; the rest are counted. */
 const NAMED_LEFT = 10;

@@ -9,6 +9,7 @@ import { EXIT_FAILED, EXIT_OK } from './exit-codes.js';
 import { formatAge } from './format-status.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { settle, type Tracked } from './replicate-settle.js';
+import { plural } from '../runtime/plural.js';
 
 export interface ReplicateArgs {
   config?: string | undefined;
@@ -37,8 +38,8 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
   const startedAt = Date.now();
   const queued = await queueFullSync(config, store, tasks, args.now, startedAt);
   const projectCount = new Set(tasks.map((task) => task.project)).size;
-  const urls = `${tasks.length} destination URL${tasks.length === 1 ? '' : 's'}`;
-  process.stdout.write(`queued full sync of ${projectCount} project${projectCount === 1 ? '' : 's'} to ${urls}\n`);
+  const urls = plural(tasks.length, 'destination URL');
+  process.stdout.write(`queued full sync of ${plural(projectCount, 'project')} to ${urls}\n`);
   if (!args.wait) return EXIT_OK;
 
   const tracked: Tracked[] = queued.map((item) => ({ key: item.key, uri: item.task.uri, uriKey: uriKey(item.task.uri), state: 'queued' }));

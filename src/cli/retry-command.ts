@@ -5,6 +5,7 @@ import { redactUrl } from '../runtime/redact.js';
 import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
 import { loadCliConfig } from './load-cli-config.js';
+import { plural } from '../runtime/plural.js';
 
 export interface RetryArgs {
   readonly config?: string;
@@ -48,9 +49,9 @@ export async function runRetry(args: RetryArgs, write: (text: string) => void = 
   for (const [uriKey, uri] of toClear) if (await store.deleteUriState(uriKey)) cleared.push(redactUrl(uri));
 
   const lines: string[] = [];
-  if (moved > 0) lines.push(`moved ${moved} failed task${moved === 1 ? '' : 's'} back to waiting`);
+  if (moved > 0) lines.push(`moved ${plural(moved, 'failed task')} back to waiting`);
   if (cleared.length > 0) {
-    lines.push(`cleared the backoff of ${cleared.length} URI${cleared.length === 1 ? '' : 's'}:`);
+    lines.push(`cleared the backoff of ${plural(cleared.length, 'URI')}:`);
     for (const uri of cleared.sort()) lines.push(`  ${uri}`);
   }
   write(lines.length === 0 ? 'Nothing to retry\n' : `${lines.join('\n')}\n`);

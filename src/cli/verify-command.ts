@@ -7,6 +7,7 @@ import { describeReport, destinationsOf, fixTasks, verifyAll } from '../intake/v
 import { loadCliConfig } from './load-cli-config.js';
 import { describeRepair, queueRepairs, verifyExitCode } from './verify-fix.js';
 import { reportFailedInSync } from './verify-failed-report.js';
+import { plural } from '../runtime/plural.js';
 
 export interface VerifyArgs {
   config?: string | undefined;
@@ -48,7 +49,7 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
     for (const line of failedInSync.lines) process.stdout.write(`${line}\n`);
     const count = (state: string): number => reports.filter((report) => report.state === state).length;
     process.stdout.write(
-      `${reports.length} destination${reports.length === 1 ? '' : 's'}: ${reports.length - drift} in sync, ` +
+      `${plural(reports.length, 'destination')}: ${reports.length - drift} in sync, ` +
         `${count('drift')} drifted, ${count('unreachable')} unreachable` +
         (repair === undefined ? '' : describeRepair(repair)) +
         '\n',

@@ -4,6 +4,7 @@ import type { DriftReport } from '../intake/verify.js';
 import { TaskStore } from '../store/task-store.js';
 import type { Task } from '../task/task.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE } from './exit-codes.js';
+import { plural } from '../runtime/plural.js';
 
 /** What `verify --fix` did with the repairs: all of them queued, or the store's refusal. */
 export type RepairOutcome =
@@ -37,6 +38,7 @@ export function verifyExitCode(states: readonly DriftReport['state'][], repair: 
 
 /** The `--fix` part of the summary line. */
 export function describeRepair(repair: RepairOutcome): string {
-  const tasks = (n: number): string => `${n} task${n === 1 ? '' : 's'}`;
-  return repair.error === undefined ? `; queued ${tasks(repair.queued)} to repair the drift` : `; could not queue ${tasks(repair.tasks)} to repair the drift`;
+  return repair.error === undefined
+    ? `; queued ${plural(repair.queued, 'task')} to repair the drift`
+    : `; could not queue ${plural(repair.tasks, 'task')} to repair the drift`;
 }

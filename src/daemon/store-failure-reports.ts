@@ -1,5 +1,6 @@
 import type { Log } from '../runtime/log.js';
 import type { StoreFailureView, StoreOutage } from '../schedule/store-outage.js';
+import { plural } from '../runtime/plural.js';
 
 /**
  * The daemon's side of a failing store: its failed passes and node heartbeats feed the node's
@@ -36,5 +37,5 @@ export function reportStoreWorks(outage: StoreOutage, log: Log, source: 'pass' |
 /** The /healthz reason for a failing store: errno and since when (this node's clock). */
 export function storeHealthReason(view: StoreFailureView | undefined): string | undefined {
   if (view === undefined) return undefined;
-  return `store not writable (${view.code}) since ${new Date(view.sinceAt).toISOString()}, ${view.failures} failure${view.failures === 1 ? '' : 's'} in a row: ${view.lastError}`;
+  return `store not writable (${view.code}) since ${new Date(view.sinceAt).toISOString()}, ${plural(view.failures, 'failure')} in a row: ${view.lastError}`;
 }

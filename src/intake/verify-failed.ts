@@ -1,5 +1,6 @@
 import { FULL_SYNC_REF, type Task } from '../task/task.js';
 import type { Destination, DriftReport } from './verify.js';
+import { plural } from '../runtime/plural.js';
 
 /** Failed tasks of one verified destination whose refs verify found in sync there. */
 export interface FailedInSync<T> {
@@ -49,7 +50,7 @@ function destinationKey(remote: string, project: string, uri: string): string {
 /** verify's line for one destination: what it found in failed/, or what `--fix` dropped. */
 export function describeFailedInSync(found: FailedInSync<unknown>, dropped: number | undefined): string {
   const where = `${found.remote} ${found.uri}`;
-  if (dropped !== undefined) return `failed/      ${where}: dropped ${dropped} failed task${dropped === 1 ? '' : 's'} whose refs are now in sync`;
+  if (dropped !== undefined) return `failed/      ${where}: dropped ${plural(dropped, 'failed task')} whose refs are now in sync`;
   const count = found.tasks.length;
-  return `failed/      ${where}: ${count} failed task${count === 1 ? '' : 's'} whose refs are now in sync; \`refrelay verify --fix\` drops ${count === 1 ? 'it' : 'them'}`;
+  return `failed/      ${where}: ${plural(count, 'failed task')} whose refs are now in sync; \`refrelay verify --fix\` drops ${count === 1 ? 'it' : 'them'}`;
 }

@@ -11,6 +11,7 @@ import { headTarget } from '../push/local-head.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
 import { runGit as run } from './run-git.js';
+import { plural } from '../runtime/plural.js';
 
 /** Names shown per category; counts are always complete. */
 const FIRST_FEW = 5;
@@ -189,7 +190,7 @@ export function describeReport(report: DriftReport): string {
   // Extra refs a push would leave alone are reported in the same words whatever else is wrong.
   const kept =
     !report.mirror && report.extra.length > 0 ? `; ${report.extra.length} extra kept at the destination (mirror off): ${firstFew(report.extra)}` : '';
-  if (report.state === 'in-sync') return `in sync      ${where} (${report.refs} ref${report.refs === 1 ? '' : 's'})${kept}`;
+  if (report.state === 'in-sync') return `in sync      ${where} (${plural(report.refs, 'ref')})${kept}`;
   const parts: string[] = [];
   if (report.missing.length > 0) parts.push(`${report.missing.length} missing (${firstFew(report.missing)})`);
   if (report.different.length > 0) parts.push(`${report.different.length} different (${firstFew(report.different)})`);

@@ -1,5 +1,6 @@
 import { formatWait } from './time-text.js';
 import type { StoreProgress } from './wait-progress.js';
+import { plural } from '../runtime/plural.js';
 
 /** A destination's ref value from `ls-remote` (null: no such ref), or why it could not be read. */
 export type Confirmation = { readonly value: string | null } | { readonly error: string };
@@ -68,7 +69,7 @@ export function describeFollowed(followed: FollowedDestination, ref: string): { 
   if (followed.phase === 'replicated') return { state: 'replicated', detail: `has ${ref}` };
   if (progress?.running === true) return { state: 'pushing', detail: 'a node is pushing it' };
   if (progress !== undefined && progress.waiting > 0) {
-    const tasks = `${progress.waiting} task${progress.waiting === 1 ? '' : 's'} waiting`;
+    const tasks = `${plural(progress.waiting, 'task')} waiting`;
     const backoff = progress.backoff;
     if (backoff === undefined) return { state: 'waiting', detail: tasks };
     return {

@@ -4,6 +4,7 @@ import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read
 import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
 import { parseJsonObject } from '../runtime/json-object.js';
+import { plural } from '../runtime/plural.js';
 
 /** Events kept per URI, and URIs kept per node (the least recently active are dropped). */
 export const HISTORY_EVENTS_PER_URI = 20;
@@ -43,56 +44,38 @@ export class UriHistory {
   ) {}
 
   record(event: ReplicationEvent): void {
-    const at = this.storeNow();
     switch (event.type) {
-      case 'claimed':
+      case 'claimed': {
+        const { uriKey, uri, remote } = event;
         // Claims after a retry find the same oldest update: it was queued once.
-        if (!this.byUri.get(event.uriKey)?.events.some((e) => e.event === 'queued' && e.at === event.oldestQueuedAtMs)) {
-          this.add(event.uriKey, event.uri, event.remote, {
-            at: event.oldestQueuedAtMs,
-            node: this.nodeId,
-            event: 'queued',
-            detail: 'oldest of the claimed updates',
-          });
+        if (!this.byUri.get(uriKey)?.events.some((e) => e.event === 'queued' && e.at === event.oldestQueuedAtMs)) {
+          this.add(uriKey, uri, remote, 'queued', 'oldest of the claimed updates', event.oldestQueuedAtMs);
         }
-        this.add(event.uriKey, event.uri, event.remote, {
-          at,
-          node: this.nodeId,
-          event: 'claimed',
-          detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'}`,
-        });
+        this.add(uriKey, uri, remote, 'claimed', plural(event.tasks, 'task'));
         break;
+      }
       case 'pushed': {
         const counts = Object.entries(event.outcomes)
           .map(([status, count]) => `${count} ${status}`)
           .join(', ');
-        const detail = `${event.project}: ${event.refs.length} ref${event.refs.length === 1 ? '' : 's'}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
-        this.add(event.uriKey, event.uri, event.remote, { at, node: this.nodeId, event: event.result === 'failed' ? 'push-failed' : 'pushed', detail });
+        const detail = `${event.project}: ${plural(event.refs.length, 'ref')}${counts === '' ? '' : ` (${counts})`} in ${Math.round(event.durationMs)} ms${event.failure === undefined ? '' : ` — ${event.failure}`}`;
+        this.add(event.uriKey, event.uri, event.remote, event.result === 'failed' ? 'push-failed' : 'pushed', detail);
         break;
       }
       case 'retry-scheduled':
-        this.add(event.uriKey, event.uri, event.remote, {
-          at,
-          node: this.nodeId,
-          event: 'retry-scheduled',
-          detail: `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}`,
-        });
+        this.add(
+          event.uriKey,
+          event.uri,
+          event.remote,
+          'retry-scheduled',
+          `attempt ${event.attempts}, next in ${Math.round(event.retryInMs / 1000)} s: ${event.reason}`,
+        );
         break;
       case 'task-failed':
-        this.add(event.uriKey, event.uri, event.remote, {
-          at,
-          node: this.nodeId,
-          event: 'failed',
-          detail: `${event.tasks} task${event.tasks === 1 ? '' : 's'} to failed/: ${event.reason}`,
-        });
+        this.add(event.uriKey, event.uri, event.remote, 'failed', `${plural(event.tasks, 'task')} to failed/: ${event.reason}`);
         break;
       case 'takeover':
-        this.add(event.uriKey, null, null, {
-          at,
-          node: this.nodeId,
-          event: 'taken-over',
-          detail: `from ${event.formerNode ?? 'an unknown node'}, ${event.tasks} task${event.tasks === 1 ? '' : 's'} back to waiting`,
-        });
+        this.add(event.uriKey, null, null, 'taken-over', `from ${event.formerNode ?? 'an unknown node'}, ${plural(event.tasks, 'task')} back to waiting`);
         break;
       default:
         break;
@@ -115,7 +98,9 @@ export class UriHistory {
     }
   }
 
-  private add(uriKey: string, uri: string | null, remote: string | null, event: HistoryEvent): void {
+  /** An event of this node, at `at` (store clock; now unless given). */
+  private add(uriKey: string, uri: string | null, remote: string | null, kind: HistoryEvent['event'], detail: string, at = this.storeNow()): void {
+    const event: HistoryEvent = { at, node: this.nodeId, event: kind, detail };
     const existing = this.byUri.get(uriKey);
     const entry = existing ?? { uri, remote, events: [] };
     if (entry.uri === null && uri !== null) entry.uri = uri;

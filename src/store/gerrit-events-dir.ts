@@ -3,6 +3,7 @@ import { StoreError } from '../errors.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { exists, type StoreFs } from './store-fs.js';
 import { STORE_MARKER_NAME, type StorePaths } from './store-paths.js';
+import { plural } from '../runtime/plural.js';
 
 /**
  * Gerrit's replication plugin keeps its queue in `<eventsDirectory>/ref-updates/{building,
@@ -52,7 +53,7 @@ export function gerritEventsDirMessage(root: string, found: GerritQueueFound): s
   const evidence =
     total === 0
       ? "its ref-updates/ holds the plugin's building/, running/ and waiting/ and nothing of refrelay's"
-      : `its ref-updates/ holds ${total} task file${total === 1 ? '' : 's'} of the plugin (${found.waiting} in waiting/, ${found.running} in running/)`;
+      : `its ref-updates/ holds ${plural(total, 'task file')} of the plugin (${found.waiting} in waiting/, ${found.running} in running/)`;
   return (
     `${root} is the events directory of Gerrit's replication plugin, not a refrelay store: ${evidence}. ` +
     "refrelay never pushes the plugin's task files and the plugin moves files there, so they cannot share it. " +

@@ -14,6 +14,7 @@ import {
   writeMarker,
   type StoreMarker,
 } from './store-marker.js';
+import { plural } from '../runtime/plural.js';
 
 export { sortLooseTasks, type LeftEntry, type SortReport } from './loose-tasks.js';
 
@@ -37,7 +38,7 @@ export class LayoutUpgradeError extends StoreError {
     const named = left.slice(0, NAMED_LEFT).map((entry) => `${entry.name} (${entry.reason})`);
     if (left.length > NAMED_LEFT) named.push(`${left.length - NAMED_LEFT} more`);
     super(
-      `the store at ${root} stays at layout 1: ${left.length} task file${left.length === 1 ? '' : 's'} in ref-updates/waiting/ ` +
+      `the store at ${root} stays at layout 1: ${plural(left.length, 'task file')} in ref-updates/waiting/ ` +
         `could not be moved into ${left.length === 1 ? 'its folder' : 'their folders'}: ${named.join('; ')}. ` +
         'Move aside what is in the way, then run `refrelay init --upgrade` again (what was moved stays moved)',
     );
