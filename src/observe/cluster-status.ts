@@ -15,10 +15,6 @@ import { countWaiting } from './waiting-count.js';
 import { circuitsOf, nodeStatus, type CircuitStatus, type NodeStatus } from './node-records.js';
 import { readBackoffs, type BackoffStatus } from './backoff-status.js';
 
-export type { FailedTaskStatus } from './failed-view.js';
-export type { CircuitStatus, NodeState, NodeStatus } from './node-records.js';
-export type { BackoffStatus } from './backoff-status.js';
-export type { WaitingUri } from '../schedule/waiting-uris.js';
 
 /** Version of the `status --json` shape; bump on any incompatible change. */
 export const STATUS_FORMAT_VERSION = 1;

@@ -1,7 +1,8 @@
 import type { ReplicationConfig } from '../config/types.js';
 import { waitingByUri, type WaitingUri } from '../schedule/waiting-uris.js';
 import type { TaskStore, WaitingFolder } from '../store/task-store.js';
-import type { NodeStatus, StatusOptions } from './cluster-status.js';
+import type { StatusOptions } from './cluster-status.js';
+import type { NodeStatus } from './node-records.js';
 import { freshestSummary, QUEUE_SUMMARY_EVERY_MS, readQueueSummaries, summaryUris, type QueueSummary } from './queue-summary.js';
 
 /** A summary older than this many distributionIntervals (plus its writing period) is not used. */
