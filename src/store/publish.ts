@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { StoreContext } from './store-context.js';
-import { exists, removeQuietly, storeError, type StoreFileHandle } from './store-fs.js';
+import { removeQuietly, storeError, type StoreFileHandle } from './store-fs.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 
 /** A unique name in `building/`, so a crash leaves its debris in one known place. */
@@ -47,29 +47,6 @@ export async function writeDurable(ctx: StoreContext, path: string, text: string
     // Only our own file: an EEXIST from `open` would otherwise remove someone else's.
     if (opened) await removeQuietly(ctx.fs, path);
     throw storeError(operation, path, error);
-  }
-}
-
-/**
- * Publishes `text` at `target` only if nothing is there yet: temp + `link`, never
- * check-then-rename (which lets a racing creator overwrite the first file and its mtime).
- * Returns false when the target already existed: EEXIST, or EPERM with the target present,
- * which is how sshfs reports an existing link target. With `mtime`, the file carries it from the
- * moment it appears: a reader that caches what it listed never sees another mtime for it.
- */
-export async function publishNoReplace(ctx: StoreContext, target: string, text: string, stem: string, operation: string, mtime?: Date): Promise<boolean> {
-  const temp = tempPath(ctx, stem);
-  await writeDurable(ctx, temp, text, operation, mtime);
-  try {
-    await ctx.fs.link(temp, target);
-    return true;
-  } catch (error) {
-    const code = errnoName(error);
-    if (code === 'EEXIST') return false;
-    if (code === 'EPERM' && (await exists(ctx.fs, target))) return false;
-    throw storeError(operation, target, error);
-  } finally {
-    await removeQuietly(ctx.fs, temp);
   }
 }
 
