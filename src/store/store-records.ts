@@ -6,7 +6,7 @@ import { loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './stor
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
-import { readJsonOrQuarantine, readJsonTolerant, readRecord } from './task-reader.js';
+import { readJsonTolerant, readRecord } from './task-reader.js';
 import { quarantine } from './quarantine.js';
 import { entryType } from '../runtime/bounded-read.js';
 
@@ -158,14 +158,6 @@ async function corruptNames(ctx: StoreContext): Promise<string[]> {
   return names.filter((name) => !name.endsWith(CORRUPT_REASON_SUFFIX));
 }
 
-/** Heartbeats of every node that ever ran; unreadable ones are skipped (a writer may be mid-replace). */
-export async function readNodeRecords(ctx: StoreContext): Promise<unknown[]> {
-  const records = await mapBounded(await nodeRecordNames(ctx), ctx.concurrency, (name) =>
-    readJsonOrQuarantine(ctx, join(ctx.paths.nodes, name), name, 'read node record'),
-  );
-  return records.filter((record) => record !== undefined);
-}
-
 async function nodeRecordNames(ctx: StoreContext): Promise<string[]> {
   const names = await readdirStrict(ctx, ctx.paths.nodes, 'list node records');
   return names.filter((name) => name.endsWith('.json') && !name.startsWith('.'));
@@ -223,7 +215,7 @@ const DONE_FOLDER_NAME = /^[0-9a-f]{40}\.[A-Za-z0-9_.-]+\.[A-Za-z0-9]+$/;
  * sweeping at the same time, or one that keeps a file (a network filesystem's `.nfs*` name for a
  * file still open somewhere), is left for a later sweep.
  */
-export async function sweepDone(ctx: StoreContext, maxFolders: number): Promise<number> {
+export async function sweepDone(ctx: StoreContext, maxFolders = Number.POSITIVE_INFINITY): Promise<number> {
   const all = (await readdirStrict(ctx, ctx.paths.done, 'sweep done')).filter((name) => DONE_FOLDER_NAME.test(name));
   // A part of the folder, from a random place: nodes sweeping side by side, or a folder that
   // cannot go yet, do not make every sweep start with the same names.

@@ -2,7 +2,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import type { Task } from '../task/task.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
-import { dropFailed, sweepDropped, type DropActor, type DropOutcome } from './dropped-tasks.js';
+import { dropFailed, sweepDropped } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
 import { storeContext, type StoreContext } from './store-context.js';
@@ -10,31 +10,11 @@ import type { StoreFs } from './store-fs.js';
 import { WaitingFolders, type ListOptions, type WaitingListing } from './waiting-folders.js';
 import { publishTasks } from './waiting-folder.js';
 import type { StorePaths } from './store-paths.js';
-import {
-  countCorrupt,
-  listClaimed,
-  listCorrupt,
-  listRunning,
-  readNodeRecordFiles,
-  readNodeRecords,
-  sweepBuilding,
-  sweepDone,
-  recoverLockFolder,
-} from './store-records.js';
-import type {
-  ClaimedTask,
-  CorruptEntry,
-  CreateResult,
-  FailedTask,
-  FailureReason,
-  NodeRecordFile,
-  RunningLock,
-  StoreEvent,
-  WaitingTask,
-} from './store-types.js';
+import { countCorrupt, listClaimed, listCorrupt, listRunning, readNodeRecordFiles, sweepBuilding, sweepDone, recoverLockFolder } from './store-records.js';
+import type { ClaimedTask, CreateResult, FailedTask, StoreEvent, WaitingTask } from './store-types.js';
 import { claimUri, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
-import { listUriStateKeys, listUriStates, type UriStateFile } from './uri-state-files.js';
+import { listUriStateKeys, listUriStates } from './uri-state-files.js';
 
 export type * from './store-types.js';
 export type { WaitingFolder, WaitingListing } from './waiting-folders.js';
@@ -51,8 +31,6 @@ export interface TaskStoreOptions {
   readonly fs?: StoreFs;
   /** Files read or moved in parallel; network filesystems like a handful, not thousands. Default 32. */
   readonly concurrency?: number;
-  /** fsync `waiting/` after each batch of creates, for durability on local disks. Default true. */
-  readonly syncDirectory?: boolean;
   /** Quarantines and other things worth a log line or a metric. */
   readonly onEvent?: (event: StoreEvent) => void;
   /**
@@ -80,7 +58,6 @@ const READ_AHEAD_LIMITS = { tasks: 4096, bytes: 8 * 1024 * 1024, taskBytes: 64 *
 export class TaskStore {
   readonly paths: StorePaths;
   private readonly ctx: StoreContext;
-  private readonly syncDirectory: boolean;
   private readonly waiting: WaitingFolders;
   private readonly ifUnmarked: UnmarkedStorePolicy;
   private layoutReady = false;
@@ -89,7 +66,6 @@ export class TaskStore {
   constructor(options: TaskStoreOptions) {
     this.ctx = storeContext(options);
     this.paths = this.ctx.paths;
-    this.syncDirectory = options.syncDirectory ?? true;
     this.ifUnmarked = options.ifUnmarked ?? 'create';
     this.waiting = new WaitingFolders(this.ctx, {
       fullListingIntervalMs: options.fullListingIntervalMs ?? 300_000,
@@ -112,7 +88,7 @@ export class TaskStore {
    */
   async createMany(tasks: readonly Task[], options: { mtimeOf?: (task: Task) => Date | undefined } = {}): Promise<CreateResult[]> {
     await this.ready();
-    return this.wrote(await publishTasks(this.ctx, tasks, { ...options, syncDirectory: this.syncDirectory }));
+    return this.wrote(await publishTasks(this.ctx, tasks, options));
   }
 
   /**
@@ -132,10 +108,7 @@ export class TaskStore {
   }
 
   /** The task file names waiting for these URIs (both lanes): one `readdir` per folder, no reads. */
-  async waitingNamesOf(uriKeys: Iterable<string>): Promise<Set<string>> {
-    await this.ready();
-    return waitingNamesOf(this.ctx, uriKeys);
-  }
+  readonly waitingNamesOf = this.gated(waitingNamesOf);
 
   /**
    * Reads the waiting tasks of URIs this node expects to claim soon, so that their claim need not
@@ -163,10 +136,7 @@ export class TaskStore {
     return this.wrote(await giveBackToWaiting(this.ctx, this.ctx.paths.lockFolder(lockName), folder, (name) => keep.has(name)));
   }
 
-  async listClaimed(lockName: string): Promise<ClaimedTask[]> {
-    await this.ready();
-    return listClaimed(this.ctx, lockName);
-  }
+  readonly listClaimed = this.gated(listClaimed);
 
   /** Back to `waiting/` for a retry, keeping the first-enqueue mtime. Returns the names moved. */
   async reset(lockName: string, tasks: readonly WaitingTask[]): Promise<string[]> {
@@ -175,27 +145,15 @@ export class TaskStore {
   }
 
   /** Deletes claimed tasks after a successful push. Returns the names removed. */
-  async finish(lockName: string, names: readonly string[]): Promise<string[]> {
-    await this.ready();
-    return finishTasks(this.ctx, lockName, names);
-  }
+  readonly finish = this.gated(finishTasks);
 
   /** Gives up on claimed tasks: they move to `failed/<uriKey>/` with the reason. Returns the names moved. */
-  async fail(lockName: string, names: readonly string[], reason: FailureReason): Promise<string[]> {
-    await this.ready();
-    return failClaimed(this.ctx, lockName, names, reason);
-  }
+  readonly fail = this.gated(failClaimed);
 
   /** Writes a new failed task, e.g. only the refs a push rejected. */
-  async parkFailed(task: Task, reason: FailureReason): Promise<{ uriKey: string; name: string }> {
-    await this.ready();
-    return parkFailed(this.ctx, task, reason);
-  }
+  readonly parkFailed = this.gated(parkFailed);
 
-  async listFailed(uriKeys?: Iterable<string>): Promise<FailedTask[]> {
-    await this.ready();
-    return listFailed(this.ctx, uriKeys);
-  }
+  readonly listFailed = this.gated(listFailed);
 
   /** Puts matching failed tasks back in the queue; returns how many. */
   async retryFailed(filter: (task: FailedTask) => boolean): Promise<number> {
@@ -204,21 +162,12 @@ export class TaskStore {
   }
 
   /** Moves matching failed tasks out of failed/ into one drop folder with a record of `actor` (dropped-tasks.ts). */
-  async dropFailed(filter: (task: FailedTask) => boolean, actor: DropActor): Promise<DropOutcome> {
-    await this.ready();
-    return dropFailed(this.ctx, filter, actor);
-  }
+  readonly dropFailed = this.gated(dropFailed);
 
   /** Deletes drop folders older than `retentionMs`; returns how many went. */
-  async sweepDropped(retentionMs: number, maxFolders?: number): Promise<number> {
-    await this.ready();
-    return sweepDropped(this.ctx, retentionMs, maxFolders);
-  }
+  readonly sweepDropped = this.gated(sweepDropped);
 
-  async listRunning(): Promise<RunningLock[]> {
-    await this.ready();
-    return listRunning(this.ctx);
-  }
+  readonly listRunning = this.gated(listRunning);
 
   /** Move every task of a lock folder (tombstone, own old claim) back to waiting/ and remove it. */
   async recoverLockFolder(lockName: string): Promise<{ recovered: number; removed: boolean }> {
@@ -226,15 +175,9 @@ export class TaskStore {
     return this.wrote(await recoverLockFolder(this.ctx, lockName));
   }
 
-  async countCorrupt(): Promise<number> {
-    await this.ready();
-    return countCorrupt(this.ctx);
-  }
+  readonly countCorrupt = this.gated(countCorrupt);
 
-  async listCorrupt(): Promise<CorruptEntry[]> {
-    await this.ready();
-    return listCorrupt(this.ctx);
-  }
+  readonly listCorrupt = this.gated(listCorrupt);
 
   /** The persisted retry state of a URI; undefined when absent or unreadable (treated as a fresh start). */
   async readUriState(uriKey: string): Promise<unknown> {
@@ -255,39 +198,19 @@ export class TaskStore {
   }
 
   /** URI keys that have a retry state file, from one `readdir` (the distributor's per-pass check). */
-  async listUriStateKeys(): Promise<string[]> {
-    await this.ready();
-    return listUriStateKeys(this.ctx);
-  }
+  readonly listUriStateKeys = this.gated(listUriStateKeys);
 
   /** Retry state files, read (at most `limit`: `refrelay retry` reads all); unreadable content is undefined. */
-  async listUriStates(limit?: number): Promise<{ states: UriStateFile[]; unread: number }> {
-    await this.ready();
-    return listUriStates(this.ctx, limit);
-  }
-
-  async readNodeRecords(): Promise<unknown[]> {
-    await this.ready();
-    return readNodeRecords(this.ctx);
-  }
+  readonly listUriStates = this.gated(listUriStates);
 
   /** Node heartbeats with their files' store-clock mtimes, for judging which nodes are alive. */
-  async readNodeRecordFiles(): Promise<NodeRecordFile[]> {
-    await this.ready();
-    return readNodeRecordFiles(this.ctx);
-  }
+  readonly readNodeRecordFiles = this.gated(readNodeRecordFiles);
 
   /** Deletes up to `maxFolders` claim folders of finished pushes from done/ (HeldLock.retire); returns how many went. */
-  async sweepDone(maxFolders = Number.POSITIVE_INFINITY): Promise<number> {
-    await this.ready();
-    return sweepDone(this.ctx, maxFolders);
-  }
+  readonly sweepDone = this.gated(sweepDone);
 
   /** Removes temps a crash left in `building/` (older than `maxAgeMs`); returns how many. */
-  async sweepBuilding(maxAgeMs: number): Promise<number> {
-    await this.ready();
-    return sweepBuilding(this.ctx, maxAgeMs);
-  }
+  readonly sweepBuilding = this.gated(sweepBuilding);
 
   /**
    * Tasks reached waiting/ from this machine (a write the daemon saw in building/): the next
@@ -301,6 +224,14 @@ export class TaskStore {
   private wrote<T>(result: T): T {
     this.noteLocalWrite();
     return result;
+  }
+
+  /** `fn` on this store, once its marker and layout are checked. */
+  private gated<A extends unknown[], R>(fn: (ctx: StoreContext, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return async (...args) => {
+      await this.ready();
+      return fn(this.ctx, ...args);
+    };
   }
 
   /** Creates the folders once per instance; a failure is retried by the next call. */

@@ -130,13 +130,13 @@ const CREATE_CONCURRENCY = 8;
 
 /**
  * Publishes each task in its waiting folder (TaskStore.createMany); results in the order of
- * `tasks`, once every new file is durable (`syncDirectory`: its folder fsynced, and waiting/ when
- * a folder was made).
+ * `tasks`, once every new file is durable (its folder fsynced, and waiting/ when a folder was
+ * made).
  */
 export async function publishTasks(
   ctx: StoreContext,
   tasks: readonly Task[],
-  options: { mtimeOf?: (task: Task) => Date | undefined; syncDirectory: boolean },
+  options: { mtimeOf?: (task: Task) => Date | undefined } = {},
 ): Promise<CreateResult[]> {
   // The same task twice in one batch is published once: the first occurrence reports it.
   const pending = new Map<string, { text: string; folder: string; mtime: Date | undefined }>();
@@ -151,7 +151,7 @@ export async function publishTasks(
     publishWaiting(ctx, folder, `${key}.json`, text, { stem: key, operation: 'create task', mtime, made: (made) => madeFolders.add(made) }),
   );
   const createdKeys = new Set(unique.filter((_, i) => published[i]).map(([key]) => key));
-  if (options.syncDirectory && createdKeys.size > 0) {
+  if (createdKeys.size > 0) {
     const touched = new Set(unique.filter((_, i) => published[i]).map(([, { folder }]) => folder));
     // A folder a claimer moved or removed meanwhile took the new entries into its claim. A batch
     // for many URIs touches as many folders: their fsyncs go side by side (one after another,

@@ -155,7 +155,7 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     env.write('nodes/node-b.json', '');
     env.write('nodes/.nfs99', '{}');
     expect(await store.readUriState(uriKey)).toBeUndefined();
-    expect(await store.readNodeRecords()).toEqual([{ nodeId: 'node-a' }]);
+    expect((await store.readNodeRecordFiles()).map((file) => file.record)).toEqual([{ nodeId: 'node-a' }]);
   });
 
   it('lists a task written by hand with any valid task-like name', async () => {

@@ -144,7 +144,7 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     await store.listWaiting();
     env.write('nodes/node-a.json', '{"nodeId":"node-a"}');
     env.write('nodes/node-b.json', '{"nodeId":"node-b"}');
-    const records = (await store.readNodeRecords()) as Array<{ nodeId: string }>;
+    const records = (await store.readNodeRecordFiles()).map((file) => file.record as { nodeId: string });
     expect(records.map((r) => r.nodeId).sort()).toEqual(['node-a', 'node-b']);
   });
 
