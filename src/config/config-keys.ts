@@ -39,9 +39,6 @@ export const REPLICATION_KEYS = [
   'retention',
 ] as const;
 
-/** Accepted silently: later work implements them; their raw values are kept in `extra`. */
-export const REPLICATION_RESERVED_KEYS = [] as const;
-
 export const REMOTE_KEYS = [
   'url',
   'push',
@@ -68,11 +65,7 @@ export const REMOTE_KEYS = [
   'replicateNoteDbMetaRefs',
 ] as const;
 
-export const REMOTE_RESERVED_KEYS = [] as const;
-
 export const GERRIT_KEYS = ['defaultForceUpdate', 'autoReload', 'replicateOnStartup'] as const;
-
-export const GERRIT_RESERVED_KEYS = [] as const;
 
 const CREDENTIALS = 'credentials belong in secure.config, not replication.config; this value is ignored';
 const NO_BATCHING = 'refrelay sends all refs for one URI in a single push; batch size is not configurable';
@@ -124,14 +117,13 @@ export const GERRIT_GERRIT_ONLY: Readonly<Record<string, string>> = {
 
 export interface SectionKeys {
   readonly honoured: readonly string[];
-  readonly reserved: readonly string[];
   readonly gerritOnly: Readonly<Record<string, string>>;
 }
 
 export const SECTION_KEYS: Readonly<Record<'replication' | 'remote' | 'gerrit', SectionKeys>> = {
-  replication: { honoured: REPLICATION_KEYS, reserved: REPLICATION_RESERVED_KEYS, gerritOnly: REPLICATION_GERRIT_ONLY },
-  remote: { honoured: REMOTE_KEYS, reserved: REMOTE_RESERVED_KEYS, gerritOnly: { ...REMOTE_GERRIT_ONLY, ...REMOTE_GIT_ONLY } },
-  gerrit: { honoured: GERRIT_KEYS, reserved: GERRIT_RESERVED_KEYS, gerritOnly: GERRIT_GERRIT_ONLY },
+  replication: { honoured: REPLICATION_KEYS, gerritOnly: REPLICATION_GERRIT_ONLY },
+  remote: { honoured: REMOTE_KEYS, gerritOnly: { ...REMOTE_GERRIT_ONLY, ...REMOTE_GIT_ONLY } },
+  gerrit: { honoured: GERRIT_KEYS, gerritOnly: GERRIT_GERRIT_ONLY },
 };
 
 export type KnownSection = keyof typeof SECTION_KEYS;
@@ -141,7 +133,7 @@ export function isKnownSection(section: string): section is KnownSection {
 }
 
 export function allKeys(keys: SectionKeys): string[] {
-  return [...keys.honoured, ...keys.reserved, ...Object.keys(keys.gerritOnly)];
+  return [...keys.honoured, ...Object.keys(keys.gerritOnly)];
 }
 
 /** The camelCase spelling of a lower-cased git key name, or undefined when unknown. */

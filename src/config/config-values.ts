@@ -84,16 +84,6 @@ export function readSetting<T>(values: SectionValues, key: string, fullKey: stri
   return fallback;
 }
 
-/** Reserved keys are kept raw for the later work that will honour them. */
-export function reservedValues(values: SectionValues, keys: readonly string[], prefix: string): Record<string, string> {
-  const extra: Record<string, string> = {};
-  for (const key of keys) {
-    const text = lastValue(values, key);
-    if (text !== undefined) extra[`${prefix}${key}`] = text;
-  }
-  return extra;
-}
-
 /** `{ key: value }`, or nothing when the value is unset: optional config fields stay absent. */
 export function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };

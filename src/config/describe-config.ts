@@ -38,7 +38,6 @@ export function describeConfig(config: ReplicationConfig): string {
     ...(config.httpTokenFile === undefined ? [] : [`httpTokenFile: ${config.httpTokenFile}`]),
     ...config.webhookUrls.map((url) => `webhookUrl: ${webhookReceiverName(url)}`),
   ];
-  for (const [key, value] of Object.entries(config.extra ?? {})) lines.push(`${key}: ${value} (reserved)`);
   const from = config.remotesDir === undefined ? '' : ` (from ${config.remotesDir}/*.config)`;
   lines.push('', `remotes: ${config.remotes.length}${from}`);
   for (const remote of config.remotes) lines.push('', ...describeRemote(remote));
@@ -86,7 +85,6 @@ function describeRemote(remote: RemoteConfig): string[] {
     ...(remote.sshCommand === undefined ? [] : [`  sshCommand: ${remote.sshCommand}`]),
     `  sshStrictHostKeyChecking: ${remote.sshStrictHostKeyChecking}`,
   ];
-  for (const [key, value] of Object.entries(remote.extra ?? {})) lines.push(`  ${key}: ${value} (reserved)`);
   for (const note of basenameNotes(remote)) lines.push(`  note: ${note}`);
   return lines;
 }
@@ -147,8 +145,8 @@ export function configToJson(config: ReplicationConfig): Record<string, unknown>
     httpTokenFile: config.httpTokenFile ?? null,
     webhookUrls: config.webhookUrls.map(webhookReceiverName),
     defaultForceUpdate: config.defaultForceUpdate ?? false,
-    // Extra keys are shown as written: reserved keys hold no secret (tokens are honoured settings, shown as set).
-    extra: { ...config.extra },
+    // Always empty: every key refrelay accepts is honoured now; kept so scripts reading the JSON find it.
+    extra: {},
     remotesDir: config.remotesDir ?? null,
     remotes: config.remotes.map(remoteToJson),
     warnings: config.warnings.map((w) => ({ file: w.file, key: w.key, message: w.message })),
@@ -181,7 +179,7 @@ function remoteToJson(remote: RemoteConfig): Record<string, unknown> {
     sshIdentity: remote.sshIdentity ?? null,
     sshCommand: remote.sshCommand ?? null,
     sshStrictHostKeyChecking: remote.sshStrictHostKeyChecking,
-    extra: { ...(remote.extra ?? {}) },
+    extra: {},
     notes: basenameNotes(remote),
   };
 }

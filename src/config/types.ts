@@ -61,8 +61,6 @@ export interface RemoteConfig {
   readonly sshCommand?: string;
   /** `yes`: the host key must already be known; `accept-new`: a first key is recorded, a changed one refused. */
   readonly sshStrictHostKeyChecking: 'yes' | 'accept-new';
-  /** Accepted keys not honoured yet, raw values by camelCase name. */
-  readonly extra?: Readonly<Record<string, string>>;
 }
 
 /** Where a relative `storePath` / `eventsDirectory` was taken from, for `config check`. */
@@ -157,9 +155,4 @@ export interface ReplicationConfig {
   readonly warnings: readonly ConfigProblem[];
   /** `gerrit.defaultForceUpdate`: the default push refspec is `+refs/*:refs/*`. */
   readonly defaultForceUpdate?: boolean;
-  /**
-   * Accepted keys that later work will honour, raw values by `section.camelName`
-   * (e.g. `replication.maxPushes`, `gerrit.autoReload`).
-   */
-  readonly extra?: Readonly<Record<string, string>>;
 }

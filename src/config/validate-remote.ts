@@ -1,16 +1,5 @@
 import { allValues, lastValue, type Reporter, type SectionValues } from './collect-sections.js';
-import { REMOTE_RESERVED_KEYS } from './config-keys.js';
-import {
-  optional,
-  parseBoolean,
-  parseDurationValue,
-  parseShares,
-  parseWholeNumber,
-  pathRelativeTo,
-  readSetting,
-  reservedValues,
-  type Parsed,
-} from './config-values.js';
+import { optional, parseBoolean, parseDurationValue, parseShares, parseWholeNumber, pathRelativeTo, readSetting, type Parsed } from './config-values.js';
 import { compileJavaRegex, isJavaRegexProblem } from './java-regex.js';
 import { prefixPatternHint, type WholeNamePatternKey } from './prefix-pattern-hint.js';
 import { parseConfiguredProjectPattern } from './project-pattern.js';
@@ -73,7 +62,6 @@ export function buildRemote(name: string, values: SectionValues, defaults: Remot
     ...optional('sshIdentity', setting<string | undefined>('sshIdentity', pathRelativeTo(defaults.configDir), undefined)),
     ...optional('sshCommand', setting<string | undefined>('sshCommand', parseSshCommand, undefined)),
     sshStrictHostKeyChecking: setting('sshStrictHostKeyChecking', parseStrictHostKeyChecking, 'yes'),
-    extra: reservedValues(values, REMOTE_RESERVED_KEYS, ''),
   };
 }
 

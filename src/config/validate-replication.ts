@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Reporter, SectionValues } from './collect-sections.js';
-import { GERRIT_RESERVED_KEYS, REPLICATION_RESERVED_KEYS } from './config-keys.js';
 import { formatDuration } from './duration.js';
 import {
   optional,
@@ -14,7 +13,6 @@ import {
   parseWholeNumber,
   pathRelativeTo,
   readSetting,
-  reservedValues,
   type Parsed,
 } from './config-values.js';
 import { resolveStorePath } from './store-path.js';
@@ -45,10 +43,7 @@ export function defaultMaxPushes(): number {
 }
 
 /** `[replication]` and `[gerrit]` settings: everything of ReplicationConfig but the remotes. */
-export type NodeSettings = Omit<ReplicationConfig, 'remotes' | 'warnings'> & {
-  readonly defaultForceUpdate: boolean;
-  readonly extra: Readonly<Record<string, string>>;
-};
+export type NodeSettings = Omit<ReplicationConfig, 'remotes' | 'warnings'> & { readonly defaultForceUpdate: boolean };
 
 export function buildNodeSettings(replication: SectionValues, gerrit: SectionValues, file: string, hostname: string, report: Reporter): NodeSettings {
   const setting = <T>(key: string, parse: (text: string) => Parsed<T>, fallback: T): T =>
@@ -99,7 +94,6 @@ export function buildNodeSettings(replication: SectionValues, gerrit: SectionVal
     ),
     ...optional('httpTokenFile', setting<string | undefined>('httpTokenFile', relativeToFile, undefined)),
     webhookUrls: webhookUrls(replication, report),
-    extra: { ...reservedValues(replication, REPLICATION_RESERVED_KEYS, 'replication.'), ...reservedValues(gerrit, GERRIT_RESERVED_KEYS, 'gerrit.') },
   };
 }
 

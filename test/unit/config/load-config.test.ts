@@ -60,7 +60,6 @@ describe('loadConfig on valid fixtures', () => {
       warnings: [],
     });
     expect(config).toMatchObject({ secureConfig: '/etc/refrelay/secure.config', storeUmask: 0o002, allowInsecureSecrets: false });
-    expect(config.extra).toEqual({});
     const [full, defaults] = config.remotes;
     expect(full).toMatchObject({
       name: 'full',
@@ -79,7 +78,6 @@ describe('loadConfig on valid fixtures', () => {
       sshIdentity: '/etc/refrelay/id_ed25519',
       sshCommand: 'ssh -o BatchMode=yes',
       sshStrictHostKeyChecking: 'accept-new',
-      extra: {},
     });
     expect(full?.push.map((s) => s.text)).toEqual(['refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*']);
     expect(full?.projects.map((p) => [p.text, p.kind])).toEqual([

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dirname, join } from 'node:path';
-import {
-  GERRIT_GERRIT_ONLY,
-  REMOTE_GERRIT_ONLY,
-  REPLICATION_GERRIT_ONLY,
-  REPLICATION_RESERVED_KEYS,
-  REMOTE_RESERVED_KEYS,
-} from '../../../src/config/config-keys.js';
+import { GERRIT_GERRIT_ONLY, REMOTE_GERRIT_ONLY, REPLICATION_GERRIT_ONLY } from '../../../src/config/config-keys.js';
 import { validateConfig } from '../../../src/config/load-config.js';
 import { MISSING_STORE_PATH } from '../../../src/config/store-path.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
@@ -322,8 +316,6 @@ describe('validateConfig warnings', () => {
       'gerrit.replicateOnStartup=false',
     );
     expect(config.warnings).toEqual([]);
-    expect(REPLICATION_RESERVED_KEYS).toEqual([]);
-    expect(REMOTE_RESERVED_KEYS).toEqual([]);
     expect(config).toMatchObject({
       secureConfig: join(dirname(config.file), 'etc/secure.config'),
       allowInsecureSecrets: true,
