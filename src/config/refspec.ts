@@ -77,6 +77,15 @@ export function mapRefThroughRefspecs(refspecs: readonly Refspec[], ref: string)
   return undefined;
 }
 
+/** The local ref a destination ref would come from (the refspecs read backwards), if any. */
+export function unmapRef(refspecs: readonly Refspec[], dst: string): string | undefined {
+  for (const spec of refspecs) {
+    const src = mapRef({ ...spec, src: spec.dst, dst: spec.src }, dst);
+    if (src !== undefined) return src;
+  }
+  return undefined;
+}
+
 /**
  * The destination name of `ref` under one refspec, or undefined when its source
  * does not match or the name it would get is not a valid ref name: a wildcard

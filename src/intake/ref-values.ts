@@ -1,4 +1,5 @@
 import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
+import { parseRefLines } from '../push/git-text.js';
 import { redactText } from '../runtime/redact.js';
 import { localRepositoryPath } from './local-repository.js';
 import { runGit } from './run-git.js';
@@ -36,9 +37,5 @@ export async function destinationRefValue(
   const toDestination = envForDestination(env, destination.uri, destination.remote, access);
   const listed = await runGit(['ls-remote', '--', destination.uri, destination.ref], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) return { error: redactText(gitReason(listed.stderr)) || `git ls-remote exit ${listed.code}` };
-  for (const line of listed.stdout.split('\n')) {
-    const tab = line.indexOf('\t');
-    if (tab > 0 && line.slice(tab + 1) === destination.ref) return { value: line.slice(0, tab) };
-  }
-  return { value: null };
+  return { value: parseRefLines(listed.stdout, '\t').get(destination.ref) ?? null };
 }

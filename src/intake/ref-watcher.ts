@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { join, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { ReplicationConfig } from '../config/types.js';
@@ -6,6 +5,8 @@ import { RefrelayError } from '../errors.js';
 import type { Log } from '../runtime/log.js';
 import type { TaskStore } from '../store/task-store.js';
 import { FULL_SYNC_REF } from '../task/task.js';
+import { parseRefLines } from '../push/git-text.js';
+import { runProcess } from '../push/run-process.js';
 import { planTasks } from './plan-tasks.js';
 import { discoverProjects } from './project-discovery.js';
 
@@ -23,22 +24,14 @@ export class WatchLimitError extends RefrelayError {
 export type RefSnapshot = Map<string, string>;
 
 /** `git for-each-ref` of one repository; undefined when it cannot be read (moved, half-created). */
-export function readRefSnapshot(repo: string): Promise<RefSnapshot | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn('git', ['for-each-ref', '--format=%(objectname) %(refname)'], { cwd: repo, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('error', () => resolve(undefined));
-    child.on('close', (code) => {
-      if (code !== 0) return resolve(undefined);
-      const refs: RefSnapshot = new Map();
-      for (const line of out.split('\n')) {
-        const space = line.indexOf(' ');
-        if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
-      }
-      resolve(refs);
-    });
+export async function readRefSnapshot(repo: string): Promise<RefSnapshot | undefined> {
+  // The node's own environment: the repositories are local, as for the hook that would run here.
+  const result = await runProcess('git', ['for-each-ref', '--format=%(objectname) %(refname)'], {
+    cwd: repo,
+    env: process.env as Record<string, string>,
+    killGraceMs: 0,
   });
+  return result.exitCode === 0 ? parseRefLines(result.stdout, ' ') : undefined;
 }
 
 /** Refs added, changed or deleted between two snapshots. */

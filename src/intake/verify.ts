@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mapRef } from '../config/refspec.js';
+import { mapRefThroughRefspecs, unmapRef } from '../config/refspec.js';
 import { projectExclusion, refExclusion } from '../config/ref-exclusion.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { expandUrl } from '../config/remote-url.js';
@@ -8,6 +8,7 @@ import { redactText, redactUrl } from '../runtime/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
 import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
 import { headTarget } from '../push/local-head.js';
+import { parseRefLines } from '../push/git-text.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
 import { runGit as run } from './run-git.js';
@@ -52,38 +53,15 @@ export function destinationsOf(config: ReplicationConfig, projects: readonly str
   return out;
 }
 
-function refLines(text: string, separator: string): Map<string, string> {
-  const refs = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    const at = line.indexOf(separator);
-    if (at > 0) refs.set(line.slice(at + 1), line.slice(0, at));
-  }
-  return refs;
-}
-
 /** Destination ref → the local ref it comes from, for the refs a remote's refspecs would push. */
 function expectedRefs(remote: RemoteConfig, local: Map<string, string>): Map<string, { src: string; oid: string }> {
   const expected = new Map<string, { src: string; oid: string }>();
   for (const [ref, oid] of local) {
     if (refExclusion(remote, ref) !== undefined) continue;
-    for (const spec of remote.push) {
-      const dst = mapRef(spec, ref);
-      if (dst !== undefined) {
-        if (!expected.has(dst)) expected.set(dst, { src: ref, oid });
-        break;
-      }
-    }
+    const dst = mapRefThroughRefspecs(remote.push, ref)?.dst;
+    if (dst !== undefined && !expected.has(dst)) expected.set(dst, { src: ref, oid });
   }
   return expected;
-}
-
-/** The local ref a destination ref would come from (inverse of the refspecs), if any. */
-function sourceOf(remote: RemoteConfig, dst: string): string | undefined {
-  for (const spec of remote.push) {
-    const src = mapRef({ ...spec, src: spec.dst, dst: spec.src }, dst);
-    if (src !== undefined) return src;
-  }
-  return undefined;
 }
 
 type RefDiff = Pick<DriftReport, 'missing' | 'different' | 'extra' | 'fixRefs'>;
@@ -123,8 +101,8 @@ export async function verifyDestination(
   if (listed.code !== 0) {
     return report('unreachable', { error: redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`) });
   }
-  const expected = expectedRefs(remote, refLines(local.stdout, ' '));
-  const diff = compareRefs(remote, expected, refLines(listed.stdout, '\t'));
+  const expected = expectedRefs(remote, parseRefLines(local.stdout, ' '));
+  const diff = compareRefs(remote, expected, parseRefLines(listed.stdout, '\t'));
   const drift = diff.missing.length > 0 || diff.different.length > 0 || (remote.mirror && diff.extra.length > 0);
   return report(drift ? 'drift' : 'in-sync', { refs: expected.size, ...diff });
 }
@@ -147,7 +125,7 @@ function compareRefs(remote: RemoteConfig, expected: ReadonlyMap<string, { src: 
   }
   for (const dst of actual.keys()) {
     if (expected.has(dst) || !dst.startsWith('refs/') || dst.endsWith('^{}')) continue;
-    const src = sourceOf(remote, dst);
+    const src = unmapRef(remote.push, dst);
     // Outside what this remote replicates; an excluded ref is never pushed nor deleted, so not drift.
     if (src === undefined || refExclusion(remote, src) !== undefined) continue;
     extra.push(dst);

@@ -1,5 +1,5 @@
 import { pushesLocalDelete } from '../config/delete-rule.js';
-import { mapRef, mapRefThroughRefspecs } from '../config/refspec.js';
+import { mapRefThroughRefspecs, unmapRef } from '../config/refspec.js';
 import { refExclusion, type RefExclusionRules } from '../config/ref-exclusion.js';
 import type { RemoteConfig } from '../config/types.js';
 import { FULL_SYNC_REF } from '../task/task.js';
@@ -115,19 +115,11 @@ function mirrorDeletes(input: PlanInput, covered: ReadonlySet<string>): PlannedR
   const deletes: PlannedRef[] = [];
   for (const dst of input.remoteRefs?.keys() ?? []) {
     if (dst === 'HEAD' || dst.endsWith('^{}') || covered.has(dst)) continue;
-    const source = reverseMap(input.remote.push, dst);
+    const source = unmapRef(input.remote.push, dst);
     if (source === undefined || refExclusion(input.remote, source) !== undefined) continue;
     deletes.push({ ref: source, dst, refspec: `:${dst}`, action: 'delete' });
   }
   return deletes;
-}
-
-function reverseMap(refspecs: PlanInput['remote']['push'], dst: string): string | undefined {
-  for (const spec of refspecs) {
-    const src = mapRef({ ...spec, src: spec.dst, dst: spec.src }, dst);
-    if (src !== undefined) return src;
-  }
-  return undefined;
 }
 
 function compare(a: string, b: string): number {
