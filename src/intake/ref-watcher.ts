@@ -7,6 +7,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { parseRefLines } from '../push/git-text.js';
 import { runProcess } from '../push/run-process.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { planTasks } from './plan-tasks.js';
 import { discoverProjects } from './project-discovery.js';
 
@@ -136,15 +137,8 @@ export class RefWatcher {
   }
 
   private async snapshotAll(projects: readonly string[]): Promise<void> {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: SNAPSHOT_CONCURRENCY }, async () => {
-        while (next < projects.length) {
-          const project = projects[next++]!;
-          this.snapshots.set(project, (await readRefSnapshot(this.repoPath(project))) ?? new Map());
-        }
-      }),
-    );
+    const snapshots = await mapBounded(projects, SNAPSHOT_CONCURRENCY, (project) => readRefSnapshot(this.repoPath(project)));
+    projects.forEach((project, i) => this.snapshots.set(project, snapshots[i] ?? new Map()));
     this.repoRoots = [...this.snapshots.keys()].map((project) => `${this.repoPath(project)}${sep}`);
     this.repoRootSet = new Set(this.repoRoots);
   }
@@ -191,7 +185,7 @@ export class RefWatcher {
     const fresh = projects.filter((project) => !this.snapshots.has(project));
     if (fresh.length === 0) return;
     this.checkLimit(projects.length);
-    await this.snapshotAll([...this.snapshots.keys(), ...fresh].filter((p) => !this.snapshots.has(p)));
+    await this.snapshotAll(fresh);
     this.watcher?.add(fresh.map((project) => this.repoPath(project)));
     // Refs pushed before we looked were never seen: a full sync covers them.
     for (const project of fresh) await this.queue(project, [FULL_SYNC_REF]);

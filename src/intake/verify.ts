@@ -12,6 +12,7 @@ import { parseRefLines } from '../push/git-text.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
 import { runGit as run } from './run-git.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { plural } from '../runtime/plural.js';
 
 /** Names shown per category; counts are always complete. */
@@ -141,17 +142,7 @@ export async function verifyAll(
 ): Promise<DriftReport[]> {
   const env = gitEnvironment(process.env, options.env ?? {});
   const access = { credentials: options.credentials, operatorSshCommand: options.env?.GIT_SSH_COMMAND };
-  const reports: DriftReport[] = new Array(destinations.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(options.parallel, destinations.length)) }, async () => {
-      while (next < destinations.length) {
-        const index = next++;
-        reports[index] = await verifyDestination(config, destinations[index]!, env, options.timeoutMs, access);
-      }
-    }),
-  );
-  return reports;
+  return mapBounded(destinations, options.parallel, (destination) => verifyDestination(config, destination, env, options.timeoutMs, access));
 }
 
 export function fixTasks(reports: readonly DriftReport[], destinations: readonly Destination[]): Task[] {
