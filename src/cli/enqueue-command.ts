@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { assertProjectName, assertRefName } from '../task/names.js';
 import { parseHookInput, projectFromGitDir } from '../intake/hook-input.js';
 import { assertLocalRepository } from '../intake/local-repository.js';
-import { planTasks } from '../intake/plan-tasks.js';
+import { noRemoteNamed, planTasks } from '../intake/plan-tasks.js';
 import { spoolDirFor, spoolTasks } from '../intake/spool.js';
 import { systemTimers } from '../runtime/timers.js';
 import { TaskStore } from '../store/task-store.js';
@@ -34,11 +34,8 @@ export async function runEnqueue(argv: readonly string[]): Promise<number> {
   }
   assertProjectName(project!);
   for (const ref of refs) assertRefName(ref, config.maxRefNameBytes);
-  const unknown = args.remote.filter((name) => !config.remotes.some((remote) => remote.name === name));
-  if (unknown.length > 0) {
-    const where = config.remotesDir === undefined ? config.file : `${config.remotesDir}/*.config`;
-    throw new UsageError(`enqueue: no remote named ${unknown.map((n) => JSON.stringify(n)).join(', ')} in ${where}`);
-  }
+  const unknown = noRemoteNamed(config, args.remote);
+  if (unknown !== undefined) throw new UsageError(`enqueue: ${unknown} in ${config.remotesDir === undefined ? config.file : `${config.remotesDir}/*.config`}`);
   // A project from GIT_DIR is the repository the hook runs in; one given by hand may be a typo.
   // Checked before the store or the spool: a spooled task for no repository is lost all the same.
   if (args.project !== undefined && config.basePath !== undefined) await assertLocalRepository(config.basePath, project!);

@@ -3,7 +3,8 @@ import { UsageError } from '../errors.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { describeUnmatched, selectProjects } from '../intake/project-selection.js';
 import { loadCredentials } from '../config/secure-config.js';
-import { describeReport, destinationsOf, fixTasks, verifyAll } from '../intake/verify.js';
+import { describeReport, fixTasks, verifyAll } from '../intake/verify.js';
+import { destinationsOf, noRemoteNamed } from '../intake/plan-tasks.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { describeRepair, queueRepairs, verifyExitCode } from './verify-fix.js';
 import { reportFailedInSync } from './verify-failed-report.js';
@@ -22,8 +23,8 @@ export interface VerifyArgs {
 export async function runVerify(args: VerifyArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config });
   if (config.basePath === undefined) throw new UsageError(`verify: replication.basePath is not set in ${config.file}`);
-  const unknown = args.remotes.filter((name) => !config.remotes.some((remote) => remote.name === name));
-  if (unknown.length > 0) throw new UsageError(`verify: no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')}`);
+  const unknown = noRemoteNamed(config, args.remotes);
+  if (unknown !== undefined) throw new UsageError(`verify: ${unknown}`);
   const matchers = args.patterns.map((text) => {
     const pattern = parseProjectPattern(text);
     if (typeof pattern === 'string') throw new UsageError(`verify: project pattern ${JSON.stringify(text)}: ${pattern}`);

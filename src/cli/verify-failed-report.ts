@@ -1,6 +1,7 @@
 import type { ReplicationConfig } from '../config/types.js';
 import { describeFailedInSync, failedNowInSync } from '../intake/verify-failed.js';
-import type { Destination, DriftReport } from '../intake/verify.js';
+import type { DriftReport } from '../intake/verify.js';
+import type { Destination } from '../intake/plan-tasks.js';
 import { TaskStore } from '../store/task-store.js';
 import { operatorName } from './operator.js';
 

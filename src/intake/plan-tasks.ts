@@ -23,6 +23,34 @@ export function refsForRemote(remote: RemoteConfig, refs: readonly string[]): st
   return kept;
 }
 
+/** One URL of a remote that replicates a project. */
+export interface Destination {
+  readonly project: string;
+  readonly remote: RemoteConfig;
+  /** The remote's `url` as written, before `${name}` is expanded. */
+  readonly template: string;
+  readonly uri: string;
+}
+
+/** Every URL of each remote (all, or those named) that wants each project: projects, then remotes, then URLs in config order. */
+export function destinationsOf(config: ReplicationConfig, projects: readonly string[], remoteNames: readonly string[]): Destination[] {
+  const out: Destination[] = [];
+  for (const project of projects) {
+    for (const remote of config.remotes) {
+      if (remoteNames.length > 0 && !remoteNames.includes(remote.name)) continue;
+      if (!remoteWantsProject(remote, project)) continue;
+      for (const template of remote.urls) out.push({ project, remote, template, uri: expandUrl(template, project, remote.remoteNameStyle) });
+    }
+  }
+  return out;
+}
+
+/** `no remote named "a", "b"` for the names the config has no remote of, or undefined. */
+export function noRemoteNamed(config: ReplicationConfig, names: readonly string[]): string | undefined {
+  const unknown = names.filter((name) => !config.remotes.some((remote) => remote.name === name));
+  return unknown.length === 0 ? undefined : `no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')}`;
+}
+
 export interface PlanOptions {
   /** Only these remotes (by name); all when empty or absent. */
   readonly remoteNames?: readonly string[];
@@ -33,16 +61,8 @@ export interface PlanOptions {
  * anything is written, so a task file never exists for an update that would not be pushed.
  */
 export function planTasks(config: ReplicationConfig, project: string, refs: readonly string[], options: PlanOptions = {}): Task[] {
-  const tasks: Task[] = [];
-  const only = options.remoteNames !== undefined && options.remoteNames.length > 0 ? new Set(options.remoteNames) : undefined;
-  for (const remote of config.remotes) {
-    if (only !== undefined && !only.has(remote.name)) continue;
-    if (!remoteWantsProject(remote, project)) continue;
+  return destinationsOf(config, [project], options.remoteNames ?? []).flatMap(({ remote, uri }) => {
     const kept = refsForRemote(remote, refs);
-    if (kept.length === 0) continue;
-    for (const template of remote.urls) {
-      tasks.push({ project, refs: kept, uri: expandUrl(template, project, remote.remoteNameStyle), remote: remote.name });
-    }
-  }
-  return tasks;
+    return kept.length === 0 ? [] : [{ project, refs: kept, uri, remote: remote.name }];
+  });
 }

@@ -1,10 +1,9 @@
 import type { ReplicationConfig } from '../config/types.js';
 import { parseProjectPattern } from '../config/project-pattern.js';
-import { expandUrl } from '../config/remote-url.js';
-import { remoteWantsProject } from '../config/project-pattern.js';
 import { UsageError } from '../errors.js';
 import type { TaskStore } from '../store/task-store.js';
 import { FULL_SYNC_REF, type Task } from '../task/task.js';
+import { destinationsOf, noRemoteNamed } from './plan-tasks.js';
 
 export interface ReplicateRequest {
   /** Exact names, `prefix/*` or `^regex`; empty with `all`. */
@@ -24,22 +23,13 @@ export function planFullSync(config: ReplicationConfig, projects: readonly strin
     if (typeof pattern === 'string') throw new UsageError(`replicate: project pattern ${JSON.stringify(text)}: ${pattern}`);
     return pattern;
   });
-  const unknown = request.remotes.filter((name) => !config.remotes.some((remote) => remote.name === name));
-  if (unknown.length > 0) throw new UsageError(`replicate: no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')}`);
-  const tasks: Task[] = [];
-  for (const project of projects) {
-    if (!request.all && !matchers.some((matcher) => matcher.matches(project))) continue;
-    for (const remote of config.remotes) {
-      if (request.remotes.length > 0 && !request.remotes.includes(remote.name)) continue;
-      if (!remoteWantsProject(remote, project)) continue;
-      for (const template of remote.urls) {
-        const uri = expandUrl(template, project, remote.remoteNameStyle);
-        if (request.urlSubstring !== undefined && !template.includes(request.urlSubstring) && !uri.includes(request.urlSubstring)) continue;
-        tasks.push({ project, refs: [FULL_SYNC_REF], uri, remote: remote.name });
-      }
-    }
-  }
-  return tasks;
+  const unknown = noRemoteNamed(config, request.remotes);
+  if (unknown !== undefined) throw new UsageError(`replicate: ${unknown}`);
+  const wanted = request.all ? projects : projects.filter((project) => matchers.some((matcher) => matcher.matches(project)));
+  const { urlSubstring } = request;
+  return destinationsOf(config, wanted, request.remotes)
+    .filter(({ template, uri }) => urlSubstring === undefined || template.includes(urlSubstring) || uri.includes(urlSubstring))
+    .map(({ project, uri, remote }) => ({ project, refs: [FULL_SYNC_REF], uri, remote: remote.name }));
 }
 
 /**

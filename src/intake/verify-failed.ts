@@ -1,5 +1,6 @@
 import { FULL_SYNC_REF, type Task } from '../task/task.js';
-import type { Destination, DriftReport } from './verify.js';
+import type { DriftReport } from './verify.js';
+import type { Destination } from './plan-tasks.js';
 import { plural } from '../runtime/plural.js';
 
 /** Failed tasks of one verified destination whose refs verify found in sync there. */

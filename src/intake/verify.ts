@@ -2,8 +2,6 @@ import { join } from 'node:path';
 import { mapRefThroughRefspecs, unmapRef } from '../config/refspec.js';
 import { projectExclusion, refExclusion } from '../config/ref-exclusion.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
-import { expandUrl } from '../config/remote-url.js';
-import { remoteWantsProject } from '../config/project-pattern.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
 import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
@@ -12,17 +10,12 @@ import { parseRefLines } from '../push/git-text.js';
 import type { Credentials } from '../config/secure-config.js';
 import type { Task } from '../task/task.js';
 import { runGit as run } from './run-git.js';
+import type { Destination } from './plan-tasks.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { plural } from '../runtime/plural.js';
 
 /** Names shown per category; counts are always complete. */
 const FIRST_FEW = 5;
-
-export interface Destination {
-  readonly project: string;
-  readonly remote: RemoteConfig;
-  readonly uri: string;
-}
 
 export interface DriftReport {
   readonly project: string;
@@ -40,18 +33,6 @@ export interface DriftReport {
   readonly error?: string;
   /** Local refs to queue so the destination converges (--fix). */
   readonly fixRefs: readonly string[];
-}
-
-export function destinationsOf(config: ReplicationConfig, projects: readonly string[], remoteNames: readonly string[]): Destination[] {
-  const out: Destination[] = [];
-  for (const project of projects) {
-    for (const remote of config.remotes) {
-      if (remoteNames.length > 0 && !remoteNames.includes(remote.name)) continue;
-      if (!remoteWantsProject(remote, project)) continue;
-      for (const template of remote.urls) out.push({ project, remote, uri: expandUrl(template, project, remote.remoteNameStyle) });
-    }
-  }
-  return out;
 }
 
 /** Destination ref → the local ref it comes from, for the refs a remote's refspecs would push. */

@@ -3,7 +3,7 @@ import { refExclusion } from '../config/ref-exclusion.js';
 import { mapRefThroughRefspecs } from '../config/refspec.js';
 import type { RemoteConfig, ReplicationConfig } from '../config/types.js';
 import { uriKey } from '../task/task-key.js';
-import { destinationsOf } from './verify.js';
+import { destinationsOf, noRemoteNamed } from './plan-tasks.js';
 
 /** One destination URL that must come to hold a ref, and the name the ref has there. */
 export interface WaitDestination {
@@ -31,8 +31,8 @@ function notReplicated(remote: RemoteConfig, project: string, ref: string): stri
  * out): the message says why. Returns the destinations, or that message.
  */
 export function waitDestinations(config: ReplicationConfig, project: string, ref: string, remoteNames: readonly string[]): WaitDestination[] | string {
-  const unknown = remoteNames.filter((name) => !config.remotes.some((remote) => remote.name === name));
-  if (unknown.length > 0) return `no remote named ${unknown.map((name) => JSON.stringify(name)).join(', ')} in ${config.file}`;
+  const unknown = noRemoteNamed(config, remoteNames);
+  if (unknown !== undefined) return `${unknown} in ${config.file}`;
   for (const remote of config.remotes.filter((candidate) => remoteNames.includes(candidate.name))) {
     const why = notReplicated(remote, project, ref);
     if (why !== undefined) return `remote ${JSON.stringify(remote.name)} does not replicate ${ref} of ${project}: ${why}`;

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { describeFailedInSync, failedNowInSync } from '../../../src/intake/verify-failed.js';
-import type { Destination, DriftReport } from '../../../src/intake/verify.js';
+import type { DriftReport } from '../../../src/intake/verify.js';
+import type { Destination } from '../../../src/intake/plan-tasks.js';
 import type { Task } from '../../../src/task/task.js';
 import { configOf } from '../schedule/scheduler-harness.js';
 
 const config = configOf(['remote.dr.url=/dest/${name}.git', 'remote.gh.url=/gh/${name}.git']);
 const remote = (name: string) => config.remotes.find((candidate) => candidate.name === name)!;
 const destinations: Destination[] = [
-  { project: 'app', remote: remote('dr'), uri: '/dest/app.git' },
-  { project: 'lib', remote: remote('dr'), uri: '/dest/lib.git' },
-  { project: 'app', remote: remote('gh'), uri: '/gh/app.git' },
+  { project: 'app', remote: remote('dr'), template: '/dest/${name}.git', uri: '/dest/app.git' },
+  { project: 'lib', remote: remote('dr'), template: '/dest/${name}.git', uri: '/dest/lib.git' },
+  { project: 'app', remote: remote('gh'), template: '/gh/${name}.git', uri: '/gh/app.git' },
 ];
 
 function report(destination: Destination, state: DriftReport['state'], fixRefs: string[] = []): DriftReport {
