@@ -112,16 +112,7 @@ async function scheduleRetry({ deps, group, lock, claims }: Job, verdict: RetryV
   const { attempts, reason } = verdict;
   const now = deps.clock.now();
   const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
-  await fence(lock);
-  await deps.store.writeUriState(uriKey, {
-    uri: group.uri,
-    attempts,
-    lastError: reason,
-    notBefore,
-    updatedAt: now,
-    nodeId: deps.config().nodeId,
-    ...withRejections(inputs.rejections),
-  });
+  await writeState({ deps, group, lock }, { attempts, lastError: reason, notBefore }, inputs.rejections, now);
   claims.movedOut(await deps.store.reset(lock.claimName, tasksNamed(inputs.claimed, verdict.names)));
   const uri = redactUrl(group.uri);
   deps.log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
@@ -132,24 +123,29 @@ async function scheduleRetry({ deps, group, lock, claims }: Job, verdict: RetryV
 /** After a push without a retry, the URI's state keeps only its runs of refused refs (no backoff), or goes. */
 async function keepOnlyRejections({ deps, group, lock }: Job, inputs: DecisionInputs): Promise<void> {
   if (!isEmpty(inputs.rejections)) {
-    await fence(lock);
-    await deps.store.writeUriState(group.uriKey, {
-      uri: group.uri,
-      attempts: 0,
-      lastError: '',
-      notBefore: 0,
-      updatedAt: deps.clock.now(),
-      nodeId: deps.config().nodeId,
-      refRejections: inputs.rejections,
-    } satisfies UriState);
+    await writeState({ deps, group, lock }, { attempts: 0, lastError: '', notBefore: 0 }, inputs.rejections, deps.clock.now());
   } else if (inputs.state !== undefined) {
     await fence(lock);
     await deps.store.deleteUriState(group.uriKey);
   }
 }
 
-function withRejections(rejections: RefRejections | undefined): { refRejections?: RefRejections } {
-  return isEmpty(rejections) ? {} : { refRejections: rejections };
+/** The URI's state file, written under the lock: its backoff, and its runs of refused refs if any. */
+async function writeState(
+  { deps, group, lock }: Pick<Job, 'deps' | 'group' | 'lock'>,
+  backoff: Pick<UriState, 'attempts' | 'lastError' | 'notBefore'>,
+  rejections: RefRejections | undefined,
+  now: number,
+): Promise<void> {
+  await fence(lock);
+  const state: UriState = {
+    uri: group.uri,
+    ...backoff,
+    updatedAt: now,
+    nodeId: deps.config().nodeId,
+    ...(isEmpty(rejections) ? {} : { refRejections: rejections }),
+  };
+  await deps.store.writeUriState(group.uriKey, state);
 }
 
 function tasksNamed(claimed: ReadonlyMap<string, WaitingTask>, names: Iterable<string>): WaitingTask[] {
