@@ -18,6 +18,7 @@ import { drainReport } from './drain-summary.js';
 import { checkGerritEventsDir } from './store-path-check.js';
 import { loadCliConfig, localSpoolPath } from './load-cli-config.js';
 import { VERSION } from './version.js';
+import { operatorSshEnv } from '../push/push-env.js';
 
 export interface DaemonArgs {
   config?: string | undefined;
@@ -115,11 +116,7 @@ export async function runDaemon(args: DaemonArgs): Promise<number> {
     config,
     store,
     // An operator's GIT_SSH_COMMAND (keys, jump hosts) applies to every ssh destination.
-    pusher: new GitPusher({
-      env: process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {},
-      ...(config.sshConnectionReuse ? { sshConnectionReuse: new SshConnectionReuse() } : {}),
-      credentials,
-    }),
+    pusher: new GitPusher({ env: operatorSshEnv(), ...(config.sshConnectionReuse ? { sshConnectionReuse: new SshConnectionReuse() } : {}), credentials }),
     clock,
     random: systemRandom,
     timers: systemTimers,

@@ -9,6 +9,7 @@ import { loadCliConfig } from './load-cli-config.js';
 import { describeRepair, queueRepairs, verifyExitCode } from './verify-fix.js';
 import { reportFailedInSync } from './verify-failed-report.js';
 import { plural } from '../runtime/plural.js';
+import { operatorSshEnv } from '../push/push-env.js';
 
 export interface VerifyArgs {
   config?: string | undefined;
@@ -36,7 +37,7 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
     throw new UsageError(`verify: ${describeUnmatched(unmatched)} (${projects})`);
   }
   const destinations = destinationsOf(config, selected, args.remotes);
-  const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
+  const env = operatorSshEnv();
   const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
   const repair = args.fix ? await queueRepairs(config, fixTasks(reports, destinations)) : undefined;
   // When --fix could not write the store, its error says why; failed/ is not read a second time.

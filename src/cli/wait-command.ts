@@ -7,7 +7,7 @@ import { waitDestinations, type WaitDestination } from '../intake/wait-destinati
 import { applyConfirmation, beginConfirmation, followDestination, needsConfirmation, observe, verdict, type FollowedDestination } from '../observe/ref-wait.js';
 import { readStoreProgress } from '../observe/wait-progress.js';
 import type { DestinationAccess } from '../push/destination-env.js';
-import { gitEnvironment } from '../push/push-env.js';
+import { gitEnvironment, operatorSshEnv } from '../push/push-env.js';
 import { systemClock } from '../runtime/clock.js';
 import { TaskStore } from '../store/task-store.js';
 import { projectNameProblem, quoteUntrusted, refNameProblem } from '../task/names.js';
@@ -66,7 +66,7 @@ export async function runWait(args: WaitArgs): Promise<number> {
   const config = loadCliConfig({ config: args.config });
   const destinations = waitDestinations(config, args.project, args.ref, args.remotes);
   if (typeof destinations === 'string') throw new UsageError(`wait: ${destinations}`);
-  const env = gitEnvironment(process.env, process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {});
+  const env = gitEnvironment(process.env, operatorSshEnv());
   const value = await wantedValue(config, args, env);
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const access = { credentials: loadCredentials(config), operatorSshCommand: process.env.GIT_SSH_COMMAND };

@@ -10,6 +10,7 @@ import type { Log } from '../runtime/log.js';
 import { errnoName } from '../runtime/errno.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
+import { operatorSshEnv } from '../push/push-env.js';
 
 /** `verify/last.json` in the store: what `status` shows of the last periodic verify. */
 export interface VerifySummary {
@@ -94,7 +95,7 @@ export class PeriodicVerify {
     if (config.basePath === undefined) return;
     const startedAt = this.clock.now();
     const destinations = destinationsOf(config, await discoverProjects(config.basePath), []);
-    const env: Record<string, string> = process.env.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND } : {};
+    const env = operatorSshEnv();
     const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env, credentials: this.credentials });
     const byRemote: VerifySummary['byRemote'] = {};
     for (const report of reports) {

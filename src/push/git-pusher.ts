@@ -5,7 +5,7 @@ import { redactUrl } from '../runtime/redact.js';
 import { FULL_SYNC_REF } from '../task/task.js';
 import { Credentials } from '../config/secure-config.js';
 import { createTarget, sshCreateArgv, sshProgram } from './create-repository.js';
-import { destinationEnv } from './destination-env.js';
+import { envForDestination } from './destination-env.js';
 import { isAbsentOrEmpty, isDirectory } from './local-paths.js';
 import { pushFailure as failure, stderrTail } from './failure-class.js';
 import { parsePushPorcelain } from './porcelain.js';
@@ -77,14 +77,7 @@ export class GitPusher implements Pusher {
     // Absolute, because git ignores relative GIT_CEILING_DIRECTORIES entries.
     const localRepo = resolve(request.localRepo);
     const controlPath = this.sshReuse?.controlPath(request.uri);
-    let env: Record<string, string> = {
-      ...this.env,
-      ...destinationEnv(request.uri, request.remote, {
-        operatorSshCommand: this.operatorSshCommand,
-        usesGitSsh: this.env.GIT_SSH !== undefined,
-        credentials: this.credentials.for(request.remote.name),
-      }),
-    };
+    let env = envForDestination(this.env, request.uri, request.remote, { operatorSshCommand: this.operatorSshCommand, credentials: this.credentials });
     if (controlPath !== undefined && env.GIT_SSH_COMMAND !== undefined)
       env = { ...env, GIT_SSH_COMMAND: this.sshReuse!.sshCommand(env.GIT_SSH_COMMAND, controlPath) };
     // Over smart-http, curl's header trace is the only place git shows a Retry-After; bodies

@@ -9,6 +9,11 @@ export const SSH_OPTIONS = '-o BatchMode=yes -o ConnectTimeout=15 -o ServerAlive
 /** A push replaces it with its remote's command (destination-env.ts), which carries the same options. */
 export const DEFAULT_SSH_COMMAND = `ssh ${SSH_OPTIONS}`;
 
+/** The operator's own GIT_SSH_COMMAND: the one ambient setting refrelay's git runs start from (remotes without `sshCommand`). */
+export function operatorSshEnv(ambient: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return ambient.GIT_SSH_COMMAND ? { GIT_SSH_COMMAND: ambient.GIT_SSH_COMMAND } : {};
+}
+
 /**
  * The whole environment git runs with. Built from scratch, not inherited: a
  * stray GIT_DIR, GIT_ASKPASS or locale from the daemon's own environment must
