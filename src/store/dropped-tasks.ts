@@ -4,11 +4,10 @@ import { listFailed, makeFolder } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { removeQuietly, storeError } from './store-fs.js';
-import { isGone } from '../runtime/errno.js';
 import { lstatTolerant, readdirTolerant } from './store-listing.js';
 import { DROPPED_RECORD_NAME } from './store-paths.js';
 import type { FailedTask } from './store-types.js';
-import { doneOrGone, type FileOp, runFileOps } from './task-moves.js';
+import { doneOrGone, type FileOp, removeEmptiedFailedFolders, renameTolerant, runFileOps } from './task-moves.js';
 
 /** Who drops failed tasks: `user@host` or the HTTP client, through which door, on which node. */
 export interface DropActor {
@@ -76,31 +75,20 @@ export async function dropFailed(ctx: StoreContext, filter: (task: FailedTask) =
   await replaceAtomic(ctx, join(folder, DROPPED_RECORD_NAME), droppedRecordText(actor, droppedAt), `${name}.dropped`, 'write drop record');
   const moved = await mapBounded(matching, ctx.concurrency, async (failed) => {
     const to = join(folder, droppedTaskName(failed));
-    if (!(await moveTolerant(ctx, ctx.paths.failedFile(failed.uriKey, failed.name), to))) return false;
-    await moveTolerant(ctx, ctx.paths.failedReasonFile(failed.uriKey, failed.name), `${to}.reason.json`);
+    if (!(await renameTolerant(ctx, ctx.paths.failedFile(failed.uriKey, failed.name), to, 'drop failed task'))) return false;
+    await renameTolerant(ctx, ctx.paths.failedReasonFile(failed.uriKey, failed.name), `${to}.reason.json`, 'drop failed task');
     return true;
   });
-  for (const key of new Set(matching.map((failed) => failed.uriKey))) {
-    // Only succeeds once the folder is empty; a non-empty or vanished folder is fine as it is.
-    await ctx.fs.rmdir(ctx.paths.failedFolder(key)).catch(() => undefined);
-  }
+  await removeEmptiedFailedFolders(
+    ctx,
+    matching.map((failed) => failed.uriKey),
+  );
   const dropped = matching.filter((_, i) => moved[i]);
   if (dropped.length > 0) return { folder: name, dropped };
   // Every one went elsewhere first: a record of nothing would only confuse.
   await removeQuietly(ctx.fs, join(folder, DROPPED_RECORD_NAME));
   await ctx.fs.rmdir(folder).catch(() => undefined);
   return { folder: undefined, dropped: [] };
-}
-
-/** False when `from` is gone (a peer moved it first). */
-async function moveTolerant(ctx: StoreContext, from: string, to: string): Promise<boolean> {
-  try {
-    await ctx.fs.rename(from, to);
-    return true;
-  } catch (error) {
-    if (isGone(error)) return false;
-    throw storeError('drop failed task', from, error);
-  }
 }
 
 /**

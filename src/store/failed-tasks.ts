@@ -8,12 +8,12 @@ import { replaceAtomic, wakeLocalNodes } from './publish.js';
 import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
-import { errnoName, isGone } from '../runtime/errno.js';
+import { errnoName } from '../runtime/errno.js';
 import { loadTask, readdirStrict, readdirTolerant } from './store-listing.js';
 import { URI_KEY_PATTERN, isTaskFileName } from './store-paths.js';
 import type { FailedTask, FailureReason, FailureRecord } from './store-types.js';
 import { readJsonTolerant } from './task-reader.js';
-import { unlinkTolerant } from './task-moves.js';
+import { removeEmptiedFailedFolders, renameTolerant, unlinkTolerant } from './task-moves.js';
 
 /**
  * Moves claimed tasks to `failed/<uriKey>/` with a reason record. The task moves first:
@@ -27,13 +27,8 @@ export async function failClaimed(ctx: StoreContext, lockName: string, names: re
     if (claimed === undefined) return false;
     const key = uriKey(claimed.task.uri);
     await makeFolder(ctx, ctx.paths.failedFolder(key));
-    const from = ctx.paths.claimedFile(lockName, name);
-    try {
-      await ctx.fs.rename(from, ctx.paths.failedFile(key, name));
-    } catch (error) {
-      if (isGone(error)) return false; // Taken over by another node meanwhile.
-      throw storeError('move task to failed', from, error);
-    }
+    // Gone: taken over by another node meanwhile.
+    if (!(await renameTolerant(ctx, ctx.paths.claimedFile(lockName, name), ctx.paths.failedFile(key, name), 'move task to failed'))) return false;
     await writeReason(ctx, key, name, reason);
     return true;
   });
@@ -90,10 +85,10 @@ export async function retryFailed(ctx: StoreContext, filter: (task: FailedTask) 
     await unlinkTolerant(ctx, ctx.paths.failedReasonFile(failed.uriKey, failed.name), 'retry failed task');
     return true;
   });
-  for (const key of new Set(matching.map((failed) => failed.uriKey))) {
-    // Only succeeds once the folder is empty; a non-empty or vanished folder is fine as it is.
-    await ctx.fs.rmdir(ctx.paths.failedFolder(key)).catch(() => undefined);
-  }
+  await removeEmptiedFailedFolders(
+    ctx,
+    matching.map((failed) => failed.uriKey),
+  );
   const moved = back.filter(Boolean).length;
   if (moved > 0) await wakeLocalNodes(ctx);
   return moved;

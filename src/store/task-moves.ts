@@ -167,6 +167,22 @@ export async function unlinkTolerant(ctx: StoreContext, path: string, operation:
   }
 }
 
+/** Renames `from` to `to`; false when `from` is gone (a peer moved it first). */
+export async function renameTolerant(ctx: StoreContext, from: string, to: string, operation: string): Promise<boolean> {
+  try {
+    await ctx.fs.rename(from, to);
+    return true;
+  } catch (error) {
+    if (isGone(error)) return false;
+    throw storeError(operation, from, error);
+  }
+}
+
+/** Removes the emptied `failed/<uriKey>` folders of these URIs; one still holding tasks, or gone, stays as it is. */
+export async function removeEmptiedFailedFolders(ctx: StoreContext, uriKeys: Iterable<string>): Promise<void> {
+  for (const key of new Set(uriKeys)) await ctx.fs.rmdir(ctx.paths.failedFolder(key)).catch(() => undefined);
+}
+
 /**
  * Runs `ops[i]` for `names[i]`. Returns the names whose op was done; a file already gone is
  * skipped, any other failure is a StoreError naming the op's path.
