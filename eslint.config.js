@@ -22,7 +22,7 @@ export default tseslint.config(
     },
   },
   {
-    // Small modules and functions (STYLE.md): a file or function past these is split before it grows.
+    // Small modules and functions: a file or function past these is split before it grows.
     files: ['src/**/*.ts'],
     rules: {
       'max-lines': ['error', { max: 350 }],

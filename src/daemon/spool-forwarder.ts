@@ -92,10 +92,11 @@ export class SpoolForwarder {
     this.noteSkipped(reading.skipped);
     const pending = this.notStuck(reading.tasks);
     this.waitingCount = pending.length;
+    const offset = this.options.storeClockOffsetMs();
     let forwarded = 0;
     for (let start = 0; start < pending.length; start += FORWARD_BATCH) {
       const batch = pending.slice(start, start + FORWARD_BATCH);
-      await this.forward(batch);
+      await this.forward(batch, offset);
       forwarded += batch.length;
       this.waitingCount -= batch.length;
     }
@@ -130,11 +131,10 @@ export class SpoolForwarder {
     return pending;
   }
 
-  /** Publishes the batch backdated to when each was enqueued, then removes their spool files. */
-  private async forward(batch: readonly SpooledTask[]): Promise<void> {
+  /** Publishes the batch backdated to when each was enqueued (local clock + `offset`: store time), then removes their spool files. */
+  private async forward(batch: readonly SpooledTask[], offset: number): Promise<void> {
     const { store, log, dir } = this.options;
     const files = this.options.files ?? realSpoolFiles;
-    const offset = this.options.storeClockOffsetMs();
     const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
     await store.createMany(
       batch.map((spooled) => spooled.task),
