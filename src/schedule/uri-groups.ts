@@ -28,11 +28,12 @@ export interface UntrustedFolder {
 }
 
 /**
- * The remote that may push a task, or why none may: its project or refs are not valid names
- * (they become paths and git arguments), its remote is not configured, or its uri is not one of
- * that remote's URLs for the project — the daemon never pushes to a URL that only a file asked for.
+ * The remote that may push a task found in the waiting folders of `folderUriKey`, or why none
+ * may: its project or refs are not valid names (they become paths and git arguments), its remote
+ * is not configured, its uri is not one of that remote's URLs for the project — the daemon never
+ * pushes to a URL that only a file asked for — or it names another URI than its folder's.
  */
-function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): RemoteConfig | string {
+function resolveTask(config: ReplicationConfig, task: WaitingTask['task'], folderUriKey: string): RemoteConfig | string {
   const names = taskNameProblem(config, task);
   if (names !== undefined) return names;
   const remote = config.remotes.find((candidate) => candidate.name === task.remote);
@@ -40,6 +41,7 @@ function resolveTask(config: ReplicationConfig, task: WaitingTask['task']): Remo
   if (!remote.urls.some((template) => expandUrl(template, task.project, remote.remoteNameStyle) === task.uri)) {
     return `uri ${quoteUntrusted(redactUrl(task.uri))} is not a URL of remote ${quoteUntrusted(task.remote)} for project ${quoteUntrusted(task.project)}`;
   }
+  if (computeUriKey(task.uri) !== folderUriKey) return `a task for ${quoteUntrusted(redactUrl(task.uri))} in the waiting folder of another URI`;
   return remote;
 }
 
@@ -55,15 +57,10 @@ export function taskNameProblem(config: Pick<ReplicationConfig, 'maxRefNameBytes
   return undefined;
 }
 
-/**
- * Why a task file found in the waiting folders of `folderUriKey` must not be pushed (see
- * resolveTask; or it names another URI than its folder's), or undefined when it may be.
- */
+/** Why a task file found in the waiting folders of `folderUriKey` must not be pushed (see resolveTask), or undefined when it may be. */
 export function untrustedReason(config: ReplicationConfig, task: WaitingTask['task'], folderUriKey: string): string | undefined {
-  const resolved = resolveTask(config, task);
-  if (typeof resolved === 'string') return resolved;
-  if (computeUriKey(task.uri) !== folderUriKey) return `a task for ${quoteUntrusted(redactUrl(task.uri))} in the waiting folder of another URI`;
-  return undefined;
+  const resolved = resolveTask(config, task, folderUriKey);
+  return typeof resolved === 'string' ? resolved : undefined;
 }
 
 /**
@@ -85,8 +82,7 @@ export function groupByUri(
   for (const folder of folders) {
     let resolved = cache.get(folder);
     if (resolved === undefined) {
-      const reason = untrustedReason(config, folder.sample.task, folder.uriKey);
-      resolved = reason ?? (resolveTask(config, folder.sample.task) as RemoteConfig);
+      resolved = resolveTask(config, folder.sample.task, folder.uriKey);
       cache.set(folder, resolved);
     }
     if (typeof resolved === 'string') {
