@@ -24,10 +24,7 @@ export default tseslint.config(
   {
     // Small modules and functions: a file or function past these is split before it grows.
     files: ['src/**/*.ts'],
-    rules: {
-      'max-lines': ['error', { max: 350 }],
-      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
-    },
+    rules: { 'max-lines': ['error', { max: 350 }], 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
   },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: globals.node } },
 );

@@ -15,7 +15,6 @@ import { countWaiting } from './waiting-count.js';
 import { circuitsOf, nodeStatus, type CircuitStatus, type NodeStatus } from './node-records.js';
 import { readBackoffs, type BackoffStatus } from './backoff-status.js';
 
-
 /** Version of the `status --json` shape; bump on any incompatible change. */
 export const STATUS_FORMAT_VERSION = 1;
 
