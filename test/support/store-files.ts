@@ -1,9 +1,14 @@
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Names in a folder, sorted; [] when the folder does not exist. */
+/** Names in a folder, sorted; [] when the folder does not exist (a running node may claim or remove it between a look and a read: one read, no look). */
 export function namesIn(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).sort() : [];
+  try {
+    return readdirSync(dir).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }
 
 /** Task file names (`<sha1>.json`) in a store folder, sorted. */
