@@ -55,7 +55,11 @@ export class SpoolForwarder {
   /** Unreadable, unmovable files of the last pass, by name; each is logged once. */
   private skipped = new Map<string, string>();
 
-  constructor(private readonly options: SpoolForwarderOptions) {}
+  private readonly files: SpoolFiles;
+
+  constructor(private readonly options: SpoolForwarderOptions) {
+    this.files = options.files ?? realSpoolFiles;
+  }
 
   /** Spooled tasks seen by the last tick that are not in the store yet. */
   get waiting(): number {
@@ -87,7 +91,7 @@ export class SpoolForwarder {
       this.skipped.clear();
       return { forwarded: 0, quarantined: 0, skipped: 0 };
     }
-    const reading = await readSpool(dir, this.options.files ?? realSpoolFiles);
+    const reading = await readSpool(dir, this.files);
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
     this.noteSkipped(reading.skipped);
     const pending = this.notStuck(reading.tasks);
@@ -134,7 +138,6 @@ export class SpoolForwarder {
   /** Publishes the batch backdated to when each was enqueued (local clock + `offset`: store time), then removes their spool files. */
   private async forward(batch: readonly SpooledTask[], offset: number): Promise<void> {
     const { store, log, dir } = this.options;
-    const files = this.options.files ?? realSpoolFiles;
     const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
     await store.createMany(
       batch.map((spooled) => spooled.task),
@@ -142,7 +145,7 @@ export class SpoolForwarder {
     );
     const failures = await Promise.all(
       batch.map((spooled) =>
-        removeSpooled(spooled.path, files).then(
+        removeSpooled(spooled.path, this.files).then(
           () => undefined,
           (error: unknown) => ({ spooled, error }),
         ),

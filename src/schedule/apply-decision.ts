@@ -37,8 +37,6 @@ export async function fence(lock: Lease): Promise<void> {
 export interface DecisionInputs {
   readonly state: UriState | undefined;
   readonly rejections: RefRejections | undefined;
-  /** The tasks this job pushes, by file name. */
-  readonly claimed: ReadonlyMap<string, WaitingTask>;
   readonly failedRefs: number;
   readonly refusedForNow: number;
 }
@@ -64,10 +62,10 @@ export async function applyDecision(job: Job, decision: JobDecision<PushedUnit>,
     }
     default:
       await keepOnlyRejections(job, inputs);
-      if (failedTasks > 0 && failedTasks === inputs.claimed.size) return { kind: 'failed', claimed: failedTasks };
+      if (failedTasks > 0 && failedTasks === job.claimed.size) return { kind: 'failed', claimed: failedTasks };
       return {
         kind: 'pushed',
-        claimed: inputs.claimed.size,
+        claimed: job.claimed.size,
         failedRefs: inputs.failedRefs,
         ...alsoFailed(failedTasks),
         ...(inputs.refusedForNow > 0 ? { refusedForNow: inputs.refusedForNow } : {}),
@@ -76,16 +74,20 @@ export async function applyDecision(job: Job, decision: JobDecision<PushedUnit>,
 }
 
 /** Queues again, finishes and fails the decision's units; returns how many tasks failed. */
-async function moveUnits({ deps, group, lock, claims }: Job, { finish, requeue, fail }: JobDecision<PushedUnit>, inputs: DecisionInputs): Promise<number> {
+async function moveUnits(
+  { deps, group, lock, claims, claimed }: Job,
+  { finish, requeue, fail }: JobDecision<PushedUnit>,
+  inputs: DecisionInputs,
+): Promise<number> {
   const { store, log } = deps;
-  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, tasksNamed(inputs.claimed, requeue)));
+  const uri = redactUrl(group.uri);
+  if (requeue.length > 0) claims.movedOut(await store.reset(lock.claimName, tasksNamed(claimed, requeue)));
   for (const { names } of finish) if (!claims.pushedAll(names)) await store.finish(lock.claimName, [...names]);
   let failedTasks = 0;
   for (const unit of fail) {
     const reason = unit.failure!.message;
     failedTasks += unit.names.length;
     claims.movedOut(await store.fail(lock.claimName, [...unit.names], { reason, attempts: (inputs.state?.attempts ?? 0) + 1 }));
-    const uri = redactUrl(group.uri);
     log.error({ uri, remote: unit.remote, project: unit.project, tasks: unit.names.length, reason }, 'task failed');
     deps.events?.({ type: 'task-failed', remote: unit.remote, uri, uriKey: group.uriKey, tasks: unit.names.length, reason });
   }
@@ -107,13 +109,14 @@ async function giveUp({ deps, group, lock, claims }: Job, verdict: RetryVerdict)
 }
 
 /** Records the URI's backoff, then queues the tasks again; returns when they may be tried. */
-async function scheduleRetry({ deps, group, lock, claims }: Job, verdict: RetryVerdict, inputs: DecisionInputs): Promise<number> {
+async function scheduleRetry(job: Job, verdict: RetryVerdict, inputs: DecisionInputs): Promise<number> {
+  const { deps, group, lock, claims } = job;
   const { remote, uriKey } = group;
   const { attempts, reason } = verdict;
   const now = deps.clock.now();
   const notBefore = now + retryDelayMs(remote.replicationRetryMs, attempts, deps.random);
-  await writeState({ deps, group, lock }, { attempts, lastError: reason, notBefore }, inputs.rejections, now);
-  claims.movedOut(await deps.store.reset(lock.claimName, tasksNamed(inputs.claimed, verdict.names)));
+  await writeState(job, { attempts, lastError: reason, notBefore }, inputs.rejections, now);
+  claims.movedOut(await deps.store.reset(lock.claimName, tasksNamed(job.claimed, verdict.names)));
   const uri = redactUrl(group.uri);
   deps.log.warn({ uri, attempts, retryInMs: notBefore - now, reason }, 'retry scheduled');
   deps.events?.({ type: 'retry-scheduled', remote: remote.name, uri, uriKey, attempts, retryInMs: notBefore - now, reason });
@@ -121,18 +124,18 @@ async function scheduleRetry({ deps, group, lock, claims }: Job, verdict: RetryV
 }
 
 /** After a push without a retry, the URI's state keeps only its runs of refused refs (no backoff), or goes. */
-async function keepOnlyRejections({ deps, group, lock }: Job, inputs: DecisionInputs): Promise<void> {
+async function keepOnlyRejections(job: Job, inputs: DecisionInputs): Promise<void> {
   if (!isEmpty(inputs.rejections)) {
-    await writeState({ deps, group, lock }, { attempts: 0, lastError: '', notBefore: 0 }, inputs.rejections, deps.clock.now());
+    await writeState(job, { attempts: 0, lastError: '', notBefore: 0 }, inputs.rejections, job.deps.clock.now());
   } else if (inputs.state !== undefined) {
-    await fence(lock);
-    await deps.store.deleteUriState(group.uriKey);
+    await fence(job.lock);
+    await job.deps.store.deleteUriState(job.group.uriKey);
   }
 }
 
 /** The URI's state file, written under the lock: its backoff, and its runs of refused refs if any. */
 async function writeState(
-  { deps, group, lock }: Pick<Job, 'deps' | 'group' | 'lock'>,
+  { deps, group, lock }: Job,
   backoff: Pick<UriState, 'attempts' | 'lastError' | 'notBefore'>,
   rejections: RefRejections | undefined,
   now: number,

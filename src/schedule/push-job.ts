@@ -250,7 +250,7 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
   }
   const decision = decideJobOutcome(results, { attempts: state?.attempts ?? 0, maxRetries: group.remote.replicationMaxRetries });
   const refusedForNow = results.reduce((sum, unit) => sum + (unit.refusedForNow ?? 0), 0);
-  return applyDecision(job, decision, { state, rejections, claimed: job.claimed, failedRefs, refusedForNow });
+  return applyDecision(job, decision, { state, rejections, failedRefs, refusedForNow });
 }
 
 /** Tells the host's circuit and pacing what the push found; true when they take the failure as the host's. */

@@ -160,7 +160,7 @@ export class WaitingFolders {
     return true;
   }
 
-  /** Takes a name off the queues of folders seen but not learned; whether it was on one. */
+  /** Takes a name off the queues of folders seen but not learned (it is on one at most); whether it was on one. */
   private forgetUnlearned(name: string): boolean {
     return this.relearn.delete(name) || this.toLearn.delete(name) || this.backlog.delete(name) || this.leftToPreferred.delete(name);
   }
