@@ -61,7 +61,9 @@ export class UriLocks {
    */
   async acquire(lockName: string, uri: string, leaseFrom?: string): Promise<HeldLock | undefined> {
     try {
-      await this.mkdirLock(lockName);
+      // running/ is part of the store's layout (made by `refrelay init`) and never made here, so a
+      // store that is not mounted fails the lock instead of growing one on the local disk.
+      await this.fs.mkdir(this.lockDir(lockName));
     } catch (error) {
       if (errnoName(error) === 'EEXIST') return undefined;
       throw error;
@@ -137,14 +139,6 @@ export class UriLocks {
     } catch {
       return false;
     }
-  }
-
-  /**
-   * `running/` is part of the store's layout (made by `refrelay init`): never made here, so a
-   * store that is not mounted fails the lock instead of growing one on the local disk.
-   */
-  private async mkdirLock(lockName: string): Promise<void> {
-    await this.fs.mkdir(this.lockDir(lockName));
   }
 
   async readOwner(lockName: string): Promise<OwnerRecord | undefined> {

@@ -21,16 +21,17 @@ interface FolderReads {
   readonly readAt: number;
 }
 
-export interface ReadAheadLimits {
+/** Task files held read ahead of their claim: a few seconds of pushes, a few MB. */
+const LIMITS = {
   /** Task files held, at most. */
-  readonly tasks: number;
+  tasks: 4096,
   /** Their bytes, at most, reads under way included. */
-  readonly bytes: number;
+  bytes: 8 * 1024 * 1024,
   /** A bigger task file is left to the claim (a task file may be up to 1 MiB; they are a few hundred bytes). */
-  readonly taskBytes: number;
+  taskBytes: 64 * 1024,
   /** Reads older than this are dropped: their URI was claimed elsewhere, or is waiting for a slot. */
-  readonly maxAgeMs: number;
-}
+  maxAgeMs: 60_000,
+};
 
 /**
  * Task files read before their URI is claimed (DESIGN.md "Read-ahead"). A node reads the waiting
@@ -50,10 +51,7 @@ export class ReadAhead {
   private heldTasks = 0;
   private heldBytes = 0;
 
-  constructor(
-    private readonly ctx: StoreContext,
-    private readonly limits: ReadAheadLimits,
-  ) {}
+  constructor(private readonly ctx: StoreContext) {}
 
   /**
    * Reads the task files of each waiting folder not read ahead yet (one `readdir`, then one
@@ -73,9 +71,9 @@ export class ReadAhead {
       await mapBounded(names.filter(isTaskFileName), this.ctx.concurrency, async (name) => {
         if (this.full()) return;
         // Room for the biggest file this may read, given back once its size is known.
-        this.heldBytes += this.limits.taskBytes;
-        const outcome = await readTaskFile(this.ctx.fs, join(dir, name), this.limits.taskBytes).catch(() => undefined);
-        this.heldBytes -= this.limits.taskBytes;
+        this.heldBytes += LIMITS.taskBytes;
+        const outcome = await readTaskFile(this.ctx.fs, join(dir, name), LIMITS.taskBytes).catch(() => undefined);
+        this.heldBytes -= LIMITS.taskBytes;
         // Claimed from or dropped meanwhile: what was read belongs to nobody now.
         if (outcome?.kind !== 'task' || this.folders.get(folder) !== entry) return;
         const key = name.slice(0, -'.json'.length);
@@ -107,7 +105,7 @@ export class ReadAhead {
   /** Drops the reads older than `maxAgeMs`: their URI was claimed elsewhere, or waits long for a slot. */
   expire(): void {
     const now = this.ctx.clock.monotonic();
-    for (const [folder, { readAt }] of this.folders) if (now - readAt > this.limits.maxAgeMs) this.drop(folder);
+    for (const [folder, { readAt }] of this.folders) if (now - readAt > LIMITS.maxAgeMs) this.drop(folder);
   }
 
   /** Forgets what was read of `folder`: it was claimed from, is no longer listed, or its reads are too old. */
@@ -120,6 +118,6 @@ export class ReadAhead {
   }
 
   private full(): boolean {
-    return this.heldTasks >= this.limits.tasks || this.heldBytes >= this.limits.bytes;
+    return this.heldTasks >= LIMITS.tasks || this.heldBytes >= LIMITS.bytes;
   }
 }

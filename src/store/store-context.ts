@@ -18,12 +18,15 @@ export interface StoreContext {
 }
 
 export interface StoreContextOptions {
+  /** `replication.storePath`. */
   readonly root: string;
   readonly nodeId: string;
   readonly fs?: StoreFs;
   readonly random?: Random;
   readonly clock?: Clock;
+  /** Files read or moved in parallel; network filesystems like a handful, not thousands. Default 32. */
   readonly concurrency?: number;
+  /** Quarantines and other things worth a log line or a metric. */
   readonly onEvent?: (event: StoreEvent) => void;
 }
 

@@ -4,7 +4,7 @@ import type { StoreContext } from './store-context.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
-import type { ClaimedTask, CorruptEntry, NodeRecordFile, RunningLock } from './store-types.js';
+import type { ClaimedTask, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
 import { readJsonTolerant, readRecord } from './task-reader.js';
 import { quarantine } from './quarantine.js';
@@ -26,7 +26,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
     // kept it at the top of the lock folder.
     let ownerRecord = names.includes(OWNER_RECORD_NAME) ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record') : undefined;
-    const claims = [{ lockPath: lockName, tasks: await loadTasks(ctx, dir, names) }];
+    let tasks = await loadTasks(ctx, dir, names);
     for (const name of names) {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
       const inner = await readdirTolerant(ctx, join(dir, name), 'list running tasks');
@@ -34,18 +34,9 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
       if (ownerRecord === undefined && inner.includes(OWNER_RECORD_NAME)) {
         ownerRecord = await readJsonTolerant(ctx.fs, join(dir, name, OWNER_RECORD_NAME), 'read lock owner record');
       }
-      claims.push({ lockPath: `${lockName}/${name}`, tasks: await loadTasks(ctx, join(dir, name), inner) });
+      tasks = tasks.concat(await loadTasks(ctx, join(dir, name), inner));
     }
-    const tasks = claims.flatMap((claim) => claim.tasks);
-    return Object.freeze({
-      lockName,
-      ownerRecord,
-      tasks: Object.freeze(tasks),
-      claims: Object.freeze(
-        claims.filter((claim) => claim.tasks.length > 0).map((claim) => Object.freeze({ lockPath: claim.lockPath, tasks: Object.freeze(claim.tasks) })),
-      ),
-      mtimeMs: stats.mtimeMs,
-    });
+    return Object.freeze({ lockName, ownerRecord, tasks: Object.freeze(tasks), mtimeMs: stats.mtimeMs });
   });
   return locks.filter((lock): lock is RunningLock => lock !== undefined);
 }
@@ -140,22 +131,10 @@ export async function listClaimed(ctx: StoreContext, lockName: string): Promise<
   return loadTasks(ctx, dir, names);
 }
 
-export async function listCorrupt(ctx: StoreContext): Promise<CorruptEntry[]> {
-  const names = await corruptNames(ctx);
-  return mapBounded(names, ctx.concurrency, async (name) => {
-    const path = join(ctx.paths.corrupt, name);
-    const reason = await readJsonTolerant(ctx.fs, `${path}${CORRUPT_REASON_SUFFIX}`, 'read quarantine reason');
-    return Object.freeze({ name, path, reason });
-  });
-}
-
+/** Entries moved aside to corrupt/, not counting their reason records. */
 export async function countCorrupt(ctx: StoreContext): Promise<number> {
-  return (await corruptNames(ctx)).length;
-}
-
-async function corruptNames(ctx: StoreContext): Promise<string[]> {
   const names = await readdirStrict(ctx, ctx.paths.corrupt, 'list corrupt entries');
-  return names.filter((name) => !name.endsWith(CORRUPT_REASON_SUFFIX));
+  return names.filter((name) => !name.endsWith(CORRUPT_REASON_SUFFIX)).length;
 }
 
 async function nodeRecordNames(ctx: StoreContext): Promise<string[]> {

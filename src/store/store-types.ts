@@ -47,8 +47,6 @@ export interface RunningLock {
   readonly ownerRecord: unknown;
   /** Every task under the lock, wherever it sits. */
   readonly tasks: readonly ClaimedTask[];
-  /** Tasks by claim folder (`<lockName>` or `<lockName>/<leaseId>`), for moving them back. */
-  readonly claims: readonly { readonly lockPath: string; readonly tasks: readonly ClaimedTask[] }[];
   readonly mtimeMs: number;
 }
 
@@ -59,14 +57,6 @@ export interface NodeRecordFile {
   readonly record: unknown;
   /** Store-clock time of the last heartbeat write. */
   readonly mtimeMs: number;
-}
-
-/** A file moved aside to `corrupt/`. */
-export interface CorruptEntry {
-  readonly name: string;
-  readonly path: string;
-  /** Parsed reason record, undefined when it is missing or unreadable. */
-  readonly reason: unknown;
 }
 
 /** What a node should log or count; the store itself never logs. */

@@ -147,13 +147,11 @@ export async function resetTasks(ctx: StoreContext, lockName: string, tasks: rea
   return tasks.filter((_, i) => moved[i]).map(({ name }) => name);
 }
 
-export function finishTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
-  return moveEach(
-    ctx,
-    names,
-    'finish task',
-    ctx.paths.claimedFiles(lockName, names).map((path) => ({ op: 'unlink', path })),
-  );
+/** Removes pushed tasks from their claim folder; returns the names removed here (not already gone). */
+export async function finishTasks(ctx: StoreContext, lockName: string, names: readonly string[]): Promise<string[]> {
+  const ops: FileOp[] = ctx.paths.claimedFiles(lockName, names).map((path) => ({ op: 'unlink', path }));
+  const done = doneOrGone('finish task', ops, await runFileOps(ctx, ops));
+  return names.filter((_, i) => done[i]);
 }
 
 /** True when this call removed the file; false when it was already gone. */
@@ -181,15 +179,6 @@ export async function renameTolerant(ctx: StoreContext, from: string, to: string
 /** Removes the emptied `failed/<uriKey>` folders of these URIs; one still holding tasks, or gone, stays as it is. */
 export async function removeEmptiedFailedFolders(ctx: StoreContext, uriKeys: Iterable<string>): Promise<void> {
   for (const key of new Set(uriKeys)) await ctx.fs.rmdir(ctx.paths.failedFolder(key)).catch(() => undefined);
-}
-
-/**
- * Runs `ops[i]` for `names[i]`. Returns the names whose op was done; a file already gone is
- * skipped, any other failure is a StoreError naming the op's path.
- */
-async function moveEach(ctx: StoreContext, names: readonly string[], operation: string, ops: readonly FileOp[]): Promise<string[]> {
-  const done = doneOrGone(operation, ops, await runFileOps(ctx, ops));
-  return names.filter((_, i) => done[i]);
 }
 
 /**

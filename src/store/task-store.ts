@@ -1,17 +1,14 @@
-import type { Clock } from '../runtime/clock.js';
-import type { Random } from '../runtime/random.js';
 import type { Task } from '../task/task.js';
 import { initStore, openStore, type StoreOpening, type UnmarkedStorePolicy } from './store-marker.js';
 import { dropFailed, sweepDropped } from './dropped-tasks.js';
 import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
-import { storeContext, type StoreContext } from './store-context.js';
-import type { StoreFs } from './store-fs.js';
+import { storeContext, type StoreContext, type StoreContextOptions } from './store-context.js';
 import { WaitingFolders, type ListOptions, type WaitingListing } from './waiting-folders.js';
 import { publishTasks } from './waiting-folder.js';
 import type { StorePaths } from './store-paths.js';
-import { countCorrupt, listClaimed, listCorrupt, listRunning, readNodeRecordFiles, sweepBuilding, sweepDone, recoverLockFolder } from './store-records.js';
-import type { ClaimedTask, CreateResult, FailedTask, StoreEvent, WaitingTask } from './store-types.js';
+import { countCorrupt, listClaimed, listRunning, readNodeRecordFiles, sweepBuilding, sweepDone, recoverLockFolder } from './store-records.js';
+import type { ClaimedTask, CreateResult, FailedTask, WaitingTask } from './store-types.js';
 import { claimUri, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
 import { listUriStateKeys, listUriStates } from './uri-state-files.js';
@@ -22,17 +19,7 @@ export type { DropActor, DropOutcome } from './dropped-tasks.js';
 export type { StoreFs, StoreFileHandle, StoreStats } from './store-fs.js';
 export { nodeStoreFs } from './store-fs.js';
 
-export interface TaskStoreOptions {
-  /** `replication.storePath`. */
-  readonly root: string;
-  readonly nodeId: string;
-  readonly random?: Random;
-  readonly clock?: Clock;
-  readonly fs?: StoreFs;
-  /** Files read or moved in parallel; network filesystems like a handful, not thousands. Default 32. */
-  readonly concurrency?: number;
-  /** Quarantines and other things worth a log line or a metric. */
-  readonly onEvent?: (event: StoreEvent) => void;
+export interface TaskStoreOptions extends StoreContextOptions {
   /**
    * When `root` holds no store marker (store/store-marker.ts): 'create' it (the default, for
    * programs and tests that own the folder), 'adopt-earlier' (the daemon: mark an earlier
@@ -46,9 +33,6 @@ export interface TaskStoreOptions {
   /** An empty waiting folder older than this is removed. Default 5 min; the daemon passes lockStale. */
   readonly emptyFolderAgeMs?: () => number;
 }
-
-/** Task files held read ahead of their claim: a few seconds of pushes, a few MB. */
-const READ_AHEAD_LIMITS = { tasks: 4096, bytes: 8 * 1024 * 1024, taskBytes: 64 * 1024, maxAgeMs: 60_000 };
 
 /**
  * The directory protocol (DESIGN.md "Store layout"). Every state change is one atomic
@@ -71,7 +55,6 @@ export class TaskStore {
       fullListingIntervalMs: options.fullListingIntervalMs ?? 300_000,
       learnPerPass: options.learnPerPass ?? 2000,
       emptyFolderAgeMs: options.emptyFolderAgeMs ?? (() => 300_000),
-      readAhead: READ_AHEAD_LIMITS,
     });
   }
 
@@ -176,8 +159,6 @@ export class TaskStore {
   }
 
   readonly countCorrupt = this.gated(countCorrupt);
-
-  readonly listCorrupt = this.gated(listCorrupt);
 
   /** The persisted retry state of a URI; undefined when absent or unreadable (treated as a fresh start). */
   async readUriState(uriKey: string): Promise<unknown> {

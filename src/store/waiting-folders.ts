@@ -7,7 +7,7 @@ import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { loadTask, lstatTolerant, oldestFirst, readdirStrict } from './store-listing.js';
 import { LeftToPreferred, type PreferredTurn } from './preferred-turn.js';
-import { ReadAhead, type ReadAheadLimits } from './read-ahead.js';
+import { ReadAhead } from './read-ahead.js';
 import { StraySorter } from './stray-sorter.js';
 import { isTaskFileName, parseWaitingFolderName, waitingFolderName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
@@ -75,8 +75,6 @@ export interface WaitingFoldersOptions {
   readonly learnPerPass: number;
   /** An empty folder whose mtime is older than this is removed (a claim or publish that died midway). */
   readonly emptyFolderAgeMs: () => number;
-  /** What may be held read ahead of a claim (read-ahead.ts). */
-  readonly readAhead: ReadAheadLimits;
 }
 
 /**
@@ -121,7 +119,7 @@ export class WaitingFolders {
     private readonly ctx: StoreContext,
     private readonly options: WaitingFoldersOptions,
   ) {
-    this.early = new ReadAhead(ctx, options.readAhead);
+    this.early = new ReadAhead(ctx);
     this.strays = new StraySorter(ctx);
   }
 

@@ -84,10 +84,10 @@ describe.each(storeEnvs())('task store contract, corrupt files (%s)', (_, makeEn
     env.mkdir(FOLDER);
     env.write(`${FOLDER}/${nameFor(1)}`, fixture('truncated.json'));
     await store.listWaiting();
-    const [entry] = await store.listCorrupt();
-    expect(entry?.name.startsWith(`${nameFor(1)}.`)).toBe(true);
-    expect(env.read(`${CORRUPT}/${entry?.name}`)).toBe(fixture('truncated.json'));
-    expect(entry?.reason).toMatchObject({ reason: expect.stringContaining('invalid JSON') });
+    const [entry] = env.list(CORRUPT).filter((name) => !name.endsWith('.reason'));
+    expect(entry?.startsWith(`${nameFor(1)}.`)).toBe(true);
+    expect(env.read(`${CORRUPT}/${entry}`)).toBe(fixture('truncated.json'));
+    expect(reasons(env).get(nameFor(1))).toMatchObject({ reason: expect.stringContaining('invalid JSON') });
   });
 
   it('quarantines a corrupt file once even when two nodes find it in the same pass', async () => {
