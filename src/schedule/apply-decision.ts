@@ -39,11 +39,14 @@ export interface DecisionInputs {
   readonly rejections: RefRejections | undefined;
   readonly failedRefs: number;
   readonly refusedForNow: number;
+  /** Claimed tasks parked in failed/ before the push (refused names): counted as failed (`--drain` exits 1 for them too). */
+  readonly parked: number;
 }
 
 /** The store moves, retry state, log lines and events of a decision, in that order; fenced. */
 export async function applyDecision(job: Job, decision: JobDecision<PushedUnit>, inputs: DecisionInputs): Promise<JobResult> {
-  const failedTasks = await moveUnits(job, decision, inputs);
+  const failed = await moveUnits(job, decision, inputs);
+  const failedTasks = failed + inputs.parked;
   const { verdict } = decision;
   switch (verdict.kind) {
     case 'aborted':
@@ -62,7 +65,7 @@ export async function applyDecision(job: Job, decision: JobDecision<PushedUnit>,
     }
     default:
       await keepOnlyRejections(job, inputs);
-      if (failedTasks > 0 && failedTasks === job.claimed.size) return { kind: 'failed', claimed: failedTasks };
+      if (failed > 0 && failed === job.claimed.size) return { kind: 'failed', claimed: failedTasks };
       return {
         kind: 'pushed',
         claimed: job.claimed.size,

@@ -12,7 +12,7 @@ export type JobResult =
   /** The host's circuit is open: the tasks wait, the URI's retry count unchanged. */
   | { readonly kind: 'host-down'; readonly failedTasks?: number }
   | { readonly kind: 'locked' }
-  | { readonly kind: 'nothing-claimed' }
+  | { readonly kind: 'nothing-claimed'; readonly failedTasks?: number }
   | { readonly kind: 'aborted'; readonly failedTasks?: number }
   | { readonly kind: 'lock-lost' }
   /** Stopped by its own heartbeat: the lock's record could not be written (`error`, the last failure) for lockStale / 2. */

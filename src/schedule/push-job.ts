@@ -139,23 +139,7 @@ async function claimAndPush(job: Job, slot: PushSlot): Promise<JobResult> {
     claims.movedOut(await store.reset(lock.claimName, claimed));
     return { kind: 'host-down', ...alsoFailed(parked) };
   }
-  const result = await pushClaimed(job, claimed, state, () => slot.release());
-  return parked === 0 ? result : withParked(result, parked);
-}
-
-/** A pushed job's result, counting the refused tasks it parked in failed/ before pushing (`--drain` exits 1 for them too). */
-function withParked(result: JobResult, parked: number): JobResult {
-  switch (result.kind) {
-    case 'failed':
-      return { ...result, claimed: result.claimed + parked };
-    case 'pushed':
-    case 'retry':
-    case 'host-down':
-    case 'aborted':
-      return { ...result, failedTasks: (result.failedTasks ?? 0) + parked };
-    default:
-      return result;
-  }
+  return pushClaimed(job, state, parked, () => slot.release());
 }
 
 /**
@@ -190,14 +174,14 @@ function pushUnits(claimed: readonly WaitingTask[]): Array<{ remote: string; pro
   return [...units.values()];
 }
 
-/** A push unit's result, with what its log lines name. */
-async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: UriState | undefined, onPushesDone: () => void): Promise<JobResult> {
+/** Pushes each unit of the claim and applies the decision; `parked`: refused tasks already moved to failed/. */
+async function pushClaimed(job: Job, state: UriState | undefined, parked: number, onPushesDone: () => void): Promise<JobResult> {
   const { deps, group, lock } = job;
   const config = deps.config();
   const results: PushedUnit[] = [];
   let rejections = state?.refRejections;
   let failedRefs = 0;
-  const units = pushUnits(claimed);
+  const units = pushUnits([...job.claimed.values()]);
   for (const [index, unit] of units.entries()) {
     const remote: RemoteConfig = config.remotes.find((candidate) => candidate.name === unit.remote) ?? group.remote;
     const names = unit.tasks.map((item) => item.name);
@@ -250,7 +234,7 @@ async function pushClaimed(job: Job, claimed: readonly WaitingTask[], state: Uri
   }
   const decision = decideJobOutcome(results, { attempts: state?.attempts ?? 0, maxRetries: group.remote.replicationMaxRetries });
   const refusedForNow = results.reduce((sum, unit) => sum + (unit.refusedForNow ?? 0), 0);
-  return applyDecision(job, decision, { state, rejections, failedRefs, refusedForNow });
+  return applyDecision(job, decision, { state, rejections, failedRefs, refusedForNow, parked });
 }
 
 /** Tells the host's circuit and pacing what the push found; true when they take the failure as the host's. */
