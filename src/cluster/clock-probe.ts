@@ -25,15 +25,16 @@ export async function measureStoreClockOffset(nodesDir: string, nodeId: string, 
   }
 }
 
+/** Samples the median is taken over. */
+const KEEP_SAMPLES = 5;
+
 /** Keeps the median of recent samples so one slow round trip does not move due times. */
 export class ClockOffsetTracker {
   private readonly samples: number[] = [];
 
-  constructor(private readonly keep = 5) {}
-
   add(sample: number): number {
     this.samples.push(sample);
-    if (this.samples.length > this.keep) this.samples.shift();
+    if (this.samples.length > KEEP_SAMPLES) this.samples.shift();
     return this.current()!;
   }
 

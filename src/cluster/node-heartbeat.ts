@@ -1,4 +1,4 @@
-import { rename, writeFile, unlink } from 'node:fs/promises';
+import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
@@ -91,15 +91,7 @@ export class NodeHeartbeat {
       ...(storeNotWritable !== undefined && !stopped ? { storeNotWritable } : {}),
       ...(spooled > 0 ? { spooled } : {}),
     };
-    const temp = join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`);
-    try {
-      await writeFile(temp, `${JSON.stringify(record)}\n`);
-      await rename(temp, this.path);
-    } catch (error) {
-      // A failed write (ENOSPC) leaves an empty temp: without this, one per beat piles up.
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
+    await replaceJsonFile(join(options.nodesDir, `.${options.nodeId}.${options.random.token()}.tmp`), this.path, record);
     return record;
   }
 }

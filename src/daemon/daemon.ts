@@ -99,10 +99,6 @@ export class Daemon {
     return this.parts.configs.current;
   }
 
-  get takeovers(): number {
-    return this.parts.recovery.takeoverCount;
-  }
-
   /** Task files this node's jobs put in failed/ since it started. */
   get failedTasks(): number {
     return this.parts.distributor.failedCount;
@@ -274,7 +270,7 @@ export class Daemon {
     await this.parts.doneSweeper.finish();
     await this.beat(true);
     const failed = distributor.failedCount;
-    log.info({ nodeId: this.config.nodeId, failedTasks: failed, takeovers: this.takeovers }, 'refrelay node stopped');
+    log.info({ nodeId: this.config.nodeId, failedTasks: failed, takeovers: this.parts.recovery.takeoverCount }, 'refrelay node stopped');
     return this.options.drain && failed > 0 ? 1 : 0;
   }
 

@@ -14,8 +14,8 @@ export interface ProcessControl {
   isAlive(pid: number): boolean;
   /** SIGKILL a process group (a dead node's orphaned `git push` on this host). */
   killGroup(pid: number): void;
-  /** Resolves once `pid` is no longer alive, or after `timeoutMs`. Without it, nothing is awaited. */
-  waitForExit?(pid: number, timeoutMs: number): Promise<void>;
+  /** Resolves once `pid` is no longer alive, or after `timeoutMs`. */
+  waitForExit(pid: number, timeoutMs: number): Promise<void>;
   /** The start time (clock ticks after boot) and first command-line word of `pid` now; undefined fields when unreadable. */
   identify(pid: number): RunningProcess;
   /** This machine's boot id, undefined when unknown. */
@@ -197,7 +197,7 @@ export class LockRecovery {
    * process proved to be that push is waited for: a forged record must not hold the lock up.
    */
   private async letOrphanPushEnd(lockName: string, owner: OwnerRecord | undefined, provedOrphan: () => boolean): Promise<void> {
-    if (owner?.host !== this.options.host || owner.pushPid === undefined || this.options.processes.waitForExit === undefined) return;
+    if (owner?.host !== this.options.host || owner.pushPid === undefined) return;
     const kind = urlKind(owner.uri);
     if (kind === 'file' || kind === 'path' || !provedOrphan()) return;
     this.options.log.info({ lock: lockName, formerNode: owner.nodeId, pushPid: owner.pushPid }, "waiting for the former holder's git push to end");

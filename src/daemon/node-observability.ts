@@ -12,7 +12,7 @@ import { persistQueueSummary, QUEUE_SUMMARY_EVERY_MS, summarizeQueue } from '../
 import type { Clock } from '../runtime/clock.js';
 import { EventPublisher } from '../observe/event-publisher.js';
 import { MinuteTrend, persistTrend } from '../observe/trend.js';
-import { systemTimers, type Timers } from '../runtime/timers.js';
+import { systemTimers } from '../runtime/timers.js';
 import type { StoreEvent } from '../store/store-types.js';
 import type { TaskStore } from '../store/task-store.js';
 import type { DaemonObservability, DaemonView } from './daemon.js';
@@ -50,7 +50,7 @@ export class NodeObservability implements DaemonObservability {
     private readonly store: TaskStore,
     private readonly clock: Clock,
     private readonly log: Log,
-    options: { webhookSecret?: string | undefined; timers?: Timers } = {},
+    options: { webhookSecret?: string | undefined } = {},
   ) {
     const storeNow = (): number => this.storeNow();
     this.metrics = new NodeMetrics(storeNow);
@@ -62,7 +62,7 @@ export class NodeObservability implements DaemonObservability {
       webhookUrls: config.webhookUrls,
       webhookSecret: options.webhookSecret,
       clock,
-      timers: options.timers ?? systemTimers,
+      timers: systemTimers,
       log,
       onWebhookDropped: () => this.metrics.droppedWebhookEvent(),
     });
@@ -91,11 +91,6 @@ export class NodeObservability implements DaemonObservability {
       this.log.error({ file: event.path, reason: event.reason, err: String(event.error) }, 'could not quarantine a task file');
     }
   };
-
-  /** The address the HTTP server listens on, once started (`off`: none). */
-  get address(): string | undefined {
-    return this.server?.address;
-  }
 
   async start(view: DaemonView): Promise<void> {
     this.view = view;

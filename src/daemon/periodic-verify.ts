@@ -1,5 +1,5 @@
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import { discoverProjects } from '../intake/project-discovery.js';
@@ -11,6 +11,7 @@ import { errnoName } from '../runtime/errno.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import { operatorSshEnv } from '../push/push-env.js';
+import { readVerify } from '../observe/cluster-status.js';
 
 /** `verify/last.json` in the store: what `status` shows of the last periodic verify. */
 export interface VerifySummary {
@@ -87,8 +88,8 @@ export class PeriodicVerify {
 
   /** Whether a run, by any node, finished less than an interval ago. */
   private async ranLately(config: ReplicationConfig, storeNow: number): Promise<boolean> {
-    const last = await readSummary(join(this.dir, 'last.json'));
-    return last !== undefined && storeNow - last.finishedAt < config.verifyIntervalMs;
+    const last = await readVerify(this.dir, storeNow);
+    return last !== null && last.finishedAgeMs < config.verifyIntervalMs;
   }
 
   private async runOnce(config: ReplicationConfig): Promise<void> {
@@ -125,23 +126,7 @@ export class PeriodicVerify {
         extra: report.mirror ? report.extra.length : 0,
       })),
     };
-    const temp = join(this.dir, `.last.${this.random.token()}.tmp`);
-    try {
-      await writeFile(temp, `${JSON.stringify(summary)}\n`);
-      await rename(temp, join(this.dir, 'last.json'));
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
+    await replaceJsonFile(join(this.dir, `.last.${this.random.token()}.tmp`), join(this.dir, 'last.json'), summary);
     this.log.info({ destinations: summary.destinations, drifted: summary.drifted, unreachable: summary.unreachable }, 'periodic verify finished');
-  }
-}
-
-export async function readSummary(path: string): Promise<VerifySummary | undefined> {
-  try {
-    const value = JSON.parse(await readBoundedText(path, STORE_REPORT_MAX_BYTES)) as VerifySummary;
-    return typeof value.finishedAt === 'number' ? value : undefined;
-  } catch {
-    return undefined;
   }
 }

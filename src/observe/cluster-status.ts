@@ -89,9 +89,10 @@ export interface VerifyStatus {
   problems: Array<{ remote: string; uri: string; state: string; missing: number; different: number; extra: number; error?: string }>;
 }
 
-async function readVerify(storePath: string, storeNow: number): Promise<VerifyStatus | null> {
+/** `verify/last.json` (daemon/periodic-verify.ts) as `status` shows it; null when missing or unreadable. */
+export async function readVerify(verifyDir: string, storeNow: number): Promise<VerifyStatus | null> {
   try {
-    const value = JSON.parse(await readBoundedText(join(storePath, 'verify', 'last.json'), STORE_REPORT_MAX_BYTES)) as Record<string, unknown>;
+    const value = JSON.parse(await readBoundedText(join(verifyDir, 'last.json'), STORE_REPORT_MAX_BYTES)) as Record<string, unknown>;
     if (typeof value.finishedAt !== 'number') return null;
     return {
       nodeId: String(value.nodeId),
@@ -161,7 +162,7 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
     queueFrom: queue.summary === undefined ? null : { nodeId: queue.summary.nodeId, ageMs: Math.max(0, storeNow - queue.summary.writtenAt) },
     circuits: nodeFiles.flatMap((file) => circuitsOf(file.record, file.mtimeMs, storeNow)),
     backingOff: await readBackoffs(store, storeNow),
-    verify: await readVerify(config.storePath, storeNow),
+    verify: await readVerify(join(config.storePath, 'verify'), storeNow),
     history: await readClusterHistory(config.storePath),
     trend: mergeTrends(await readTrends(config.storePath), storeNow),
   };

@@ -5,7 +5,7 @@ import type { Timers } from '../runtime/timers.js';
 import type { ReplicationEvent } from '../schedule/events.js';
 import { EventStream, KEEPALIVE_EVERY_MS } from './event-stream.js';
 import { streamEventsOf } from './stream-events.js';
-import { fetchPost, WebhookReceiver, type PostJson } from './webhooks.js';
+import { fetchPost, WebhookReceiver } from './webhooks.js';
 
 export interface EventPublisherOptions {
   readonly nodeId: string;
@@ -15,7 +15,6 @@ export interface EventPublisherOptions {
   readonly timers: Timers;
   readonly log: Log;
   readonly onWebhookDropped: () => void;
-  readonly post?: PostJson;
 }
 
 /** This node's push results as stream events: to the listeners of GET /events and to every webhook receiver. */
@@ -28,7 +27,7 @@ export class EventPublisher {
     this.receivers = options.webhookUrls.map(
       (url) =>
         new WebhookReceiver(url, {
-          post: options.post ?? fetchPost,
+          post: fetchPost,
           timers: options.timers,
           log: options.log,
           secret: options.webhookSecret,

@@ -80,10 +80,6 @@ export class NodeMetrics {
       'The lockStale setting: clocks further than a quarter of it from the store clock are unsafe.',
       () => this.gauges.lockStaleMs() / 1000,
     );
-    // Present from the first scrape, so rate() and alerts work before the first event.
-    this.takeovers.inc(0);
-    this.quarantined.inc(0);
-    this.webhookDropped.inc(0);
   }
 
   private gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {

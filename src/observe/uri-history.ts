@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
+import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
@@ -115,20 +116,10 @@ export class UriHistory {
   }
 }
 
-/**
- * Replaces `history/<name>` with `record` as JSON: temp + rename, so readers on any machine see
- * the old file or the new one. The temp, `.<nodeId>.<hex>.tmp`, is removed when the write fails.
- */
+/** Replaces `history/<name>` with `record` as JSON (temp `.<nodeId>.<hex>.tmp` + rename). */
 export async function replaceHistoryFile(storePath: string, nodeId: string, name: string, record: unknown): Promise<void> {
   const dir = historyDir(storePath);
-  const temp = join(dir, `.${nodeId}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    await writeFile(temp, `${JSON.stringify(record)}\n`);
-    await rename(temp, join(dir, name));
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
+  await replaceJsonFile(join(dir, `.${nodeId}.${randomBytes(4).toString('hex')}.tmp`), join(dir, name), record);
 }
 
 /**

@@ -33,8 +33,6 @@ export interface GitPusherOptions {
   readonly git?: string;
   /** Added to the minimal environment git runs with, e.g. GIT_SSH_COMMAND for a test sshd. */
   readonly env?: Readonly<Record<string, string>>;
-  /** Between SIGTERM and SIGKILL of a stopped push; default 2000. */
-  readonly killGraceMs?: number;
   /** Refspecs per git invocation, bounded so argv stays under ARG_MAX; default 2000. */
   readonly maxRefspecsPerPush?: number;
   /** Share one ssh master connection per destination host (see SshConnectionReuse). */
@@ -44,6 +42,8 @@ export interface GitPusherOptions {
 }
 
 export const MAX_REFSPECS_PER_PUSH = 2000;
+/** Between SIGTERM and SIGKILL of a stopped push. */
+const KILL_GRACE_MS = 2000;
 /** Beyond this many claimed refs, listing all local refs is cheaper than one pattern per ref. */
 const MAX_REF_PATTERNS = 500;
 
@@ -55,7 +55,6 @@ const MAX_REF_PATTERNS = 500;
 export class GitPusher implements Pusher {
   private readonly git: string;
   private readonly env: Readonly<Record<string, string>>;
-  private readonly killGraceMs: number;
   private readonly chunkSize: number;
   private readonly sshReuse: SshConnectionReuse | undefined;
   private readonly credentials: Credentials;
@@ -67,7 +66,6 @@ export class GitPusher implements Pusher {
     this.env = gitEnvironment(process.env, options.env);
     this.credentials = options.credentials ?? Credentials.none;
     this.operatorSshCommand = options.env?.GIT_SSH_COMMAND;
-    this.killGraceMs = options.killGraceMs ?? 2000;
     this.chunkSize = Math.max(1, options.maxRefspecsPerPush ?? MAX_REFSPECS_PER_PUSH);
     // Only for OpenSSH run through GIT_SSH_COMMAND: a GIT_SSH program may not take -o options.
     this.sshReuse = this.env.GIT_SSH_COMMAND === undefined ? undefined : options.sshConnectionReuse;
@@ -198,7 +196,7 @@ export class GitPusher implements Pusher {
         cwd: request.localRepo,
         env: run.env,
         signal: run.stop.signal,
-        killGraceMs: this.killGraceMs,
+        killGraceMs: KILL_GRACE_MS,
         onStderrLine: progress ? (line: string) => (CURL_TRACE_LINE.test(line) ? undefined : reportProgress(progress, line)) : undefined,
         onSpawn: request.onPushSpawn,
         onOutput: run.stop.activity,
@@ -269,7 +267,7 @@ export class GitPusher implements Pusher {
       result = await runProcess('sh', sshCreateArgv(sshProgram(run.env), target), {
         env: run.env,
         signal: run.stop.signal,
-        killGraceMs: this.killGraceMs,
+        killGraceMs: KILL_GRACE_MS,
         onOutput: run.stop.activity,
       });
     }
@@ -285,7 +283,7 @@ export class GitPusher implements Pusher {
     const { stop } = run;
     return this.untraced(
       run,
-      runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: stop.signal, killGraceMs: this.killGraceMs, onOutput: stop.activity }),
+      runProcess(this.git, args, { cwd: run.request.localRepo, env: run.env, signal: stop.signal, killGraceMs: KILL_GRACE_MS, onOutput: stop.activity }),
     );
   }
 }

@@ -52,7 +52,9 @@ describe('NodeMetrics', () => {
     expect(text).toContain('refrelay_refs_total{remote="dr",status="new"} 1\n');
     expect(text).toContain('refrelay_retries_total{remote="dr"} 1\n');
     expect(text).toContain('refrelay_lock_takeovers_total 1\n');
+    // Counters without labels are present from the first scrape, so rate() and alerts work before the first event.
     expect(text).toContain('refrelay_quarantined_total 0\n');
+    expect(text).toContain('refrelay_webhook_events_dropped_total 0\n');
     // queued at 7 s, pushed at 10 s after 0.4 s: delay 2.6 s (both pushes), lag 3 s (the delivered one only)
     expect(text).toContain('refrelay_replication_delay_seconds_sum{remote="dr"} 5.2\n');
     expect(text).toContain('refrelay_replication_lag_seconds_sum{remote="dr"} 3\n');
