@@ -61,10 +61,6 @@ export class PatternReader {
     return this.has(FLAG.comments) ? this.parsePastWhitespace(ch) : ch;
   }
 
-  readEscaped(): number {
-    return this.at(this.cursor++);
-  }
-
   next(): number {
     const ch = this.at(++this.cursor);
     return this.has(FLAG.comments) ? this.peekPastWhitespace(ch) : ch;

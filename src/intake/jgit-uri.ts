@@ -54,12 +54,6 @@ export function jgitAsciiString(url: string): string | undefined {
   return parsed === undefined ? undefined : formatAscii(parsed);
 }
 
-/** Whether Gerrit (URIish equality) takes `a` and `b` for the same destination; a password never counts. */
-export function sameJgitUri(a: string, b: string): boolean {
-  const left = jgitAsciiString(a);
-  return left !== undefined && left === jgitAsciiString(b);
-}
-
 /** What JGit throws on (URISyntaxException, a port beyond int): the whole URI is refused. */
 class InvalidUri extends Error {}
 
