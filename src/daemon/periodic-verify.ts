@@ -1,4 +1,4 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
@@ -11,7 +11,7 @@ import { errnoName } from '../runtime/errno.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Random } from '../runtime/random.js';
 import { operatorSshEnv } from '../push/push-env.js';
-import { readVerify } from '../observe/cluster-status.js';
+import { readVerifySummary } from '../observe/verify-summary.js';
 
 /** `verify/last.json` in the store: what `status` shows of the last periodic verify. */
 export interface VerifySummary {
@@ -62,7 +62,8 @@ export class PeriodicVerify {
       });
   }
 
-  private async runIfDue(): Promise<void> {
+  /** One run when no node finished one within the interval and no other holds the run lock (maybeRun's work). */
+  async runIfDue(): Promise<void> {
     const config = this.config();
     const storeNow = this.clock.now() + this.storeOffsetMs();
     if (await this.ranLately(config, storeNow)) return;
@@ -71,7 +72,8 @@ export class PeriodicVerify {
       await mkdir(lock);
     } catch (error) {
       if (errnoName(error) !== 'EEXIST') throw error;
-      const held = await stat(lock).catch(() => undefined);
+      // lstat: a link planted as the lock is judged, and removed, as itself.
+      const held = await lstat(lock).catch(() => undefined);
       if (held === undefined || storeNow - held.mtimeMs < 2 * config.verifyIntervalMs) return;
       this.log.warn({ lockAgeMs: storeNow - held.mtimeMs }, 'breaking an abandoned verify lock');
       await rm(lock, { recursive: true, force: true });
@@ -88,8 +90,10 @@ export class PeriodicVerify {
 
   /** Whether a run, by any node, finished less than an interval ago. */
   private async ranLately(config: ReplicationConfig, storeNow: number): Promise<boolean> {
-    const last = await readVerify(this.dir, storeNow);
-    return last !== null && last.finishedAgeMs < config.verifyIntervalMs;
+    const last = await readVerifySummary(this.dir);
+    // A finish time further ahead than an interval (a skewed clock, a hand-edited file) counts as
+    // no run: else no node would run verify, and replace the file, again.
+    return last !== undefined && Math.abs(storeNow - last.finishedAt) < config.verifyIntervalMs;
   }
 
   private async runOnce(config: ReplicationConfig): Promise<void> {

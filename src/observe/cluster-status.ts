@@ -1,4 +1,3 @@
-import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Clock } from '../runtime/clock.js';
@@ -14,6 +13,7 @@ import { mergeTrends, readTrends, type ClusterTrend } from './trend.js';
 import { countWaiting } from './waiting-count.js';
 import { circuitsOf, nodeStatus, type CircuitStatus, type NodeStatus } from './node-records.js';
 import { readBackoffs, type BackoffStatus } from './backoff-status.js';
+import { readVerify, type VerifyStatus } from './verify-summary.js';
 
 /** Version of the `status --json` shape; bump on any incompatible change. */
 export const STATUS_FORMAT_VERSION = 1;
@@ -77,35 +77,6 @@ export interface ClusterStatus {
    * longest-waiting URIs one by one.
    */
   queueFrom: { nodeId: string; ageMs: number } | null;
-}
-
-export interface VerifyStatus {
-  nodeId: string;
-  finishedAgeMs: number;
-  destinations: number;
-  drifted: number;
-  unreachable: number;
-  byRemote: Record<string, { destinations: number; drifted: number; unreachable: number }>;
-  problems: Array<{ remote: string; uri: string; state: string; missing: number; different: number; extra: number; error?: string }>;
-}
-
-/** `verify/last.json` (daemon/periodic-verify.ts) as `status` shows it; null when missing or unreadable. */
-export async function readVerify(verifyDir: string, storeNow: number): Promise<VerifyStatus | null> {
-  try {
-    const value = JSON.parse(await readBoundedText(join(verifyDir, 'last.json'), STORE_REPORT_MAX_BYTES)) as Record<string, unknown>;
-    if (typeof value.finishedAt !== 'number') return null;
-    return {
-      nodeId: String(value.nodeId),
-      finishedAgeMs: Math.max(0, storeNow - value.finishedAt),
-      destinations: Number(value.destinations) || 0,
-      drifted: Number(value.drifted) || 0,
-      unreachable: Number(value.unreachable) || 0,
-      byRemote: (value.byRemote ?? {}) as VerifyStatus['byRemote'],
-      problems: (Array.isArray(value.problems) ? value.problems : []) as VerifyStatus['problems'],
-    };
-  } catch {
-    return null;
-  }
 }
 
 export interface StatusOptions {

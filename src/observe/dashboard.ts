@@ -96,7 +96,7 @@ function recentActivity(status: ClusterStatus, storeNow: number): string {
     .slice(0, RECENT_URIS)
     .map(
       ({ uriKey, entry, last }) =>
-        `<details class="uri" data-uri-key="${uriKey}"><summary><code>${escapeHtml(entry.uri ?? uriKey)}</code> — ${escapeHtml(last!.event)} ${age(storeNow - last!.at)} ago on ${escapeHtml(last!.node)}</summary>${historyTable(entry.events, storeNow)}</details>`,
+        `<details class="uri" data-uri-key="${escapeHtml(uriKey)}"><summary><code>${escapeHtml(entry.uri ?? uriKey)}</code> — ${escapeHtml(last!.event)} ${age(storeNow - last!.at)} ago on ${escapeHtml(last!.node)}</summary>${historyTable(entry.events, storeNow)}</details>`,
     )
     .join('');
 }
@@ -131,7 +131,7 @@ function remoteRows(status: ClusterStatus, storeNow: number): string {
       const uris = remote.uris
         .map(
           (uri) =>
-            `<details class="uri" data-uri-key="${uri.uriKey}"><summary><code>${escapeHtml(uri.uri)}</code> — waiting ${uri.waiting}, oldest ${age(uri.oldestWaitingAgeMs)}, running ${uri.running}, failed ${uri.failed}${whyNot(uri.uriKey)}</summary>${historyTable(status.history[uri.uriKey]?.events ?? [], storeNow)}</details>`,
+            `<details class="uri" data-uri-key="${escapeHtml(uri.uriKey)}"><summary><code>${escapeHtml(uri.uri)}</code> — waiting ${uri.waiting}, oldest ${age(uri.oldestWaitingAgeMs)}, running ${uri.running}, failed ${uri.failed}${whyNot(uri.uriKey)}</summary>${historyTable(status.history[uri.uriKey]?.events ?? [], storeNow)}</details>`,
         )
         .join('');
       return `<tr class="remote" data-remote="${escapeHtml(remote.name)}"><td>${escapeHtml(remote.name)}${remote.configured ? '' : ' <em>(not configured here)</em>'}</td><td class="waiting">${remote.waiting}</td><td>${age(remote.oldestWaitingAgeMs)}</td><td>${remote.running}</td><td>${remote.failed}</td><td>${perMinute.toFixed(1)}/min</td></tr>${

@@ -105,6 +105,7 @@ export async function readQueueSummaries(storePath: string): Promise<QueueSummar
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isUriKey = (value: unknown): value is string => typeof value === 'string' && /^[0-9a-f]{40}$/.test(value);
 
 /** Only well-typed fields make a summary; the URIs are redacted again, whatever the file says. */
 export function parseQueueSummary(text: string): QueueSummary | undefined {
@@ -123,7 +124,7 @@ export function parseQueueSummary(text: string): QueueSummary | undefined {
     const entry = value as Record<string, unknown> | null;
     if (entry === null || typeof entry !== 'object') return undefined;
     const { remote, uri, uriKey, tasks, oldestMtimeMs } = entry;
-    if (typeof remote !== 'string' || typeof uri !== 'string' || typeof uriKey !== 'string' || !isCount(tasks) || !isTime(oldestMtimeMs)) return undefined;
+    if (typeof remote !== 'string' || typeof uri !== 'string' || !isUriKey(uriKey) || !isCount(tasks) || !isTime(oldestMtimeMs)) return undefined;
     oldest.push({ remote, uri: redactUrl(uri), uriKey, tasks, oldestMtimeMs });
   }
   return { version: 1, nodeId: fields.nodeId, writtenAt: fields.writtenAt, complete: fields.complete, remotes, oldest };

@@ -6,16 +6,19 @@ import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import { plural } from '../runtime/plural.js';
+import { redactUrl } from '../runtime/redact.js';
 
 /** Events kept per URI, and URIs kept per node (the least recently active are dropped). */
 export const HISTORY_EVENTS_PER_URI = 20;
 const HISTORY_URIS_PER_NODE = 500;
 
+const EVENT_NAMES = ['queued', 'claimed', 'pushed', 'push-failed', 'retry-scheduled', 'failed', 'taken-over'] as const;
+
 export interface HistoryEvent {
   /** Store-clock time, ms since the epoch: the same clock for every node's events. */
   readonly at: number;
   readonly node: string;
-  readonly event: 'queued' | 'claimed' | 'pushed' | 'push-failed' | 'retry-scheduled' | 'failed' | 'taken-over';
+  readonly event: (typeof EVENT_NAMES)[number];
   readonly detail?: string;
 }
 
@@ -141,6 +144,19 @@ export async function eachHistoryFile(storePath: string, wanted: (name: string) 
   }
 }
 
+const URI_KEY = /^[0-9a-f]{40}$/;
+
+/** One event of a history file, with only the fields it may have, of their types; undefined when it is not one. */
+function historyEvent(value: unknown): HistoryEvent | undefined {
+  const event = value as Record<string, unknown> | null;
+  if (event === null || typeof event !== 'object') return undefined;
+  const { at, node, detail } = event;
+  const name = EVENT_NAMES.find((known) => known === event.event);
+  if (typeof at !== 'number' || !Number.isFinite(at) || typeof node !== 'string' || name === undefined) return undefined;
+  if (detail !== undefined && typeof detail !== 'string') return undefined;
+  return detail === undefined ? { at, node, event: name } : { at, node, event: name, detail };
+}
+
 /** A node's history file: the queue summaries and minute trends of the nodes share the folder (queue-summary.ts, trend.ts). */
 const isHistoryName = (name: string): boolean => name.endsWith('.json') && !name.endsWith('.queue.json') && !name.endsWith('.trend.json');
 
@@ -151,13 +167,16 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
     const uris = parseJsonObject(text)?.uris;
     if (uris === null || typeof uris !== 'object') return;
     for (const [uriKey, value] of Object.entries(uris as Record<string, unknown>)) {
-      const entry = value as { uri?: unknown; remote?: unknown; events?: unknown };
-      if (!Array.isArray(entry.events)) continue;
+      // Another node's file is anyone's to write: a key that is no URI key, or an entry or event
+      // of the wrong shape, is skipped; only checked fields are kept (they reach the page).
+      const entry = value as { uri?: unknown; remote?: unknown; events?: unknown } | null;
+      if (!URI_KEY.test(uriKey) || entry === null || typeof entry !== 'object' || !Array.isArray(entry.events)) continue;
       const target = merged.get(uriKey) ?? { uri: null, remote: null, events: [] };
-      if (target.uri === null && typeof entry.uri === 'string') target.uri = entry.uri;
+      if (target.uri === null && typeof entry.uri === 'string') target.uri = redactUrl(entry.uri);
       if (target.remote === null && typeof entry.remote === 'string') target.remote = entry.remote;
-      for (const event of entry.events as HistoryEvent[]) {
-        if (typeof event?.at === 'number' && typeof event.event === 'string' && typeof event.node === 'string') target.events.push(event);
+      for (const event of entry.events as unknown[]) {
+        const checked = historyEvent(event);
+        if (checked !== undefined) target.events.push(checked);
       }
       merged.set(uriKey, target);
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -97,5 +97,26 @@ describe('UriHistory', () => {
     await a.persist(store); // unchanged since the last write: not rewritten
     expect(readdirSync(join(store, 'history'))).toEqual(['node-b.json']);
     expect(await readClusterHistory(join(store, 'missing'))).toEqual({});
+  });
+
+  it("keeps only checked fields of another node's file: a key that is no URI key, or an event of the wrong shape, is skipped", async () => {
+    const store = mkdtempSync(join(tmpdir(), 'refrelay-history-'));
+    dirs.push(store);
+    mkdirSync(join(store, 'history'));
+    const good = { at: 1_000, node: 'node-x', event: 'pushed', detail: 'p: ok' };
+    const uris = {
+      [KEY]: {
+        uri: 'ssh://bot:secret@host/p.git',
+        events: [good, { ...good, detail: 0 }, { ...good, event: '<img>' }, { ...good, at: '1' }, null, { ...good, at: 2_000, extra: '<script>' }],
+      },
+      'x"><img src=x onerror=alert(1)>': { events: [good] },
+      ['b'.repeat(40)]: null,
+      ['c'.repeat(40)]: { events: 'none' },
+    };
+    writeFileSync(join(store, 'history', 'node-x.json'), JSON.stringify({ uris }));
+    const merged = await readClusterHistory(store);
+    expect(Object.keys(merged)).toEqual([KEY]);
+    expect(merged[KEY]!.uri).toBe('ssh://bot:***@host/p.git');
+    expect(merged[KEY]!.events).toEqual([good, { at: 2_000, node: 'node-x', event: 'pushed', detail: 'p: ok' }]);
   });
 });
