@@ -1,5 +1,6 @@
 import type { FailedTaskStatus } from '../observe/failed-view.js';
 import { plural } from '../runtime/plural.js';
+import { formatInstant } from '../observe/time-text.js';
 
 /** Refs named per task; the rest are counted (a full sync or a big update can carry thousands). */
 const REFS_SHOWN = 3;
@@ -30,7 +31,7 @@ export function reasonText(reason: string | null): string {
 
 /** `2026-01-01T12:00:00Z`: the second is precise enough to tell failures apart. */
 export function sinceText(at: number): string {
-  return Number.isFinite(at) ? new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z') : '-';
+  return formatInstant(at).replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** `refrelay failed list`: the header, then one row per task. */

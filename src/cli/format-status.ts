@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import type { ClusterStatus } from '../observe/cluster-status.js';
-import { formatAge as ageText, formatOffset, formatWait } from '../observe/time-text.js';
+import { formatAge as ageText, formatInstant, formatOffset, formatWait } from '../observe/time-text.js';
 
 export { formatOffset };
 import { andMore, plainTable, printable, reasonText, refsText } from './format-failed.js';
@@ -16,8 +16,12 @@ export function formatAge(ms: number | null): string {
 
 type TableStyle = 'plain' | 'boxed';
 
-/** The first row is the header. Boxed (cli-table3) for a terminal; plain aligned columns for pipes and scripts. */
-function table(rows: string[][], style: TableStyle): string {
+/**
+ * The first row is the header. Boxed (cli-table3) for a terminal; plain aligned columns for pipes
+ * and scripts. Every cell is made printable: node ids, hosts and errors come from store records.
+ */
+function table(rawRows: string[][], style: TableStyle): string {
+  const rows = rawRows.map((row) => row.map(printable));
   if (style === 'boxed') {
     const boxed = new Table({ head: rows[0]!, style: { head: [], border: [] } });
     boxed.push(...rows.slice(1));
@@ -34,7 +38,9 @@ export function formatStatus(status: ClusterStatus, style: TableStyle = 'plain',
   const { totals } = status;
   const out = [`store ${status.storePath}`, `waiting ${totals.waiting}  running ${totals.running}  failed ${totals.failed}  corrupt ${totals.corrupt}`];
   if (status.queueFrom !== null) {
-    out.push(`waiting as node ${status.queueFrom.nodeId} counted it ${formatAge(status.queueFrom.ageMs)} ago (refrelay status --all counts the store)`);
+    out.push(
+      `waiting as node ${printable(status.queueFrom.nodeId)} counted it ${formatAge(status.queueFrom.ageMs)} ago (refrelay status --all counts the store)`,
+    );
   }
   out.push('', ...uriTables(status, style, options.urisShown ?? URIS_SHOWN));
   out.push(...runningTable(status, style));
@@ -92,8 +98,8 @@ function nodesSection(status: ClusterStatus, style: TableStyle): string[] {
   for (const node of status.nodes) {
     const failing = node.storeNotWritable;
     if (failing === undefined) continue;
-    const since = new Date(failing.sinceAt).toISOString();
-    out.push(`! ${node.nodeId}: store not writable (${failing.code}) since ${since}, ${failing.failures} failures in a row: ${failing.lastError}`);
+    const since = formatInstant(failing.sinceAt);
+    out.push(printable(`! ${node.nodeId}: store not writable (${failing.code}) since ${since}, ${failing.failures} failures in a row: ${failing.lastError}`));
   }
   if (status.storeClockOffsetMs === null) out.push("(store clock not measurable here: node ages use this machine's clock)");
   return out;
@@ -112,14 +118,14 @@ function circuitTable(status: ClusterStatus, style: TableStyle): string[] {
 /** The last periodic verification's counts and each destination it found drifted or unreachable. */
 function verifySection({ verify }: ClusterStatus): string[] {
   if (verify === null) return [];
-  const checked = `${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${verify.nodeId}`;
+  const checked = `${verify.destinations} destinations checked ${formatAge(verify.finishedAgeMs)} ago by ${printable(verify.nodeId)}`;
   const out = ['', `verify: ${checked}: ${verify.drifted} drifted, ${verify.unreachable} unreachable`];
   for (const problem of verify.problems) {
     const what =
       problem.state === 'drift'
         ? `DRIFT ${problem.remote} ${problem.uri}: ${problem.missing} missing, ${problem.different} different, ${problem.extra} extra`
         : `UNREACHABLE ${problem.remote} ${problem.uri}: ${problem.error ?? ''}`;
-    out.push(`  ${what}`);
+    out.push(`  ${printable(what)}`);
   }
   return out;
 }

@@ -1,5 +1,11 @@
 /** Times for people, shared by `status` and the page. Pure. */
 
+/** An instant in ISO 8601 (UTC); `-` for a number no Date can hold (a store record may say 1e20). */
+export function formatInstant(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? '-' : date.toISOString();
+}
+
 /** An age or a wait: `45s`, `3m07s`, `2h05m`; rounded down, so an age is never shown ahead of itself. */
 export function formatAge(ms: number): string {
   const seconds = Math.floor(ms / 1000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { drainSummary, failedListRows, plainTable, printable, reasonText, refsText } from '../../../src/cli/format-failed.js';
+import { drainSummary, failedListRows, plainTable, printable, reasonText, refsText, sinceText } from '../../../src/cli/format-failed.js';
 import type { FailedTaskStatus } from '../../../src/observe/failed-view.js';
 
 function failed(n: number, fields: Partial<FailedTaskStatus> = {}): FailedTaskStatus {
@@ -56,5 +56,11 @@ describe('failed tasks as text', () => {
     expect(printable('a\r\n  b\u001b[31mc\u2028')).toBe('a b\\u001b[31mc\\u2028');
     expect(refsText(['refs/heads/x\u0007'])).toBe('refs/heads/x\\u0007');
     expect(reasonText('x'.repeat(400))).toBe(`${'x'.repeat(300)}…`);
+  });
+
+  it('shows a failure time no Date can hold as -, instead of failing the whole list', () => {
+    expect(sinceText(Date.UTC(2026, 0, 1, 12))).toBe('2026-01-01T12:00:00Z');
+    expect(sinceText(1e16)).toBe('-');
+    expect(failedListRows([failed(1, { failedAt: 1e16 })])[1]![5]).toBe('-');
   });
 });

@@ -90,6 +90,18 @@ describe('status: nodes', () => {
     ]);
   });
 
+  it("prints a node record's text without its control characters, and a time no Date can hold as -", async () => {
+    const { clock, store, writeNode } = setup();
+    const failing = { code: 'EIO', sinceAt: 1e20, failures: 1, lastError: 'gone\u001b[2J\nforged line' };
+    writeNode('node-a', clock.now() - 1000, { host: 'h\u001b]0;x\u0007', storeNotWritable: failing });
+    const text = formatStatus(await collectClusterStatus(config, store, clock, { storeClockOffsetMs: 0 }));
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(text).toContain('h\\u001b]0;x\\u0007');
+    expect(text.split('\n').filter((row) => row.startsWith('!'))).toEqual([
+      '! node-a: store not writable (EIO) since -, 1 failures in a row: gone\\u001b[2J forged line',
+    ]);
+  });
+
   it('shows the tasks each node reports spooled on its machine in a SPOOLED column, only while there are any, and ignores a value that is no count', async () => {
     const { clock, store, writeNode } = setup();
     writeNode('node-a', clock.now() - 1000, { spooled: 3 });
