@@ -208,8 +208,9 @@ export async function sweepDone(ctx: StoreContext, maxFolders = Number.POSITIVE_
     })
   ).filter((folder) => folder !== undefined);
   // Gone: another node swept it first. EBUSY / ENOTEMPTY: a file still open somewhere; later.
+  // EISDIR / EPERM: a folder someone put in it, which a sweep does not walk; the claim folder stays.
   const unlinks: FileOp[] = folders.flatMap(({ dir, files }) => files.map((file) => ({ op: 'unlink' as const, path: join(dir, file) })));
-  doneOrGone('sweep done', unlinks, await runFileOps(ctx, unlinks), ['EBUSY']);
+  doneOrGone('sweep done', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM']);
   const rmdirs: FileOp[] = folders.map(({ dir }) => ({ op: 'rmdir', path: dir }));
   return doneOrGone('sweep done', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY']).filter(Boolean).length;
 }

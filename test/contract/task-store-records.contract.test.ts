@@ -179,6 +179,23 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(await store.sweepDone()).toBe(0);
   });
 
+  it('leaves a retired claim folder that holds a folder of its own, and sweeps the others', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.listWaiting();
+    const planted = `${'a'.repeat(40)}.node-a.1f2e3d`;
+    const clean = `${'b'.repeat(40)}.node-b.4c5b6a`;
+    for (const name of [planted, clean]) {
+      env.mkdir(`ref-updates/done/${name}`);
+      env.write(`ref-updates/done/${name}/${'d'.repeat(40)}.json`, '{}');
+    }
+    env.mkdir(`ref-updates/done/${planted}/${'f'.repeat(40)}.json`);
+
+    expect(await store.sweepDone()).toBe(1);
+    expect(env.list('ref-updates/done')).toEqual([planted]);
+    expect(env.list(`ref-updates/done/${planted}`)).toEqual([`${'f'.repeat(40)}.json`]);
+  });
+
   it('creates the whole layout and the store marker on first use of a store it may create', async () => {
     const env = makeEnv();
     await env.store('node-a').countCorrupt();
