@@ -1,10 +1,10 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { StoreError } from '../errors.js';
-import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { entryType, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
 import { GerritEventsDirError, findGerritQueue, type GerritQueueFound } from './gerrit-events-dir.js';
-import { removeQuietly, storeError } from './store-fs.js';
+import { removeQuietly, storeError, type StoreStats } from './store-fs.js';
 import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 import { STORE_MARKER_NAME } from './store-paths.js';
 import { writeDurable } from './publish.js';
@@ -126,10 +126,14 @@ export async function writeMarker(ctx: StoreContext): Promise<StoreMarker> {
 }
 
 async function isRealFolder(ctx: StoreContext, path: string): Promise<boolean> {
+  return (await lstatOrMissing(ctx, path))?.isDirectory() === true;
+}
+
+async function lstatOrMissing(ctx: StoreContext, path: string): Promise<StoreStats | undefined> {
   try {
-    return (await ctx.fs.lstat(path)).isDirectory();
+    return await ctx.fs.lstat(path);
   } catch (error) {
-    if (isPathGone(error)) return false;
+    if (isPathGone(error)) return undefined;
     throw storeError('inspect store', path, error);
   }
 }
@@ -162,12 +166,20 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
   return state.kind === 'earlier' ? 'adopted' : 'created';
 }
 
-/** Makes the layout's folders that are missing; in a marked store one was removed by someone: made again, and said so. */
+/**
+ * Makes the layout's folders that are missing; in a marked store one was removed by someone: made
+ * again, and said so. A layout folder (or `ref-updates/`) that is a link or a file is refused:
+ * writing, listing and sweeping through it would reach outside the store.
+ */
 export async function makeLayoutFolders(ctx: StoreContext, marked: boolean): Promise<void> {
-  for (const dir of ctx.paths.folders) {
-    const missing = marked && !(await isRealFolder(ctx, dir));
+  const dirs = new Set(ctx.paths.folders.flatMap((dir) => [dirname(dir), dir]).filter((dir) => dir !== ctx.paths.root));
+  for (const dir of dirs) {
+    const found = await lstatOrMissing(ctx, dir);
+    if (found !== undefined && !found.isDirectory()) {
+      throw new StoreError(`${dir} is ${entryType(found)}, not a folder: refrelay never reads or writes through one in the store; put a real folder there`);
+    }
     await makeFolder(ctx, dir, true);
-    if (missing) ctx.onEvent({ type: 'folder-recreated', path: dir });
+    if (marked && found === undefined) ctx.onEvent({ type: 'folder-recreated', path: dir });
   }
 }
 

@@ -141,6 +141,17 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     expect(env.list('ref-updates')).toContain('waiting');
   });
 
+  it('refuses a layout folder that is a link or a file, and never writes or sweeps through it', async () => {
+    const env = makeEnv();
+    await env.store('a').init();
+    await env.fs.rmdir(`${env.root}/ref-updates/building`);
+    env.symlink('ref-updates/building', '/tmp');
+    await expect(env.store('node-a').create(task)).rejects.toThrow(`${env.root}/ref-updates/building is a symbolic link, not a folder`);
+    await env.fs.unlink(`${env.root}/ref-updates/building`);
+    env.write('ref-updates/building', 'x');
+    await expect(env.store('node-a').listWaiting()).rejects.toThrow(`${env.root}/ref-updates/building is a regular file, not a folder`);
+  });
+
   it('refuses a marker that is not a plain small JSON file, or one from a newer format', async () => {
     const env = makeEnv();
     env.mkdir('.');
