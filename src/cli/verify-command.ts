@@ -38,10 +38,13 @@ export async function runVerify(args: VerifyArgs): Promise<number> {
   }
   const destinations = destinationsOf(config, selected, args.remotes);
   const env = operatorSshEnv();
+  // Failed tasks are judged only by a reading of their destination made after they failed; the
+  // margin is the clock difference between machines the cluster tolerates (lockStale / 4).
+  const readBefore = Date.now() - config.lockStaleMs / 4;
   const reports = await verifyAll(config, destinations, { parallel: args.parallel, timeoutMs: 60_000, env, credentials: loadCredentials(config) });
   const repair = args.fix ? await queueRepairs(config, fixTasks(reports, destinations)) : undefined;
   // When --fix could not write the store, its error says why; failed/ is not read a second time.
-  const failedInSync = repair?.error === undefined ? await reportFailedInSync(config, destinations, reports, args.fix) : { lines: [], json: [] };
+  const failedInSync = repair?.error === undefined ? await reportFailedInSync(config, destinations, reports, args.fix, readBefore) : { lines: [], json: [] };
   const drift = reports.filter((report) => report.state !== 'in-sync').length;
   if (args.json) {
     const queue = { queued: repair?.queued ?? 0, ...(repair?.error === undefined ? {} : { queueError: repair.error }) };

@@ -21,10 +21,11 @@ export async function reportFailedInSync(
   destinations: readonly Destination[],
   reports: readonly DriftReport[],
   fix: boolean,
+  readBefore: number,
 ): Promise<FailedInSyncReport> {
   try {
     const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
-    const found = failedNowInSync(await store.listFailed(), destinations, reports);
+    const found = failedNowInSync(await store.listFailed(), destinations, reports, readBefore);
     if (found.length === 0) return { lines: [], json: [] };
     let dropped: ReadonlySet<string> | undefined;
     if (fix) {

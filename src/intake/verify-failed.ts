@@ -12,21 +12,25 @@ export interface FailedInSync<T> {
 }
 
 /**
- * The failed tasks verify has just proved needless: their remote, project and URI are a destination
- * it read, the destination answered, and none of their refs is among the refs verify would push to
- * repair it (`fixRefs`: missing, different, or extra under mirror). A full-sync task needs the whole
- * destination in sync. Refs the remote never pushes are no drift to verify, so they do not keep a
- * task. Pure: `reports[i]` is the report of `destinations[i]`.
+ * The failed tasks verify has just proved needless: they failed before `readBefore` (so before
+ * verify read the destinations: a ref that moved and failed again since is not judged by an older
+ * reading; a task whose failure time is unknown is kept), their remote, project and URI are a
+ * destination it read, the destination answered, and none of their refs is among the refs verify
+ * would push to repair it (`fixRefs`: missing, different, or extra under mirror). A full-sync task
+ * needs the whole destination in sync. Refs the remote never pushes are no drift to verify, so they
+ * do not keep a task. Pure: `reports[i]` is the report of `destinations[i]`.
  */
-export function failedNowInSync<T extends { readonly task: Task }>(
+export function failedNowInSync<T extends { readonly task: Task; readonly reason?: { readonly at: number } | undefined }>(
   failed: readonly T[],
   destinations: readonly Destination[],
   reports: readonly DriftReport[],
+  readBefore: number,
 ): FailedInSync<T>[] {
   const byDestination = new Map<string, number>();
   destinations.forEach((destination, i) => byDestination.set(destinationKey(destination.remote.name, destination.project, destination.uri), i));
   const found = new Map<number, T[]>();
   for (const item of failed) {
+    if (item.reason === undefined || !(item.reason.at < readBefore)) continue;
     const index = byDestination.get(destinationKey(item.task.remote, item.task.project, item.task.uri));
     const report = index === undefined ? undefined : reports[index];
     if (index === undefined || report === undefined || !refsInSync(item.task.refs, report)) continue;

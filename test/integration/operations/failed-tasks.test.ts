@@ -1,4 +1,4 @@
-import { readFileSync, utimesSync } from 'node:fs';
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -223,7 +223,11 @@ describe('verify and failed tasks', () => {
     const drifted = runCli(['verify', '--config', s.config]);
     expect(drifted.stdout).toBe(`DRIFT        dr ${s.dest}: 1 missing (refs/heads/blocked)\n1 destination: 0 in sync, 1 drifted, 0 unreachable\n`);
 
-    // Someone lifts the policy and pushes the ref by hand: the destination is in sync, the task needless.
+    // A minute later someone lifts the policy and pushes the ref by hand: the destination is in
+    // sync, the task needless. (The failure is made a minute old: verify judges only failures
+    // older than its reading by more than the clock margin, lockStale / 4.)
+    const reasonFile = storeDir(s.store, 'failed', uriKey(s.dest), `${key}.json.reason.json`);
+    writeFileSync(reasonFile, JSON.stringify({ ...parkedBlocked(s).reason, at: Date.now() - 60_000 }));
     writeHook(s.dest, 'pre-receive', '#!/bin/sh\nexit 0\n');
     git(s.source, ['push', '-q', s.dest, 'refs/heads/blocked']);
     expect(runCli(['verify', '--config', s.config])).toEqual({
