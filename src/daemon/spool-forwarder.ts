@@ -145,7 +145,7 @@ export class SpoolForwarder {
     );
     const failures = await Promise.all(
       batch.map((spooled) =>
-        removeSpooled(spooled.path, this.files).then(
+        removeSpooled(spooled, this.files).then(
           () => undefined,
           (error: unknown) => ({ spooled, error }),
         ),

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, rename, rm, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, rename, rm, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
@@ -173,13 +173,18 @@ export async function spooledNames(dir: string): Promise<string[]> {
   }
 }
 
-/** After its task is durable in the store. Returns false when another node removed it first. */
-export async function removeSpooled(path: string, files: SpoolFiles = realSpoolFiles): Promise<boolean> {
+/**
+ * After its task is durable in the store: 'removed', 'gone' (another node removed it first), or
+ * 'spooled-again' when `enqueue` spooled the same task since it was read (its ctime moved): that
+ * update may have come after the store's copy was pushed, so the file stays for the next pass.
+ */
+export async function removeSpooled(spooled: SpooledTask, files: SpoolFiles = realSpoolFiles): Promise<'removed' | 'gone' | 'spooled-again'> {
   try {
-    await files.unlink(path);
-    return true;
+    if ((await lstat(spooled.path)).ctimeMs !== spooled.ctimeMs) return 'spooled-again';
+    await files.unlink(spooled.path);
+    return 'removed';
   } catch (error) {
-    if (errnoName(error) === 'ENOENT') return false;
+    if (errnoName(error) === 'ENOENT') return 'gone';
     throw error;
   }
 }

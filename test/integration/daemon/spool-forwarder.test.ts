@@ -123,6 +123,38 @@ describe('forwarding the spool into the store', () => {
     expect(forwarder.problem()).toBeUndefined();
   });
 
+  it('keeps a spool file that enqueue spooled again while it was being forwarded, and forwards it again at the next pass', async () => {
+    const { store, spool, taskStore } = setUp();
+    initStoreSync(store);
+    const [task] = tasks(1);
+    await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
+    const path = join(spool, `${taskKey(task!)}.json`);
+    // A file's ctime moves in clock ticks of a few ms: the second spooling must fall in a later one.
+    const spooledAt = statSync(path).ctimeMs;
+    while (Date.now() < spooledAt + 50) await new Promise((resolve) => setTimeout(resolve, 10));
+    // While the batch is published, a node pushes and finishes the task, and a new update of
+    // the same refs finds the store away: enqueue spools it again (the same name: it touches the file).
+    const racing = {
+      createMany: async (...args: Parameters<TaskStore['createMany']>) => {
+        const results = await taskStore.createMany(...args);
+        rmSync(waitingFileOf(store, task!));
+        await spoolTasks(spool, store, [task!], new Date());
+        return results;
+      },
+    };
+    const forwarder = new SpoolForwarder({ dir: spool, store: racing, log: silentLog, storeClockOffsetMs: () => 0 });
+
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
+    expect(await spooledNames(spool)).toEqual([`${taskKey(task!)}.json`]);
+    expect(await new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0 }).tick()).toEqual({
+      forwarded: 1,
+      quarantined: 0,
+      skipped: 0,
+    });
+    expect(waitingTaskNames(store)).toEqual([`${taskKey(task!)}.json`]);
+    expect(await spooledNames(spool)).toEqual([]);
+  });
+
   it('forwards the other spooled tasks when one file cannot be read (EACCES quarantined, EIO left in place)', async () => {
     const { store, spool, taskStore } = setUp();
     initStoreSync(store);

@@ -73,8 +73,8 @@ describe('the local spool', () => {
     expect(await readSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [] });
     await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
     const [spooled] = (await readSpool(dir)).tasks;
-    expect(await removeSpooled(spooled!.path)).toBe(true);
-    expect(await removeSpooled(spooled!.path)).toBe(false);
+    expect(await removeSpooled(spooled!)).toBe('removed');
+    expect(await removeSpooled(spooled!)).toBe('gone');
     expect(await spooledNames(dir)).toEqual([]);
   });
 
