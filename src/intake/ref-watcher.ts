@@ -15,6 +15,8 @@ import { discoverProjects } from './project-discovery.js';
 const DEBOUNCE_MS = 150;
 const SNAPSHOT_CONCURRENCY = 8;
 const REDISCOVER_EVERY_MS = 60_000;
+/** A repository whose changes could not be queued (the store failed) is scanned again this much later, until they are. */
+const REQUEUE_AFTER_MS = 2000;
 
 export class WatchLimitError extends RefrelayError {
   constructor(message: string) {
@@ -63,6 +65,7 @@ export class RefWatcher {
   private repoRoots: string[] = [];
   private repoRootSet = new Set<string>();
   private queued = 0;
+  private stopped = false;
 
   constructor(private readonly deps: RefWatcherDeps) {}
 
@@ -104,6 +107,7 @@ export class RefWatcher {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.rediscover !== undefined) clearInterval(this.rediscover);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
@@ -151,14 +155,25 @@ export class RefWatcher {
 
   private onChange(path: string): void {
     const project = this.projectOf(path);
-    if (project === undefined) return;
+    if (project !== undefined) this.scanLater(project, DEBOUNCE_MS);
+  }
+
+  /**
+   * One scan of `project` after `delayMs` (a later call moves it). A scan whose changes could not
+   * be queued keeps its snapshot and is tried again: the repository may not change again, and the
+   * update would be lost.
+   */
+  private scanLater(project: string, delayMs: number): void {
     clearTimeout(this.timers.get(project));
     this.timers.set(
       project,
       setTimeout(() => {
         this.timers.delete(project);
-        void this.rescan(project).catch((error: unknown) => this.deps.log.error({ project, err: String(error) }, 'watcher could not queue ref changes'));
-      }, DEBOUNCE_MS),
+        void this.rescan(project).catch((error: unknown) => {
+          this.deps.log.error({ project, err: String(error), retryInMs: REQUEUE_AFTER_MS }, 'watcher could not queue ref changes');
+          if (!this.stopped && !this.timers.has(project)) this.scanLater(project, REQUEUE_AFTER_MS);
+        });
+      }, delayMs),
     );
   }
 
@@ -168,7 +183,7 @@ export class RefWatcher {
     const changed = changedRefs(this.snapshots.get(project) ?? new Map(), after);
     if (changed.length === 0) return;
     await this.queue(project, changed);
-    // Only after the tasks are durable: a failed write is retried by the next change or rescan.
+    // Only after the tasks are durable: a failed write is scanned again (scanLater).
     this.snapshots.set(project, after);
   }
 

@@ -72,6 +72,35 @@ describe('ref watcher', () => {
     expect(waitingTasks(config.storePath).join('\n')).toBe(queued);
   });
 
+  it('queues a change again when the store failed to take it, though the repository does not change again', async () => {
+    const root = tempDir('refrelay-watch-retry');
+    const work = makeWorkTree(join(root, 'work'), 1);
+    const repo = initBare(join(root, 'base', 'a.git'));
+    git(work, ['push', '-q', repo, 'main']);
+    const config = configFor(root);
+    const real = new TaskStore({ root: config.storePath, nodeId: 'n1' });
+    let failures = 0;
+    const store = {
+      createMany: (...args: Parameters<TaskStore['createMany']>) => {
+        if (failures++ === 0) return Promise.reject(new Error('store write failed (EIO)'));
+        return real.createMany(...args);
+      },
+    };
+    const errors: unknown[] = [];
+    const watcher = new RefWatcher({ config: () => config, store, log: { ...silentLog, error: (fields) => void errors.push(fields) } });
+    watchers.push(watcher);
+    await watcher.start();
+
+    git(work, ['commit', '-q', '--allow-empty', '-m', 'new']);
+    git(work, ['push', '-q', repo, 'main']);
+    for (const deadline = Date.now() + 15_000; waitingTasks(config.storePath).length === 0;) {
+      if (Date.now() > deadline) throw new Error('the failed change was not queued again within 15 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main']);
+    expect(errors).toEqual([{ project: 'a', err: 'Error: store write failed (EIO)', retryInMs: 2000 }]);
+  });
+
   it('refuses to start beyond watchRepositoriesLimit with a clear message', async () => {
     const root = tempDir('refrelay-watch-limit');
     for (const project of ['a', 'b', 'c']) initBare(join(root, 'base', `${project}.git`));
