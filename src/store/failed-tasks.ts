@@ -9,7 +9,7 @@ import { intoWaitingFolder, waitingFolderOf } from './waiting-folder.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
 import { errnoName } from '../runtime/errno.js';
-import { loadTask, readdirStrict, readdirTolerant } from './store-listing.js';
+import { loadTask, readdirListed, readdirStrict } from './store-listing.js';
 import { URI_KEY_PATTERN, isTaskFileName } from './store-paths.js';
 import type { FailedTask, FailureReason, FailureRecord } from './store-types.js';
 import { readJsonTolerant } from './task-reader.js';
@@ -55,7 +55,7 @@ export async function listFailed(ctx: StoreContext, uriKeys?: Iterable<string>):
   for (const key of folders) {
     if (!URI_KEY_PATTERN.test(key)) continue;
     const folder = ctx.paths.failedFolder(key);
-    const names = ((await readdirTolerant(ctx, folder, 'list failed tasks')) ?? []).filter(isTaskFileName);
+    const names = ((await readdirListed(ctx, folder, 'list failed tasks')) ?? []).filter(isTaskFileName);
     const entries = await mapBounded(names, ctx.concurrency, async (name): Promise<FailedTask | undefined> => {
       const entry = await loadTask(ctx, folder, name);
       if (entry === undefined) return undefined;

@@ -3,7 +3,7 @@ import { mapBounded } from '../runtime/map-bounded.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError, type StoreStats } from './store-fs.js';
-import { isGone, isPathGone } from '../runtime/errno.js';
+import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
@@ -21,6 +21,26 @@ export async function readdirTolerant(ctx: StoreContext, dir: string, operation:
     if (isPathGone(error)) return undefined;
     throw storeError(operation, dir, error);
   }
+}
+
+/**
+ * `readdirTolerant` for the views (`status`, `failed list`, `retry`, `drop`): a folder this node
+ * may not list (EACCES, EPERM: a stranger's mode 000) is left out like one that vanished, so it
+ * costs its own entry, never the whole listing. Views never move it; recovery quarantines it.
+ */
+export async function readdirListed(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined> {
+  try {
+    return await readdirTolerant(ctx, dir, operation);
+  } catch (error) {
+    if (isAccessRefused(error)) return undefined;
+    throw error;
+  }
+}
+
+/** EACCES or EPERM, also as the cause of a StoreError. */
+export function isAccessRefused(error: unknown): boolean {
+  const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
+  return code === 'EACCES' || code === 'EPERM';
 }
 
 /** `lstat` of an entry found in a listing: undefined when it vanished meanwhile. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
 import { errnoName, isGone } from '../runtime/errno.js';
-import { loadTasks, lstatTolerant, readdirStrict, readdirTolerant } from './store-listing.js';
+import { isAccessRefused, loadTasks, lstatTolerant, readdirListed, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
@@ -21,7 +21,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     const dir = ctx.paths.lockFolder(lockName);
     const stats = await lstatTolerant(ctx, dir, 'list running tasks');
     if (stats === undefined || !stats.isDirectory()) return undefined;
-    const names = await readdirTolerant(ctx, dir, 'list running tasks');
+    const names = await readdirListed(ctx, dir, 'list running tasks');
     if (names === undefined) return undefined;
     // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
     // kept it at the top of the lock folder.
@@ -29,7 +29,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     let tasks = await loadTasks(ctx, dir, names);
     for (const name of names) {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
-      const inner = await readdirTolerant(ctx, join(dir, name), 'list running tasks');
+      const inner = await readdirListed(ctx, join(dir, name), 'list running tasks');
       if (inner === undefined) continue; // a file, or gone
       if (ownerRecord === undefined && inner.includes(OWNER_RECORD_NAME)) {
         ownerRecord = await readJsonTolerant(ctx.fs, join(dir, name, OWNER_RECORD_NAME), 'read lock owner record');
@@ -56,28 +56,31 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
     await quarantine(ctx, dir, lockName.replaceAll('/', '_'), `${entryType(stats)} where a lock folder is expected`);
     return { recovered: 0, removed: true };
   }
-  let names: string[] | undefined;
-  try {
-    names = await readdirTolerant(ctx, dir, 'recover lock folder');
-  } catch (error) {
-    // A folder this node may not list (mode 000) would be recovered again on every pass.
-    const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
-    if (code !== 'EACCES' && code !== 'EPERM') throw error;
-    await quarantine(ctx, dir, lockName.replaceAll('/', '_'), `a lock folder this node may not read (${code})`);
-    return { recovered: 0, removed: true };
-  }
+  const names = await readdirOrQuarantine(ctx, dir, lockName);
   if (names === undefined) return { recovered: 0, removed: true };
   // Each task goes back to its own URI's folder, as its content says (read here: unreadable
   // ones are quarantined); a task of another URI in a lock folder is then refused by that URI's claim.
   let recovered = (await resetTasks(ctx, lockName, await loadTasks(ctx, dir, names))).length;
   for (const name of names) {
     if (isTaskFileName(name) || lockName.includes('/') || name === OWNER_RECORD_NAME) continue;
-    const inner = await readdirTolerant(ctx, join(dir, name), 'recover lock folder');
+    const inner = await readdirOrQuarantine(ctx, join(dir, name), `${lockName}/${name}`);
     if (inner === undefined) continue;
     recovered += (await resetTasks(ctx, `${lockName}/${name}`, await loadTasks(ctx, join(dir, name), inner))).length;
     await removeBookkeeping(ctx, join(dir, name), false);
   }
   return { recovered, removed: await removeBookkeeping(ctx, dir, !lockName.includes('/')) };
+}
+
+/** A lock or claim folder's names; one this node may not list (mode 000) would be recovered again on every pass: moved to corrupt/. */
+async function readdirOrQuarantine(ctx: StoreContext, dir: string, lockPath: string): Promise<string[] | undefined> {
+  try {
+    return await readdirTolerant(ctx, dir, 'recover lock folder');
+  } catch (error) {
+    if (!isAccessRefused(error)) throw error;
+    const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
+    await quarantine(ctx, dir, lockPath.replaceAll('/', '_'), `a lock folder this node may not read (${code})`);
+    return undefined;
+  }
 }
 
 /**

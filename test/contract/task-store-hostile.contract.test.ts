@@ -162,6 +162,46 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(reasonFor(env, tomb)).toBe('a lock folder this node may not read (EACCES)');
   });
 
+  it('leaves a lock or failed folder this node may not list (EACCES) out of the views, which list the others', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const other: Task = { ...good, uri: 'ssh://replica.example.com/q.git' };
+    for (const task of [good, other]) await store.parkFailed(task, { reason: 'rejected' });
+    const [deniedLock, openLock] = ['d'.repeat(40), 'e'.repeat(40)];
+    for (const lock of [deniedLock, openLock]) env.mkdir(`${RUNNING}/${lock}`);
+    const denied = faultyFs(env.fs, {
+      readdir: async (path) => {
+        if (path.endsWith(`/${deniedLock}`) || path.endsWith(`/failed/${KEY}`)) throw fsError('EACCES', 'scandir', path);
+        return env.fs.readdir(path);
+      },
+    });
+    const view = env.store('node-a', { fs: denied });
+
+    expect((await view.listRunning()).map((lock) => lock.lockName)).toEqual([openLock]);
+    expect((await view.listFailed()).map((task) => task.task.uri)).toEqual([other.uri]);
+    expect(env.list(RUNNING).sort()).toEqual([deniedLock, openLock]);
+  });
+
+  it('moves a claim folder this node may not list (EACCES) out of a tombstone to corrupt/, and recovers the rest', async () => {
+    const env = makeEnv();
+    await env.store('node-a').listWaiting();
+    const tomb = `${'d'.repeat(40)}.tomb.node-b.t3`;
+    for (const lease of ['node-b.l1', 'node-b.l2']) env.mkdir(`${RUNNING}/${tomb}/${lease}`);
+    env.write(`${RUNNING}/${tomb}/node-b.l2/${fileOf(good)}`, JSON.stringify({ version: 1, ...good }));
+    const denied = faultyFs(env.fs, {
+      readdir: async (path) => {
+        if (path.endsWith('/node-b.l1')) throw fsError('EACCES', 'scandir', path);
+        return env.fs.readdir(path);
+      },
+    });
+
+    expect(await env.store('node-a', { fs: denied }).recoverLockFolder(tomb)).toEqual({ recovered: 1, removed: true });
+
+    expect(env.list(RUNNING)).toEqual([]);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(good)}`]);
+    expect(reasonFor(env, 'node-b.l1')).toBe('a lock folder this node may not read (EACCES)');
+  });
+
   it('moves a waiting folder this node may not list (EACCES) to corrupt/ whole instead of failing every listing', async () => {
     const env = makeEnv();
     const other: Task = { ...good, uri: 'ssh://replica.example.com/q.git' };
