@@ -119,4 +119,19 @@ describe('UriHistory', () => {
     expect(merged[KEY]!.uri).toBe('ssh://bot:***@host/p.git');
     expect(merged[KEY]!.events).toEqual([good, { at: 2_000, node: 'node-x', event: 'pushed', detail: 'p: ok' }]);
   });
+
+  it('reads at most 256 files of history/ per view, in name order: a folder anyone may fill costs a bounded read', async () => {
+    const store = mkdtempSync(join(tmpdir(), 'refrelay-history-'));
+    dirs.push(store);
+    mkdirSync(join(store, 'history'));
+    const event = { at: 1_000, node: 'n', event: 'pushed' };
+    for (let i = 0; i < 300; i++) {
+      const key = i.toString(16).padStart(40, '0');
+      writeFileSync(join(store, 'history', `n${String(i).padStart(3, '0')}.json`), JSON.stringify({ uris: { [key]: { events: [event] } } }));
+    }
+    const merged = await readClusterHistory(store);
+    expect(Object.keys(merged)).toHaveLength(256);
+    expect(merged[(255).toString(16).padStart(40, '0')]).toBeDefined();
+    expect(merged[(256).toString(16).padStart(40, '0')]).toBeUndefined();
+  });
 });
