@@ -168,19 +168,33 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
 
 /**
  * Makes the layout's folders that are missing; in a marked store one was removed by someone: made
- * again, and said so. A layout folder (or `ref-updates/`) that is a link or a file is refused:
- * writing, listing and sweeping through it would reach outside the store.
+ * again, and said so. A layout folder (or `ref-updates/`) that is a link or a file would take
+ * writes, listings and sweeps outside the store: it is moved aside in its own parent (the entry
+ * itself, one rename, never followed; corrupt/ may be the very folder in question) and the folder
+ * made, and said so.
  */
 export async function makeLayoutFolders(ctx: StoreContext, marked: boolean): Promise<void> {
   const dirs = new Set(ctx.paths.folders.flatMap((dir) => [dirname(dir), dir]).filter((dir) => dir !== ctx.paths.root));
   for (const dir of dirs) {
     const found = await lstatOrMissing(ctx, dir);
-    if (found !== undefined && !found.isDirectory()) {
-      throw new StoreError(`${dir} is ${entryType(found)}, not a folder: refrelay never reads or writes through one in the store; put a real folder there`);
-    }
+    if (found !== undefined && !found.isDirectory()) await moveAside(ctx, dir, entryType(found));
     await makeFolder(ctx, dir, true);
     if (marked && found === undefined) ctx.onEvent({ type: 'folder-recreated', path: dir });
   }
+}
+
+async function moveAside(ctx: StoreContext, dir: string, found: string): Promise<void> {
+  const movedTo = `${dir}.not-a-folder.${ctx.random.token()}`;
+  try {
+    await ctx.fs.rename(dir, movedTo);
+  } catch (error) {
+    // Gone: a peer opening the store moved it first.
+    if (isPathGone(error)) return;
+    throw new StoreError(`${dir} is ${found}, not a folder, and could not be moved aside (${errnoName(error) ?? String(error)}): put a real folder there`, {
+      cause: error,
+    });
+  }
+  ctx.onEvent({ type: 'folder-replaced', path: dir, movedTo, found });
 }
 
 /**
