@@ -2,7 +2,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import { describeFailedInSync, failedNowInSync } from '../intake/verify-failed.js';
 import type { DriftReport } from '../intake/verify.js';
 import type { Destination } from '../intake/plan-tasks.js';
-import { TaskStore } from '../store/task-store.js';
+import { TaskStore, type FailedTask } from '../store/task-store.js';
 import { operatorName } from './operator.js';
 
 /** What verify adds about failed/: lines for people, entries for `--json`. */
@@ -30,7 +30,13 @@ export async function reportFailedInSync(
     let dropped: ReadonlySet<string> | undefined;
     if (fix) {
       const chosen = new Set(found.flatMap((group) => group.tasks.map((item) => `${item.uriKey}/${item.name}`)));
-      const outcome = await store.dropFailed((item) => chosen.has(`${item.uriKey}/${item.name}`), { by: operatorName(), via: 'verify', nodeId: config.nodeId });
+      // Checked again on the drop's own listing: the same task may have failed anew since (its name carries no commit).
+      const stillOlder = (item: FailedTask): boolean => item.reason !== undefined && item.reason.at < readBefore;
+      const outcome = await store.dropFailed((item) => chosen.has(`${item.uriKey}/${item.name}`) && stillOlder(item), {
+        by: operatorName(),
+        via: 'verify',
+        nodeId: config.nodeId,
+      });
       dropped = new Set(outcome.dropped.map((item) => `${item.uriKey}/${item.name}`));
     }
     return {
