@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, lstat, mkdir, open, readdir, rename, rm, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, rename, rm, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
+import { entryType, readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
 import { decodeTask, encodeTask, taskKey, type Task } from '../task/task.js';
 
@@ -36,15 +36,30 @@ export async function spoolTasks(dir: string, storePath: string, tasks: readonly
     const key = taskKey(task);
     if (seen.has(key)) continue;
     seen.add(key);
-    const path = join(dir, `${key}.json`);
-    if (!(await writeNew(dir, `${key}.json`, encodeTask(task), enqueuedAt))) {
-      // Same mtime, new ctime: a forwarder that could not delete this file after forwarding it
-      // ignores it while unchanged (daemon/spool-forwarder.ts), and must see this update.
-      const existing = await stat(path).catch(() => undefined);
-      if (existing !== undefined) await utimes(path, existing.atime, existing.mtime).catch(() => undefined);
-    }
+    await spoolOne(dir, `${key}.json`, encodeTask(task), enqueuedAt);
   }
   await fsyncDir(dir);
+}
+
+/**
+ * Spools one task file; one already there is the same task, spooled earlier and not forwarded
+ * yet, and is touched instead: same mtime, new ctime, so a forwarder that read it before this
+ * update keeps it for its next pass (daemon/spool-forwarder.ts). One that a forwarder removed
+ * between the `link` and the touch is written again: this update must be on disk when
+ * `enqueue` says it is spooled.
+ */
+async function spoolOne(dir: string, name: string, text: string, enqueuedAt: Date): Promise<void> {
+  const path = join(dir, name);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (await writeNew(dir, name, text, enqueuedAt)) return;
+    const existing = await lstat(path).catch(() => undefined);
+    if (existing === undefined) continue;
+    // Not a task file spooled earlier: saying "spooled" would lose this update (the forwarder quarantines it).
+    if (!existing.isFile()) throw new Error(`could not spool ${path}: ${entryType(existing)} stands there`);
+    await utimes(path, existing.atime, existing.mtime).catch(() => undefined);
+    return;
+  }
+  throw new Error(`could not spool ${path}: it kept being removed while it was written`);
 }
 
 /** False when `name` existed already (and was kept). */

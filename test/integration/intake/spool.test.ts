@@ -68,6 +68,15 @@ describe('the local spool', () => {
     expect(await spooledNames(dir)).toEqual([`${taskKey(task('refs/heads/main'))}.json`]);
   });
 
+  it('refuses to call an update spooled when a link or a folder stands where its file goes', async () => {
+    const dir = tempDir('refrelay-spool');
+    const name = `${taskKey(task('refs/heads/main'))}.json`;
+    symlinkSync(join(dir, 'nowhere'), join(dir, name));
+    await expect(spoolTasks(dir, '/store', [task('refs/heads/main')], new Date())).rejects.toThrow(
+      `could not spool ${join(dir, name)}: a symbolic link stands there`,
+    );
+  });
+
   it('reads an absent spool as empty, and a file another node removed first as not there', async () => {
     const dir = join(tempDir('refrelay-spool'), 'never-made');
     expect(await readSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [] });
