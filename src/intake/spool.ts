@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, open, readdir, rename, rm, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { RefrelayError } from '../errors.js';
 import { entryType, readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
 import { decodeTask, encodeTask, taskKey, type Task } from '../task/task.js';
@@ -55,11 +56,11 @@ async function spoolOne(dir: string, name: string, text: string, enqueuedAt: Dat
     const existing = await lstat(path).catch(() => undefined);
     if (existing === undefined) continue;
     // Not a task file spooled earlier: saying "spooled" would lose this update (the forwarder quarantines it).
-    if (!existing.isFile()) throw new Error(`could not spool ${path}: ${entryType(existing)} stands there`);
+    if (!existing.isFile()) throw new RefrelayError('SPOOL', `could not spool ${path}: ${entryType(existing)} stands there`);
     await utimes(path, existing.atime, existing.mtime).catch(() => undefined);
     return;
   }
-  throw new Error(`could not spool ${path}: it kept being removed while it was written`);
+  throw new RefrelayError('SPOOL', `could not spool ${path}: it kept being removed while it was written`);
 }
 
 /** False when `name` existed already (and was kept). */
