@@ -74,7 +74,7 @@ export class PeriodicVerify {
       if (errnoName(error) !== 'EEXIST') throw error;
       // lstat: a link planted as the lock is judged, and removed, as itself.
       const held = await lstat(lock).catch(() => undefined);
-      if (held === undefined || storeNow - held.mtimeMs < 2 * config.verifyIntervalMs) return;
+      if (held === undefined || Math.abs(storeNow - held.mtimeMs) < 2 * config.verifyIntervalMs) return;
       this.log.warn({ lockAgeMs: storeNow - held.mtimeMs }, 'breaking an abandoned verify lock');
       await rm(lock, { recursive: true, force: true });
       return;

@@ -137,7 +137,8 @@ export function parseQueueSummary(text: string): QueueSummary | undefined {
 export function freshestSummary(summaries: readonly QueueSummary[], alive: ReadonlySet<string>, storeNow: number, maxAgeMs: number): QueueSummary | undefined {
   let best: QueueSummary | undefined;
   for (const summary of summaries) {
-    if (!summary.complete || !alive.has(summary.nodeId) || storeNow - summary.writtenAt > maxAgeMs) continue;
+    // abs: one written further ahead than maxAgeMs (a skewed clock, a planted file) would win every time.
+    if (!summary.complete || !alive.has(summary.nodeId) || Math.abs(storeNow - summary.writtenAt) > maxAgeMs) continue;
     if (best === undefined || summary.writtenAt > best.writtenAt) best = summary;
   }
   return best;

@@ -5,6 +5,8 @@ import { redactUrl } from '../runtime/redact.js';
 
 /** The writer keeps the first 50 problems (daemon/periodic-verify.ts); a longer list is cut. */
 const PROBLEMS_KEPT = 50;
+/** Remotes shown, each a label of `/metrics`: more than any configuration has. */
+const REMOTES_KEPT = 256;
 
 interface VerifyCounts {
   destinations: number;
@@ -44,10 +46,12 @@ function problem(value: unknown): VerifyStatus['problems'][number] | undefined {
 export async function readVerifySummary(verifyDir: string): Promise<VerifySummaryRead | undefined> {
   const fields = parseJsonObject(await readBoundedText(join(verifyDir, 'last.json'), STORE_REPORT_MAX_BYTES).catch(() => ''));
   if (fields === undefined || typeof fields.finishedAt !== 'number' || !Number.isFinite(fields.finishedAt)) return undefined;
-  const byRemote = Object.entries(record(fields.byRemote) ?? {}).flatMap(([remote, value]) => {
-    const entry = record(value);
-    return entry === undefined ? [] : [[remote, counts(entry)] as const];
-  });
+  const byRemote = Object.entries(record(fields.byRemote) ?? {})
+    .slice(0, REMOTES_KEPT)
+    .flatMap(([remote, value]) => {
+      const entry = record(value);
+      return entry === undefined ? [] : [[remote, counts(entry)] as const];
+    });
   const problems = Array.isArray(fields.problems) ? fields.problems.slice(0, PROBLEMS_KEPT).map(problem) : [];
   return {
     nodeId: text(fields.nodeId) ?? 'unknown',

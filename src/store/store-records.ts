@@ -206,14 +206,16 @@ export async function sweepDone(ctx: StoreContext, maxFolders = Number.POSITIVE_
   const folders = (
     await mapBounded(names, ctx.concurrency, async (name) => {
       const dir = join(ctx.paths.done, name);
-      const files = await readdirTolerant(ctx, dir, 'sweep done');
+      // One this node may not list (a stranger's mode 000) stays; the others are swept.
+      const files = await readdirListed(ctx, dir, 'sweep done');
       return files === undefined ? undefined : { dir, files };
     })
   ).filter((folder) => folder !== undefined);
   // Gone: another node swept it first. EBUSY / ENOTEMPTY: a file still open somewhere; later.
-  // EISDIR / EPERM: a folder someone put in it, which a sweep does not walk; the claim folder stays.
+  // EISDIR / EPERM / EACCES: a folder someone put in it (which a sweep does not walk), or a folder
+  // this node may not change; the claim folder stays, the others are swept.
   const unlinks: FileOp[] = folders.flatMap(({ dir, files }) => files.map((file) => ({ op: 'unlink' as const, path: join(dir, file) })));
-  doneOrGone('sweep done', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM']);
+  doneOrGone('sweep done', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM', 'EACCES']);
   const rmdirs: FileOp[] = folders.map(({ dir }) => ({ op: 'rmdir', path: dir }));
   return doneOrGone('sweep done', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY']).filter(Boolean).length;
 }

@@ -196,6 +196,21 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(env.list(`ref-updates/done/${planted}`)).toEqual([`${'f'.repeat(40)}.json`]);
   });
 
+  it('leaves a retired claim folder it may not list, and sweeps the others', async () => {
+    const env = makeEnv();
+    await env.store('node-a').listWaiting();
+    const [denied, clean] = [`${'a'.repeat(40)}.node-a.1f2e3d`, `${'b'.repeat(40)}.node-b.4c5b6a`];
+    for (const name of [denied, clean]) env.mkdir(`ref-updates/done/${name}`);
+    const fs = faultyFs(env.fs, {
+      readdir: async (path) => {
+        if (path.endsWith(`/${denied}`)) throw fsError('EACCES', 'scandir', path);
+        return env.fs.readdir(path);
+      },
+    });
+    expect(await env.store('node-a', { fs }).sweepDone()).toBe(1);
+    expect(env.list('ref-updates/done')).toEqual([denied]);
+  });
+
   it('creates the whole layout and the store marker on first use of a store it may create', async () => {
     const env = makeEnv();
     await env.store('node-a').countCorrupt();

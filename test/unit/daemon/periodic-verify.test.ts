@@ -69,6 +69,17 @@ describe('periodic verify: the store summary it reads is untrusted', () => {
     expect(lines).toContain('periodic verify finished');
   });
 
+  it('breaks a run lock whose time is further ahead than two intervals: a forged time does not hold verify off', async () => {
+    const { verifyDir, clock, lines, verify } = setUp();
+    mkdirSync(join(verifyDir, 'run.lock'));
+    const ahead = (clock.now() + 2 * HOUR + 1) / 1000;
+    lutimesSync(join(verifyDir, 'run.lock'), ahead, ahead);
+    await verify.runIfDue();
+    expect(lines).toContain('breaking an abandoned verify lock');
+    await verify.runIfDue();
+    expect(lines).toContain('periodic verify finished');
+  });
+
   it('status shows only checked fields of a hostile summary', async () => {
     const { verifyDir, clock } = setUp();
     const problem = { remote: 'dr', uri: 'ssh://bot:secret@h/p.git', state: 'drift', missing: 2, different: 'x', extra: -1 };

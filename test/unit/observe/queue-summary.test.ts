@@ -57,5 +57,7 @@ describe('queue summaries', () => {
     expect(freshestSummary(all, alive, 2000, 1000)?.nodeId).toBe('b');
     expect(freshestSummary(all, alive, 2600, 1000)).toBeUndefined();
     expect(freshestSummary([], alive, 2000, 1000)).toBeUndefined();
+    // One claiming to be written far ahead (a planted file, a skewed clock) never wins.
+    expect(freshestSummary([...all, summary('a', 9e15)], alive, 2000, 1000)?.nodeId).toBe('b');
   });
 });
