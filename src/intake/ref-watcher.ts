@@ -202,7 +202,13 @@ export class RefWatcher {
     this.checkLimit(projects.length);
     await this.snapshotAll(fresh);
     this.watcher?.add(fresh.map((project) => this.repoPath(project)));
-    // Refs pushed before we looked were never seen: a full sync covers them.
-    for (const project of fresh) await this.queue(project, [FULL_SYNC_REF]);
+    // Refs pushed before we looked were never seen: a full sync covers them. One the store did not
+    // take makes the repository new again for the next rescan, which queues it again.
+    for (const project of fresh) {
+      await this.queue(project, [FULL_SYNC_REF]).catch((error: unknown) => {
+        this.snapshots.delete(project);
+        this.deps.log.error({ project, err: String(error) }, 'watcher could not queue the full sync of a new repository; trying again at the next rescan');
+      });
+    }
   }
 }
