@@ -80,8 +80,6 @@ export class NodeObservability implements DaemonObservability {
   readonly storeEvents = (event: StoreEvent): void => {
     if (event.type === 'store-marked') {
       this.log.warn({ store: event.root }, event.opening === 'adopted' ? "adopted an earlier refrelay's store: wrote its marker" : 'created the store');
-    } else if (event.type === 'folder-replaced') {
-      this.log.warn({ folder: event.path, found: event.found, movedTo: event.movedTo }, 'a store folder was not a folder; moved it aside and made a real one');
     } else if (event.type === 'folder-recreated') {
       this.log.warn({ folder: event.path }, 'a store folder was missing; made it again (was it removed by hand?)');
     } else if (event.type === 'waiting-task-left') {

@@ -1,10 +1,10 @@
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { StoreError } from '../errors.js';
-import { entryType, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
 import { GerritEventsDirError, findGerritQueue, type GerritQueueFound } from './gerrit-events-dir.js';
-import { removeQuietly, storeError, type StoreStats } from './store-fs.js';
+import { removeQuietly, storeError } from './store-fs.js';
 import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
 import { STORE_MARKER_NAME } from './store-paths.js';
 import { writeDurable } from './publish.js';
@@ -126,14 +126,10 @@ export async function writeMarker(ctx: StoreContext): Promise<StoreMarker> {
 }
 
 async function isRealFolder(ctx: StoreContext, path: string): Promise<boolean> {
-  return (await lstatOrMissing(ctx, path))?.isDirectory() === true;
-}
-
-async function lstatOrMissing(ctx: StoreContext, path: string): Promise<StoreStats | undefined> {
   try {
-    return await ctx.fs.lstat(path);
+    return (await ctx.fs.lstat(path)).isDirectory();
   } catch (error) {
-    if (isPathGone(error)) return undefined;
+    if (isPathGone(error)) return false;
     throw storeError('inspect store', path, error);
   }
 }
@@ -166,35 +162,13 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
   return state.kind === 'earlier' ? 'adopted' : 'created';
 }
 
-/**
- * Makes the layout's folders that are missing; in a marked store one was removed by someone: made
- * again, and said so. A layout folder (or `ref-updates/`) that is a link or a file would take
- * writes, listings and sweeps outside the store: it is moved aside in its own parent (the entry
- * itself, one rename, never followed; corrupt/ may be the very folder in question) and the folder
- * made, and said so.
- */
+/** Makes the layout's folders that are missing; in a marked store one was removed by someone: made again, and said so. */
 export async function makeLayoutFolders(ctx: StoreContext, marked: boolean): Promise<void> {
-  const dirs = new Set(ctx.paths.folders.flatMap((dir) => [dirname(dir), dir]).filter((dir) => dir !== ctx.paths.root));
-  for (const dir of dirs) {
-    const found = await lstatOrMissing(ctx, dir);
-    if (found !== undefined && !found.isDirectory()) await moveAside(ctx, dir, entryType(found));
+  for (const dir of ctx.paths.folders) {
+    const missing = marked && !(await isRealFolder(ctx, dir));
     await makeFolder(ctx, dir, true);
-    if (marked && found === undefined) ctx.onEvent({ type: 'folder-recreated', path: dir });
+    if (missing) ctx.onEvent({ type: 'folder-recreated', path: dir });
   }
-}
-
-async function moveAside(ctx: StoreContext, dir: string, found: string): Promise<void> {
-  const movedTo = `${dir}.not-a-folder.${ctx.random.token()}`;
-  try {
-    await ctx.fs.rename(dir, movedTo);
-  } catch (error) {
-    // Gone: a peer opening the store moved it first.
-    if (isPathGone(error)) return;
-    throw new StoreError(`${dir} is ${found}, not a folder, and could not be moved aside (${errnoName(error) ?? String(error)}): put a real folder there`, {
-      cause: error,
-    });
-  }
-  ctx.onEvent({ type: 'folder-replaced', path: dir, movedTo, found });
 }
 
 /**

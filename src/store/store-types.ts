@@ -67,7 +67,5 @@ export type StoreEvent =
   | { readonly type: 'store-marked'; readonly root: string; readonly opening: 'created' | 'adopted' }
   /** A folder of the layout was missing from a marked store (removed by hand or a tool) and was made again. */
   | { readonly type: 'folder-recreated'; readonly path: string }
-  /** A layout folder was a link or a file (`found`: its type): moved aside to `movedTo`, and the folder made. */
-  | { readonly type: 'folder-replaced'; readonly path: string; readonly movedTo: string; readonly found: string }
   /** A flat task file (layout 1) that could not be sorted into its waiting folder, and why: it is not pushed while it stays. */
   | { readonly type: 'waiting-task-left'; readonly path: string; readonly reason: string };

@@ -1,14 +1,9 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GerritEventsDirError } from '../../src/store/gerrit-events-dir.js';
 import { STORE_MARKER_NAME, StoreLayoutError, StoreMissingError } from '../../src/store/store-marker.js';
 import { StorePaths, waitingFolderName } from '../../src/store/store-paths.js';
 import { encodeTask, taskKey, uriKey, type Task } from '../../src/task/task.js';
-import type { StoreEvent } from '../../src/store/task-store.js';
-import { useTempDirs } from '../support/temp-dir.js';
 import { storeEnvs } from './support/store-envs.js';
-
-const tempDir = useTempDirs();
 
 /**
  * DESIGN.md invariant 9: a store is made once, explicitly, and marked; a path without the marker
@@ -144,30 +139,6 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     });
     expect(events).toEqual([{ type: 'folder-recreated', path: `${env.root}/ref-updates/waiting` }]);
     expect(env.list('ref-updates')).toContain('waiting');
-  });
-
-  it('moves a layout folder that is a link or a file aside, makes the folder, and never writes through it', async () => {
-    const env = makeEnv();
-    await env.store('a').init();
-    const outside = tempDir('refrelay-outside');
-    await env.fs.rmdir(`${env.root}/ref-updates/building`);
-    env.symlink('ref-updates/building', outside);
-    await env.fs.rmdir(`${env.root}/history`);
-    env.write('history', 'x');
-    const events: StoreEvent[] = [];
-    expect((await env.store('node-a', { onEvent: (event) => events.push(event) }).create(task)).created).toBe(true);
-
-    expect(readdirSync(outside)).toEqual([]);
-    expect(
-      events.map((event) =>
-        event.type === 'folder-replaced' ? [event.path, event.found, event.movedTo.startsWith(`${event.path}.not-a-folder.`)] : event.type,
-      ),
-    ).toEqual([
-      [`${env.root}/ref-updates/building`, 'a symbolic link', true],
-      [`${env.root}/history`, 'a regular file', true],
-    ]);
-    expect(env.list('ref-updates').filter((name) => name.startsWith('building'))).toEqual(['building', expect.stringMatching(/^building\.not-a-folder\./)]);
-    expect(env.list('history')).toEqual([]);
   });
 
   it('refuses a marker that is not a plain small JSON file, or one from a newer format', async () => {
