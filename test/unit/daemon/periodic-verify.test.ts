@@ -57,23 +57,16 @@ describe('periodic verify: the store summary it reads is untrusted', () => {
     expect(lines.filter((line) => line === 'periodic verify finished')).toHaveLength(1);
   });
 
-  it('breaks a symlink planted as its run lock once it is old, as a lock of its own, without following it', async () => {
+  // The lock's own time (lutimes): a dangling link has no target to stat.
+  it.each([
+    ['a symlink planted as its run lock, old: judged as itself, never followed', (lock: string) => symlinkSync(join(lock, '..', 'nowhere'), lock), -1],
+    ['a run lock whose time is further ahead than two intervals: a forged time does not hold verify off', (lock: string) => mkdirSync(lock), 1],
+  ] as const)('breaks %s', async (_, plant, direction) => {
     const { verifyDir, clock, lines, verify } = setUp();
-    symlinkSync(join(verifyDir, 'nowhere'), join(verifyDir, 'run.lock'));
-    const planted = (clock.now() - 2 * HOUR - 1) / 1000;
-    // The link's own time: a dangling link has no target to stat.
-    lutimesSync(join(verifyDir, 'run.lock'), planted, planted);
-    await verify.runIfDue();
-    expect(lines).toContain('breaking an abandoned verify lock');
-    await verify.runIfDue();
-    expect(lines).toContain('periodic verify finished');
-  });
-
-  it('breaks a run lock whose time is further ahead than two intervals: a forged time does not hold verify off', async () => {
-    const { verifyDir, clock, lines, verify } = setUp();
-    mkdirSync(join(verifyDir, 'run.lock'));
-    const ahead = (clock.now() + 2 * HOUR + 1) / 1000;
-    lutimesSync(join(verifyDir, 'run.lock'), ahead, ahead);
+    const lock = join(verifyDir, 'run.lock');
+    plant(lock);
+    const at = (clock.now() + direction * (2 * HOUR + 1)) / 1000;
+    lutimesSync(lock, at, at);
     await verify.runIfDue();
     expect(lines).toContain('breaking an abandoned verify lock');
     await verify.runIfDue();
