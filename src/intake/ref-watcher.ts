@@ -66,6 +66,8 @@ export class RefWatcher {
   private repoRootSet = new Set<string>();
   private queued = 0;
   private stopped = false;
+  /** Repositories whose changes the store refused, scanned again until it takes them. */
+  private readonly failing = new Set<string>();
 
   constructor(private readonly deps: RefWatcherDeps) {}
 
@@ -169,10 +171,18 @@ export class RefWatcher {
       project,
       setTimeout(() => {
         this.timers.delete(project);
-        void this.rescan(project).catch((error: unknown) => {
-          this.deps.log.error({ project, err: String(error), retryInMs: REQUEUE_AFTER_MS }, 'watcher could not queue ref changes');
-          if (!this.stopped && !this.timers.has(project)) this.scanLater(project, REQUEUE_AFTER_MS);
-        });
+        void this.rescan(project).then(
+          () => {
+            if (this.failing.delete(project)) this.deps.log.info({ project }, 'watcher queued the ref changes it could not queue before');
+          },
+          (error: unknown) => {
+            // Logged once per outage, not every retry: a long store outage must not flood the log.
+            if (!this.failing.has(project))
+              this.deps.log.error({ project, err: String(error), retryInMs: REQUEUE_AFTER_MS }, 'watcher could not queue ref changes');
+            this.failing.add(project);
+            if (!this.stopped && !this.timers.has(project)) this.scanLater(project, REQUEUE_AFTER_MS);
+          },
+        );
       }, delayMs),
     );
   }

@@ -87,7 +87,9 @@ describe('ref watcher', () => {
       },
     };
     const errors: unknown[] = [];
-    const watcher = new RefWatcher({ config: () => config, store, log: { ...silentLog, error: (fields) => void errors.push(fields) } });
+    const infos: string[] = [];
+    const log = { ...silentLog, error: (fields: unknown) => void errors.push(fields), info: (_: unknown, message?: string) => void infos.push(message ?? '') };
+    const watcher = new RefWatcher({ config: () => config, store, log });
     watchers.push(watcher);
     await watcher.start();
 
@@ -99,6 +101,10 @@ describe('ref watcher', () => {
     }
     expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main']);
     expect(errors).toEqual([{ project: 'a', err: 'Error: store write failed (EIO)', retryInMs: 2000 }]);
+    for (const deadline = Date.now() + 5_000; !infos.includes('watcher queued the ref changes it could not queue before');) {
+      if (Date.now() > deadline) throw new Error(`no recovery line within 5 s: ${JSON.stringify(infos)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 
   it('refuses to start beyond watchRepositoriesLimit with a clear message', async () => {
