@@ -1,8 +1,8 @@
 import type { ReplicationConfig } from '../config/types.js';
-import { describeFailedInSync, failedNowInSync } from '../intake/verify-failed.js';
+import { describeFailedInSync, failedBefore, failedNowInSync } from '../intake/verify-failed.js';
 import type { DriftReport } from '../intake/verify.js';
 import type { Destination } from '../intake/plan-tasks.js';
-import { TaskStore, type FailedTask } from '../store/task-store.js';
+import { TaskStore } from '../store/task-store.js';
 import { operatorName } from './operator.js';
 
 /** What verify adds about failed/: lines for people, entries for `--json`. */
@@ -31,8 +31,7 @@ export async function reportFailedInSync(
     if (fix) {
       const chosen = new Set(found.flatMap((group) => group.tasks.map((item) => `${item.uriKey}/${item.name}`)));
       // Checked again on the drop's own listing: the same task may have failed anew since (its name carries no commit).
-      const stillOlder = (item: FailedTask): boolean => item.reason !== undefined && item.reason.at < readBefore;
-      const outcome = await store.dropFailed((item) => chosen.has(`${item.uriKey}/${item.name}`) && stillOlder(item), {
+      const outcome = await store.dropFailed((item) => chosen.has(`${item.uriKey}/${item.name}`) && failedBefore(item, readBefore), {
         by: operatorName(),
         via: 'verify',
         nodeId: config.nodeId,

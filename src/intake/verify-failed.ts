@@ -30,7 +30,7 @@ export function failedNowInSync<T extends { readonly task: Task; readonly reason
   destinations.forEach((destination, i) => byDestination.set(destinationKey(destination.remote.name, destination.project, destination.uri), i));
   const found = new Map<number, T[]>();
   for (const item of failed) {
-    if (item.reason === undefined || !(item.reason.at < readBefore)) continue;
+    if (!failedBefore(item, readBefore)) continue;
     const index = byDestination.get(destinationKey(item.task.remote, item.task.project, item.task.uri));
     const report = index === undefined ? undefined : reports[index];
     if (index === undefined || report === undefined || !refsInSync(item.task.refs, report)) continue;
@@ -39,6 +39,11 @@ export function failedNowInSync<T extends { readonly task: Task; readonly reason
     else tasks.push(item);
   }
   return [...found.entries()].sort(([a], [b]) => a - b).map(([index, tasks]) => ({ remote: reports[index]!.remote, uri: reports[index]!.uri, tasks }));
+}
+
+/** Whether a failed task's reason record says it failed before `readBefore`; false when it says nothing. */
+export function failedBefore(item: { readonly reason?: { readonly at: number } | undefined }, readBefore: number): boolean {
+  return item.reason !== undefined && item.reason.at < readBefore;
 }
 
 function refsInSync(refs: readonly string[], report: DriftReport): boolean {

@@ -6,6 +6,7 @@ import { timesJson } from './json-times.js';
 import type { Log } from '../runtime/log.js';
 import type { NodeMetrics } from './metrics.js';
 import type { NodeSchedule } from '../schedule/schedule-view.js';
+import { URI_KEY_PATTERN } from '../store/store-paths.js';
 
 export interface Health {
   readonly ok: boolean;
@@ -206,7 +207,7 @@ async function failedTasksRequest(
     return void sendJson(response, 400, { error: `the body must be JSON: ${error instanceof Error ? error.message : String(error)}` });
   }
   const fields = (body ?? {}) as { uriKey?: unknown; names?: unknown };
-  if (typeof fields.uriKey !== 'string' || !/^[0-9a-f]{40}$/.test(fields.uriKey))
+  if (typeof fields.uriKey !== 'string' || !URI_KEY_PATTERN.test(fields.uriKey))
     return void sendJson(response, 400, { error: 'uriKey must be the 40-hex key of a URI' });
   if (fields.names !== undefined && !(Array.isArray(fields.names) && fields.names.every((name) => typeof name === 'string'))) {
     return void sendJson(response, 400, { error: 'names must be a list of task file names' });

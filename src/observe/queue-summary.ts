@@ -1,6 +1,7 @@
 import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import { redactUrl } from '../runtime/redact.js';
+import { URI_KEY_PATTERN } from '../store/store-paths.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
 import { uriKey as computeUriKey } from '../task/task.js';
 import { eachHistoryFile, replaceHistoryFile } from './uri-history.js';
@@ -105,7 +106,7 @@ export async function readQueueSummaries(storePath: string): Promise<QueueSummar
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
-const isUriKey = (value: unknown): value is string => typeof value === 'string' && /^[0-9a-f]{40}$/.test(value);
+const isUriKey = (value: unknown): value is string => typeof value === 'string' && URI_KEY_PATTERN.test(value);
 
 /** Only well-typed fields make a summary; the URIs are redacted again, whatever the file says. */
 export function parseQueueSummary(text: string): QueueSummary | undefined {

@@ -4,7 +4,8 @@ import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
-import { parseJsonObject } from '../runtime/json-object.js';
+import { asJsonObject, parseJsonObject } from '../runtime/json-object.js';
+import { URI_KEY_PATTERN } from '../store/store-paths.js';
 import { plural } from '../runtime/plural.js';
 import { redactUrl } from '../runtime/redact.js';
 
@@ -156,12 +157,10 @@ export async function eachHistoryFile(storePath: string, wanted: (name: string) 
   }
 }
 
-const URI_KEY = /^[0-9a-f]{40}$/;
-
 /** One event of a history file, with only the fields it may have, of their types; undefined when it is not one. */
 function historyEvent(value: unknown): HistoryEvent | undefined {
-  const event = value as Record<string, unknown> | null;
-  if (event === null || typeof event !== 'object') return undefined;
+  const event = asJsonObject(value);
+  if (event === undefined) return undefined;
   const { at, node, detail } = event;
   const name = EVENT_NAMES.find((known) => known === event.event);
   if (typeof at !== 'number' || !Number.isFinite(at) || typeof node !== 'string' || name === undefined) return undefined;
@@ -181,8 +180,8 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
     for (const [uriKey, value] of Object.entries(uris as Record<string, unknown>)) {
       // Another node's file is anyone's to write: a key that is no URI key, or an entry or event
       // of the wrong shape, is skipped; only checked fields are kept (they reach the page).
-      const entry = value as { uri?: unknown; remote?: unknown; events?: unknown } | null;
-      if (!URI_KEY.test(uriKey) || entry === null || typeof entry !== 'object' || !Array.isArray(entry.events)) continue;
+      const entry = asJsonObject(value);
+      if (!URI_KEY_PATTERN.test(uriKey) || entry === undefined || !Array.isArray(entry.events)) continue;
       const target = merged.get(uriKey) ?? { uri: null, remote: null, events: [] };
       if (target.uri === null && typeof entry.uri === 'string') target.uri = redactUrl(entry.uri);
       if (target.remote === null && typeof entry.remote === 'string') target.remote = entry.remote;

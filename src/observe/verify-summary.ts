@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
-import { parseJsonObject } from '../runtime/json-object.js';
+import { asJsonObject as record, parseJsonObject } from '../runtime/json-object.js';
 import { redactUrl } from '../runtime/redact.js';
 
 /** The writer keeps the first 50 problems (daemon/periodic-verify.ts); a longer list is cut. */
@@ -26,8 +26,6 @@ export type VerifySummaryRead = Omit<VerifyStatus, 'finishedAgeMs'> & { finished
 
 const count = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const record = (value: unknown): Record<string, unknown> | undefined =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 
 function counts(value: Record<string, unknown>): VerifyCounts {
   return { destinations: count(value.destinations), drifted: count(value.drifted), unreachable: count(value.unreachable) };

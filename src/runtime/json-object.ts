@@ -9,5 +9,10 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
   } catch {
     return undefined;
   }
+  return asJsonObject(value);
+}
+
+/** `value`'s fields when it is a JSON object (not null, not an array), else undefined. */
+export function asJsonObject(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }

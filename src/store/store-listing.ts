@@ -32,15 +32,15 @@ export async function readdirListed(ctx: StoreContext, dir: string, operation: s
   try {
     return await readdirTolerant(ctx, dir, operation);
   } catch (error) {
-    if (isAccessRefused(error)) return undefined;
+    if (accessRefused(error) !== undefined) return undefined;
     throw error;
   }
 }
 
-/** EACCES or EPERM, also as the cause of a StoreError. */
-export function isAccessRefused(error: unknown): boolean {
+/** 'EACCES' or 'EPERM' when `error` (or the cause of a StoreError) is one, else undefined. */
+export function accessRefused(error: unknown): string | undefined {
   const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
-  return code === 'EACCES' || code === 'EPERM';
+  return code === 'EACCES' || code === 'EPERM' ? code : undefined;
 }
 
 /** `lstat` of an entry found in a listing: undefined when it vanished meanwhile. */

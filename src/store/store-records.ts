@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
-import { errnoName, isGone } from '../runtime/errno.js';
-import { isAccessRefused, loadTasks, lstatTolerant, readdirListed, readdirStrict, readdirTolerant } from './store-listing.js';
+import { isGone } from '../runtime/errno.js';
+import { accessRefused, loadTasks, lstatTolerant, readdirListed, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
@@ -76,8 +76,8 @@ async function readdirOrQuarantine(ctx: StoreContext, dir: string, lockPath: str
   try {
     return await readdirTolerant(ctx, dir, 'recover lock folder');
   } catch (error) {
-    if (!isAccessRefused(error)) throw error;
-    const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
+    const code = accessRefused(error);
+    if (code === undefined) throw error;
     await quarantine(ctx, dir, lockPath.replaceAll('/', '_'), `a lock folder this node may not read (${code})`);
     return undefined;
   }
