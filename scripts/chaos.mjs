@@ -275,7 +275,17 @@ async function run(options, root, processes, interrupted) {
   const drainStarted = Date.now();
   let emptyChecks = 0;
   const spoolDir = join(spoolPath, createHash('sha1').update(resolve(store)).digest('hex'));
-  const spoolHolds = () => existsSync(spoolDir) && readdirSync(spoolDir).some((name) => name.endsWith('.json') && !name.startsWith('.'));
+  // Spool files where enqueue put them, and claims a forwarder has not finished (forwarding/).
+  const spooledFiles = () =>
+    ['', 'forwarding'].flatMap((folder) => {
+      const dir = join(spoolDir, folder);
+      return existsSync(dir)
+        ? readdirSync(dir)
+            .filter((name) => /^[0-9a-f]{40}\.json/.test(name))
+            .map((name) => join(folder, name))
+        : [];
+    });
+  const spoolHolds = () => spooledFiles().length > 0;
   while (emptyChecks < 3) {
     if (Date.now() - drainStarted > DRAIN_TIMEOUT_MS) break;
     if (interrupted()) throw new Error('interrupted');
@@ -308,7 +318,7 @@ async function run(options, root, processes, interrupted) {
   };
   leftovers.killDebris = leftovers.building.filter(killedMidWrite);
   leftovers.building = leftovers.building.filter((name) => !killedMidWrite(name));
-  leftovers.spool = spoolHolds() ? readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [];
+  leftovers.spool = spooledFiles();
   const secretIn = readdirSync(logDir)
     .filter((name) => nodes.some((node) => name.startsWith(`${node.id}.`)))
     .filter((name) => readFileSync(join(logDir, name), 'utf8').includes(SECRET));

@@ -1,4 +1,4 @@
-import { readSpool, realSpoolFiles, removeSpooled, spooledNames, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
+import { claimedNames, claimSpool, realSpoolFiles, removeSpooled, spooledNames, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
 import { errnoName } from '../runtime/errno.js';
 import { basename } from 'node:path';
 import type { Log } from '../runtime/log.js';
@@ -38,12 +38,13 @@ const sameFile = (stuck: Stuck, spooled: SpooledTask): boolean =>
   stuck.mtimeMs === spooled.enqueuedAtMs && stuck.ctimeMs === spooled.ctimeMs && stuck.sizeBytes === spooled.sizeBytes;
 
 /**
- * Moves what `enqueue` spooled on this machine into the store (DESIGN.md invariant 9). Each task
- * is published with the store's no-clobber create, backdated to when it was enqueued, and its
- * spool file is removed only once `createMany` has resolved, i.e. the task is durable in the
- * store: a crash in between leaves a spool file whose task is already queued, and forwarding it
- * again is a no-op. Several nodes of the store on one machine may forward at once for the same
- * reason.
+ * Moves what `enqueue` spooled on this machine into the store (DESIGN.md invariant 9). Each spool
+ * file is claimed (renamed into `forwarding/`) before it is read, so an update spooled meanwhile
+ * is a new file; its task is published with the store's no-clobber create, backdated to when it
+ * was enqueued, and the claim is removed only once `createMany` has resolved, i.e. the task is
+ * durable in the store: a crash in between leaves a claim whose task is already queued, and
+ * forwarding it again is a no-op. Several nodes of the store on one machine may forward at once
+ * for the same reason.
  */
 export class SpoolForwarder {
   private waitingCount = 0;
@@ -82,16 +83,16 @@ export class SpoolForwarder {
     return problems.length === 0 ? undefined : problems.join('; ');
   }
 
-  /** One pass: a `readdir` when the spool is empty. Store errors reject (the spool is kept for the next pass). */
+  /** One pass: two `readdir`s when the spool is empty. Store errors reject (the claimed files are kept for the next pass). */
   async tick(): Promise<ForwardReport> {
     const { dir, log } = this.options;
-    if ((await spooledNames(dir)).length === 0) {
+    if ((await spooledNames(dir)).length === 0 && (await claimedNames(dir)).length === 0) {
       this.waitingCount = 0;
       this.stuck.clear();
       this.skipped.clear();
       return { forwarded: 0, quarantined: 0, skipped: 0 };
     }
-    const reading = await readSpool(dir, this.files);
+    const reading = await claimSpool(dir, this.files);
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
     this.noteSkipped(reading.skipped);
     const pending = this.notStuck(reading.tasks);

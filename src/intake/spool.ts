@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, open, readdir, rename, rm, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { RefrelayError } from '../errors.js';
 import { entryType, readBounded, STORE_RECORD_MAX_BYTES, type BoundedRead } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
+import { mapBounded } from '../runtime/map-bounded.js';
 import { decodeTask, encodeTask, taskKey, type Task } from '../task/task.js';
 
 /**
@@ -11,12 +12,17 @@ import { decodeTask, encodeTask, taskKey, type Task } from '../task/task.js';
  * store cannot take, until a daemon of that store on this machine forwards them. One folder per
  * store, named by the sha1 of the resolved store path, so the nodes of another store on the same
  * machine never forward it; `store.txt` in it names the store for a person looking. Task files
- * have the store's format and name (`<taskKey>.json`); their mtime is the enqueue time.
+ * have the store's format and name (`<taskKey>.json`); their mtime is the enqueue time. A
+ * forwarder claims each one into `forwarding/` before it publishes it (claimSpool).
  */
 
 export const SPOOL_STORE_FILE = 'store.txt';
 export const SPOOL_CORRUPT_DIR = 'corrupt';
+/** Spool files a forwarder has claimed (moved out of `enqueue`'s way) and not yet seen durable in the store. */
+export const SPOOL_FORWARDING_DIR = 'forwarding';
 const TASK_NAME = /^[0-9a-f]{40}\.json$/;
+/** `<taskKey>.json.<12 hex>`: one claim of a spool file; the suffix keeps two claims of one task apart. */
+const CLAIMED_NAME = /^([0-9a-f]{40}\.json)\.[0-9a-f]{12}$/;
 /** Files read or published side by side: a local disk, but the store behind may be NFS. */
 const SPOOL_CONCURRENCY = 16;
 
@@ -43,11 +49,12 @@ export async function spoolTasks(dir: string, storePath: string, tasks: readonly
 }
 
 /**
- * Spools one task file; one already there is the same task, spooled earlier and not forwarded
- * yet, and is touched instead: same mtime, new ctime, so a forwarder that read it before this
- * update keeps it for its next pass (daemon/spool-forwarder.ts). One that a forwarder removed
- * between the `link` and the touch is written again: this update must be on disk when
- * `enqueue` says it is spooled.
+ * Spools one task file; one already there is the same task, spooled earlier and not claimed by a
+ * forwarder yet, so its claim and publication come after this update. It is touched all the same
+ * (same mtime, new ctime) for a forwarder that may not claim it and reads it in place: that one
+ * keeps a file touched since it read it for its next pass (daemon/spool-forwarder.ts). One that a
+ * forwarder claimed between the `link` and the `lstat` is written again: this update must be on
+ * disk when `enqueue` says it is spooled.
  */
 async function spoolOne(dir: string, name: string, text: string, enqueuedAt: Date): Promise<void> {
   const path = join(dir, name);
@@ -98,13 +105,16 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 export interface SpooledTask {
+  /** Where it is read and removed: its claim in `forwarding/`, or its own place when the claim was refused. */
   readonly path: string;
+  /** `<taskKey>.json`, the name `enqueue` gave it. */
+  readonly name: string;
   readonly task: Task;
   /** When `enqueue` spooled it, on this machine's clock. */
   readonly enqueuedAtMs: number;
   /** With the mtime and ctime, what tells the same spool file from a rewritten one. */
   readonly sizeBytes: number;
-  /** Changes when `enqueue` spools the same task again (spoolTasks touches the file). */
+  /** Changes when `enqueue` spools the same task again on a file left in place (spoolTasks touches it). */
   readonly ctimeMs: number;
 }
 
@@ -119,6 +129,7 @@ export interface SpoolReading {
 /** The file operations of a spool pass: the real ones, or faults in tests (a root test user gets no EACCES). */
 export interface SpoolFiles {
   readonly read: (path: string) => Promise<BoundedRead>;
+  /** Claims a file into `forwarding/`, or moves one to `corrupt/`. */
   readonly rename: (from: string, to: string) => Promise<void>;
   readonly unlink: (path: string) => Promise<void>;
 }
@@ -129,60 +140,105 @@ export const realSpoolFiles: SpoolFiles = { read: (path) => readBounded(path, ST
 const ENTRY_ERRORS = new Set(['EACCES', 'EPERM', 'EISDIR', 'ELOOP', 'ENAMETOOLONG', 'ENXIO']);
 
 /**
- * The spooled tasks in `dir` (none when it does not exist). A spool file is as untrusted as a
- * store file: read bounded and `lstat`-checked, and one that is refused, unreadable for reasons
- * of its own (EACCES, EPERM, EISDIR, ELOOP) or does not decode is moved to `corrupt/` with a
- * `.reason` beside it, never deleted. One that cannot be moved, or fails with another error
- * (EIO), is skipped and reported, so one bad file never holds back the others; only a failing
- * `readdir` of the folder fails the pass. A file gone meanwhile was forwarded by another node
- * of this machine.
+ * Claims and reads the spooled tasks in `dir` (none when it does not exist). Each
+ * `<taskKey>.json` is first renamed into `forwarding/` under a name of its own: from then on an
+ * `enqueue` of the same task finds the name free and writes a new file, which the next pass
+ * forwards, so no update lands on a file this pass will remove. Claims already in `forwarding/`
+ * (a forwarder that died, or another node of this store on this machine) are read too:
+ * forwarding a task twice is a no-op of the store's no-clobber create. A claim refused with an
+ * error other than ENOENT (another node claimed it) leaves the file to be read in place.
+ *
+ * A spool file is as untrusted as a store file: read bounded and `lstat`-checked, and one that
+ * is refused, unreadable for reasons of its own (EACCES, EPERM, EISDIR, ELOOP) or does not decode
+ * is moved to `corrupt/` with a `.reason` beside it, never deleted. One that cannot be moved, or
+ * fails with another error (EIO), is skipped and reported, so one bad file never holds back the
+ * others; only a failing `readdir` of the folder fails the pass.
  */
-export async function readSpool(dir: string, files: SpoolFiles = realSpoolFiles): Promise<SpoolReading> {
-  const names = await spooledNames(dir);
+export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles): Promise<SpoolReading> {
+  const inPlace = await claimAll(dir, await spooledNames(dir), files);
+  const claimed = (await claimedNames(dir)).map((name) => join(dir, SPOOL_FORWARDING_DIR, name));
   const tasks: SpooledTask[] = [];
   const quarantined: Array<{ name: string; reason: string }> = [];
   const skipped: Array<{ name: string; reason: string }> = [];
-  for (let start = 0; start < names.length; start += SPOOL_CONCURRENCY) {
-    await Promise.all(
-      names.slice(start, start + SPOOL_CONCURRENCY).map(async (name) => {
-        const path = join(dir, name);
-        let read: BoundedRead;
-        try {
-          read = await files.read(path);
-        } catch (error) {
-          const code = errnoName(error) ?? 'an unknown error';
-          if (code === 'ENOENT') return;
-          if (!ENTRY_ERRORS.has(code)) {
-            skipped.push({ name, reason: `could not be read: ${code}` });
-            return;
-          }
-          read = { kind: 'refused', reason: `could not be read: ${code}` };
-        }
-        let reason: string;
-        if (read.kind === 'text') {
-          try {
-            tasks.push({ path, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs, sizeBytes: read.sizeBytes, ctimeMs: read.ctimeMs });
-            return;
-          } catch (error) {
-            // decodeTask's messages never quote the content.
-            reason = error instanceof Error ? error.message : String(error);
-          }
-        } else {
-          reason = read.reason;
-        }
-        const moved = await quarantineSpooled(dir, name, reason, files);
-        if (moved === true) quarantined.push({ name, reason });
-        else if (moved !== false) skipped.push({ name, reason: `${reason}; could not be moved to ${SPOOL_CORRUPT_DIR}/: ${moved}` });
-      }),
-    );
-  }
+  await mapBounded([...claimed, ...inPlace], SPOOL_CONCURRENCY, async (path) => {
+    const name = spooledNameOf(path);
+    let read: BoundedRead;
+    try {
+      read = await files.read(path);
+    } catch (error) {
+      const code = errnoName(error) ?? 'an unknown error';
+      if (code === 'ENOENT') return;
+      if (!ENTRY_ERRORS.has(code)) {
+        skipped.push({ name, reason: `could not be read: ${code}` });
+        return;
+      }
+      read = { kind: 'refused', reason: `could not be read: ${code}` };
+    }
+    let reason: string;
+    if (read.kind === 'text') {
+      try {
+        tasks.push({ path, name, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs, sizeBytes: read.sizeBytes, ctimeMs: read.ctimeMs });
+        return;
+      } catch (error) {
+        // decodeTask's messages never quote the content.
+        reason = error instanceof Error ? error.message : String(error);
+      }
+    } else {
+      reason = read.reason;
+    }
+    const moved = await quarantineSpooled(dir, path, reason, files);
+    if (moved === true) quarantined.push({ name, reason });
+    else if (moved !== false) skipped.push({ name, reason: `${reason}; could not be moved to ${SPOOL_CORRUPT_DIR}/: ${moved}` });
+  });
   return { tasks, quarantined, skipped };
 }
 
+/** Renames each of `names` into `forwarding/`; returns the paths of those whose claim was refused, to be read in place. */
+async function claimAll(dir: string, names: readonly string[], files: SpoolFiles): Promise<string[]> {
+  if (names.length === 0) return [];
+  const forwarding = await forwardingFolder(dir, { make: true });
+  const refused: string[] = [];
+  await mapBounded(names, SPOOL_CONCURRENCY, async (name) => {
+    const path = join(dir, name);
+    if (forwarding === undefined) return void refused.push(path);
+    await files.rename(path, join(forwarding, `${name}.${randomBytes(6).toString('hex')}`)).catch((error: unknown) => {
+      if (errnoName(error) !== 'ENOENT') refused.push(path);
+    });
+  });
+  return refused;
+}
+
+/**
+ * `forwarding/` when it is a folder of its own (made when `make`), else undefined: a link there
+ * is never followed, so claims are refused and files read in place.
+ */
+async function forwardingFolder(dir: string, { make }: { make: boolean }): Promise<string | undefined> {
+  const forwarding = join(dir, SPOOL_FORWARDING_DIR);
+  if (make) await mkdir(forwarding).catch(() => undefined);
+  const stats = await lstat(forwarding).catch(() => undefined);
+  return stats?.isDirectory() === true ? forwarding : undefined;
+}
+
+/** `<taskKey>.json` of a spool file, from its own name or its claim's. */
+const spooledNameOf = (path: string): string => {
+  const name = basename(path);
+  return CLAIMED_NAME.exec(name)?.[1] ?? name;
+};
+
 /** Task file names in `dir`, one `readdir`; 0 entries when it does not exist. */
 export async function spooledNames(dir: string): Promise<string[]> {
+  return (await listOrEmpty(dir)).filter((name) => TASK_NAME.test(name)).sort();
+}
+
+/** Claims in `forwarding/` not yet removed: forwarded again by the next pass, whoever made them. */
+export async function claimedNames(dir: string): Promise<string[]> {
+  const forwarding = await forwardingFolder(dir, { make: false });
+  return forwarding === undefined ? [] : (await listOrEmpty(forwarding)).filter((name) => CLAIMED_NAME.test(name)).sort();
+}
+
+async function listOrEmpty(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir)).filter((name) => TASK_NAME.test(name)).sort();
+    return await readdir(dir);
   } catch (error) {
     if (errnoName(error) === 'ENOENT') return [];
     throw error;
@@ -191,8 +247,9 @@ export async function spooledNames(dir: string): Promise<string[]> {
 
 /**
  * After its task is durable in the store: 'removed', 'gone' (another node removed it first), or
- * 'spooled-again' when `enqueue` spooled the same task since it was read (its ctime moved): that
- * update may have come after the store's copy was pushed, so the file stays for the next pass.
+ * 'spooled-again' when `enqueue` spooled the same task since it was read (its ctime moved), which
+ * only a file read in place can see (`enqueue` never touches a claim): that update may have come
+ * after the store's copy was pushed, so the file stays for the next pass.
  */
 export async function removeSpooled(spooled: SpooledTask, files: SpoolFiles = realSpoolFiles): Promise<'removed' | 'gone' | 'spooled-again'> {
   try {
@@ -210,10 +267,10 @@ export async function removeSpooled(spooled: SpooledTask, files: SpoolFiles = re
  * is written first (a new file, never through a link) and the file moves only once it is there,
  * so a full disk leaves the file in place rather than in corrupt/ without an explanation.
  */
-async function quarantineSpooled(dir: string, name: string, reason: string, files: SpoolFiles): Promise<boolean | string> {
+async function quarantineSpooled(dir: string, path: string, reason: string, files: SpoolFiles): Promise<boolean | string> {
   const corrupt = join(dir, SPOOL_CORRUPT_DIR);
-  const target = join(corrupt, `${name}.${randomBytes(6).toString('hex')}`);
-  const record = `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, name) })}\n`;
+  const target = join(corrupt, `${basename(path)}.${randomBytes(6).toString('hex')}`);
+  const record = `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, spooledNameOf(path)) })}\n`;
   try {
     await mkdir(corrupt, { recursive: true });
     await writeFile(`${target}.reason`, record, { flag: 'wx' });
@@ -221,7 +278,7 @@ async function quarantineSpooled(dir: string, name: string, reason: string, file
     return errnoName(error) ?? 'an unknown error';
   }
   try {
-    await files.rename(join(dir, name), target);
+    await files.rename(path, target);
   } catch (error) {
     await rm(`${target}.reason`, { force: true }).catch(() => undefined);
     const code = errnoName(error) ?? 'an unknown error';

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { git, initBare, makeWorkTree, refsOf } from '../support/git.js';
 import { RefrelayNode, writeConfig } from '../support/refrelay-node.js';
+import { spooledTaskFiles } from '../support/store-files.js';
 import { useTempDirs } from '../support/temp-dir.js';
 import { spoolDirFor } from '../../src/intake/spool.js';
 
@@ -69,7 +70,7 @@ describe('enqueue with the store not mounted', () => {
     expect((await node.exited).code, node.stderr).toBe(0);
     expect(node.logs().some((line) => line.msg === 'forwarded spooled tasks into the store' && line.tasks === 1)).toBe(true);
     expect(refsOf(dest)).toEqual(refsOf(source));
-    expect(readdirSync(spool).filter((name) => name.endsWith('.json'))).toEqual([]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
     expect(existsSync(join(spool, 'corrupt'))).toBe(false);
     expect(node.problems()).toEqual([]);
   });

@@ -16,6 +16,15 @@ export function taskFilesIn(dir: string): string[] {
   return namesIn(dir).filter((name) => /^[0-9a-f]{40}\.json$/.test(name));
 }
 
+/**
+ * The task files a local spool holds, sorted by task file name: where `enqueue` put them and
+ * those a forwarder claimed into `forwarding/` (`<taskKey>.json.<hex>`) and has not removed yet.
+ */
+export function spooledTaskFiles(spool: string): string[] {
+  const claimed = namesIn(join(spool, 'forwarding')).filter((name) => /^[0-9a-f]{40}\.json\.[0-9a-f]{12}$/.test(name));
+  return [...taskFilesIn(spool), ...claimed.map((name) => name.slice(0, -13))].sort();
+}
+
 /** `uri-state/<uriKey>.json` parsed, or undefined when absent (a node may delete it between a look and a read: one read, no look). */
 export function readUriStateFile(store: string, uriKey: string): Record<string, unknown> | undefined {
   try {

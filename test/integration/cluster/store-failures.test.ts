@@ -7,7 +7,7 @@ import { runCli } from '../../support/cli.js';
 import { overlapsSeen } from '../../support/destination.js';
 import { commitFile, git } from '../../support/git.js';
 import { storeDir } from '../../support/refrelay-node.js';
-import { namesIn, sleep, taskFilesIn, waitUntil, waitingTaskNames } from '../../support/store-files.js';
+import { namesIn, sleep, spooledTaskFiles, waitUntil, waitingTaskNames } from '../../support/store-files.js';
 import { freePort } from '../../support/free-port.js';
 import { hookPids, logTime, useCluster } from './cluster-fixture.js';
 import { spoolDirFor } from '../../../src/intake/spool.js';
@@ -121,7 +121,7 @@ describe('a store that fails under a running node', () => {
     expect(spooled.stderr).toBe(
       `refrelay: the store at ${c.store} cannot be written (ENOSPC); the update is spooled in ${spool} and will be forwarded by a daemon of this store on this machine\n`,
     );
-    expect(taskFilesIn(spool)).toHaveLength(1);
+    expect(spooledTaskFiles(spool)).toHaveLength(1);
     expect(waitingTaskNames(c.store)).toEqual(queued);
     // The node's spool forwarder tries the store meanwhile, and each try has its temp in building/
     // until the write fails; a temp the enqueue left would stay.
@@ -138,14 +138,14 @@ describe('a store that fails under a running node', () => {
     expect(namesIn(join(c.store, 'nodes')).filter((name) => name.startsWith('.'))).toEqual([]);
     expect(waitingTaskNames(c.store)).toEqual(queued);
 
-    expect(taskFilesIn(spool)).toHaveLength(1);
+    expect(spooledTaskFiles(spool)).toHaveLength(1);
 
     rmSync(filler);
     const freedAt = Date.now();
     // Nobody enqueues again: the daemon forwards the spooled update and delivers it.
     await c.waitDelivered();
     console.info(`full disk: delivered ${Date.now() - freedAt} ms after space was freed`);
-    expect(taskFilesIn(spool)).toEqual([]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
     expect(node.child.exitCode).toBeNull();
     expect(overlapsSeen(c.dest())).toBe(0);
     expect(errorsOf(node)).toEqual(['push job failed']);

@@ -2,12 +2,12 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolForwarder } from '../../../src/daemon/spool-forwarder.js';
-import { realSpoolFiles, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
+import { claimedNames, claimSpool, realSpoolFiles, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
 import { silentLog, type Log } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { taskKey, uriKey, type Task } from '../../../src/task/task.js';
 import { initStoreSync, storeDir } from '../../support/refrelay-node.js';
-import { waitingTaskNames, waitingTaskPaths } from '../../support/store-files.js';
+import { spooledTaskFiles, waitingTaskNames, waitingTaskPaths } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -36,7 +36,7 @@ describe('forwarding the spool into the store', () => {
     await spoolTasks(spool, store, queued, enqueuedAt);
 
     await expect(forwarder.tick()).rejects.toThrow(/refrelay-store\.json is missing/);
-    expect(await spooledNames(spool)).toHaveLength(1000);
+    expect(spooledTaskFiles(spool)).toHaveLength(1000);
     expect(forwarder.waiting).toBe(1000);
     expect(readdirSync(store)).toEqual([]);
 
@@ -56,7 +56,7 @@ describe('forwarding the spool into the store', () => {
 
     expect(waitingTaskNames(store)).toEqual(queued.map((task) => `${taskKey(task)}.json`).sort());
     for (const path of waitingTaskPaths(store).slice(0, 20)) expect(statSync(path).mtimeMs).toBe(enqueuedAt.getTime());
-    expect(await spooledNames(spool)).toEqual([]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
     expect(forwarder.waiting).toBe(0);
     expect(readdirSync(storeDir(store, 'building'))).toEqual([]);
   });
@@ -71,7 +71,7 @@ describe('forwarding the spool into the store', () => {
 
     expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
     expect(statSync(waitingFileOf(store, task!)).mtimeMs).toBe(firstMtime);
-    expect(await spooledNames(spool)).toEqual([]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
   });
 
   it('publishes a spooled task backdated to its enqueue time on the store clock', async () => {
@@ -85,16 +85,62 @@ describe('forwarding the spool into the store', () => {
     expect(statSync(waitingFileOf(store, task!)).mtimeMs).toBe(enqueuedAt.getTime() + 30_000);
   });
 
+  it('claims a spool file before publishing it, so an update spooled again just before the claim is removed is a new file, forwarded at the next pass', async () => {
+    const { store, spool, taskStore } = setUp();
+    initStoreSync(store);
+    const [task] = tasks(1);
+    await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
+    // Between the forwarder's last look at the file and its removal, a node pushes and finishes
+    // the task, and a new update of the same refs finds the store away: enqueue spools it again.
+    let raced = false;
+    const files: SpoolFiles = {
+      ...realSpoolFiles,
+      unlink: async (path) => {
+        if (!raced) {
+          raced = true;
+          rmSync(waitingFileOf(store, task!));
+          await spoolTasks(spool, store, [task!], new Date());
+        }
+        await realSpoolFiles.unlink(path);
+      },
+    };
+    const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0, files });
+
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
+    expect(raced).toBe(true);
+    expect(waitingTaskNames(store)).toEqual([]);
+    expect(await spooledNames(spool)).toEqual([`${taskKey(task!)}.json`]);
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
+    expect(waitingTaskNames(store)).toEqual([`${taskKey(task!)}.json`]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
+  });
+
+  it('forwards and removes the claims a forwarder left in forwarding/ when it died, counting them as waiting until then', async () => {
+    const { store, spool, forwarder } = setUp();
+    const queued = tasks(3);
+    await spoolTasks(spool, store, queued, new Date(Date.now() - 60_000));
+    // A forwarder that claimed the files and died before the store took them.
+    expect((await claimSpool(spool)).tasks).toHaveLength(3);
+    expect(await spooledNames(spool)).toEqual([]);
+    expect(await claimedNames(spool)).toHaveLength(3);
+
+    await expect(forwarder.tick()).rejects.toThrow(/refrelay-store\.json is missing/);
+    expect(forwarder.waiting).toBe(3);
+    initStoreSync(store);
+    expect(await forwarder.tick()).toEqual({ forwarded: 3, quarantined: 0, skipped: 0 });
+    expect(waitingTaskNames(store)).toEqual(queued.map((task) => `${taskKey(task)}.json`).sort());
+    expect(readdirSync(join(spool, 'forwarding'))).toEqual([]);
+  });
+
   it('forwards a spooled task whose file cannot be removed once, not again after it was pushed and finished, and says so in problem() until the file changes', async () => {
     const { store, spool, taskStore } = setUp();
     initStoreSync(store);
     const warnings: string[] = [];
     const log: Log = { ...silentLog, warn: (_fields, message) => void warnings.push(message ?? '') };
-    // As root no folder mode refuses an unlink, so the refusal is injected.
-    const files: SpoolFiles = {
-      ...realSpoolFiles,
-      unlink: () => Promise.reject(Object.assign(new Error('EPERM: operation not permitted'), { code: 'EPERM' })),
-    };
+    // A spool folder the daemon's user may not change refuses the claim and the unlink; as root
+    // no folder mode does, so the refusals are injected. The file is read where enqueue put it.
+    const refused = (): Promise<never> => Promise.reject(Object.assign(new Error('EPERM: operation not permitted'), { code: 'EPERM' }));
+    const files: SpoolFiles = { ...realSpoolFiles, rename: refused, unlink: refused };
     const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log, storeClockOffsetMs: () => 0, files });
     const [task] = tasks(1);
     await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
@@ -145,17 +191,17 @@ describe('forwarding the spool into the store', () => {
     const forwarder = new SpoolForwarder({ dir: spool, store: racing, log: silentLog, storeClockOffsetMs: () => 0 });
 
     expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
-    expect(await spooledNames(spool)).toEqual([`${taskKey(task!)}.json`]);
+    expect(spooledTaskFiles(spool)).toEqual([`${taskKey(task!)}.json`]);
     expect(await new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0 }).tick()).toEqual({
       forwarded: 1,
       quarantined: 0,
       skipped: 0,
     });
     expect(waitingTaskNames(store)).toEqual([`${taskKey(task!)}.json`]);
-    expect(await spooledNames(spool)).toEqual([]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
   });
 
-  it('forwards the other spooled tasks when one file cannot be read (EACCES quarantined, EIO left in place)', async () => {
+  it('forwards the other spooled tasks when one file cannot be read (EACCES quarantined, EIO left claimed for the next pass)', async () => {
     const { store, spool, taskStore } = setUp();
     initStoreSync(store);
     const queued = tasks(5);
@@ -165,8 +211,8 @@ describe('forwarding the spool into the store', () => {
     const files: SpoolFiles = {
       ...realSpoolFiles,
       read: (path) => {
-        if (path.endsWith(denied)) return Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }));
-        if (path.endsWith(failing)) return Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+        if (path.includes(denied)) return Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }));
+        if (path.includes(failing)) return Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
         return realSpoolFiles.read(path);
       },
     };
@@ -174,7 +220,7 @@ describe('forwarding the spool into the store', () => {
 
     expect(await forwarder.tick()).toEqual({ forwarded: 3, quarantined: 1, skipped: 1 });
     expect(waitingTaskNames(store)).toEqual([0, 2, 4].map((i) => `${taskKey(queued[i]!)}.json`).sort());
-    expect(await spooledNames(spool)).toEqual([failing]);
+    expect(spooledTaskFiles(spool)).toEqual([failing]);
     expect(readdirSync(join(spool, 'corrupt')).filter((name) => name.startsWith(denied))).toHaveLength(2);
     expect(forwarder.problem()).toMatch(/^1 unreadable spool file\(s\) in .* could not be moved to corrupt\/: check the permissions of that folder$/);
   });

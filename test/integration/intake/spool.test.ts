@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSpool, realSpoolFiles, removeSpooled, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
+import { claimedNames, claimSpool, realSpoolFiles, removeSpooled, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
 import { encodeTask, taskKey, type Task } from '../../../src/task/task.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
@@ -28,7 +28,7 @@ describe('the local spool', () => {
     expect(readFileSync(join(dir, `${taskKey(tasks[0]!)}.json`), 'utf8')).toBe(encodeTask(tasks[0]!));
     expect(statSync(join(dir, names[0]!)).mtimeMs).toBe(at.getTime());
 
-    const reading = await readSpool(dir);
+    const reading = await claimSpool(dir);
     expect(reading.quarantined).toEqual([]);
     expect(reading.tasks.map((spooled) => [spooled.task.uri, spooled.enqueuedAtMs]).sort()).toEqual([
       ['/dest/app.git', at.getTime()],
@@ -40,7 +40,7 @@ describe('the local spool', () => {
     const dir = tempDir('refrelay-spool');
     await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date(1_000_000));
     await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date(2_000_000));
-    const [only] = (await readSpool(dir)).tasks;
+    const [only] = (await claimSpool(dir)).tasks;
     expect(only?.enqueuedAtMs).toBe(1_000_000);
   });
 
@@ -54,7 +54,7 @@ describe('the local spool', () => {
     mkdirSync(join(dir, `${'c'.repeat(40)}.json`));
     writeFileSync(join(dir, 'notes.txt'), 'not ours: ignored');
 
-    const reading = await readSpool(dir);
+    const reading = await claimSpool(dir);
     expect(reading.tasks.map((spooled) => spooled.task.refs)).toEqual([['refs/heads/main']]);
     expect(reading.quarantined.map((bad) => `${bad.name.slice(0, 1)}: ${bad.reason}`).sort()).toEqual([
       'a: invalid JSON (truncated or damaged) at byte 18',
@@ -65,7 +65,8 @@ describe('the local spool', () => {
     expect(corrupt.filter((name) => !name.endsWith('.reason'))).toHaveLength(3);
     expect(corrupt.filter((name) => name.endsWith('.reason'))).toHaveLength(3);
     expect(existsSync(join(dir, 'notes.txt'))).toBe(true);
-    expect(await spooledNames(dir)).toEqual([`${taskKey(task('refs/heads/main'))}.json`]);
+    expect(await spooledNames(dir)).toEqual([]);
+    expect((await claimedNames(dir)).map((name) => name.slice(0, -13))).toEqual([`${taskKey(task('refs/heads/main'))}.json`]);
   });
 
   it('refuses to call an update spooled when a link or a folder stands where its file goes', async () => {
@@ -79,9 +80,9 @@ describe('the local spool', () => {
 
   it('reads an absent spool as empty, and a file another node removed first as not there', async () => {
     const dir = join(tempDir('refrelay-spool'), 'never-made');
-    expect(await readSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [] });
+    expect(await claimSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [] });
     await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
-    const [spooled] = (await readSpool(dir)).tasks;
+    const [spooled] = (await claimSpool(dir)).tasks;
     expect(await removeSpooled(spooled!)).toBe('removed');
     expect(await removeSpooled(spooled!)).toBe('gone');
     expect(await spooledNames(dir)).toEqual([]);
@@ -109,13 +110,13 @@ describe('the local spool', () => {
     const files: SpoolFiles = {
       ...realSpoolFiles,
       read: (path) => {
-        const code = [...readErrors].find(([name]) => path.endsWith(name))?.[1];
+        const code = [...readErrors].find(([name]) => path.includes(name))?.[1];
         return code === undefined ? realSpoolFiles.read(path) : Promise.reject(fault(code));
       },
       rename: (from, to) => (from.endsWith(nameOf('refs/heads/e')) ? Promise.reject(fault('EACCES')) : realSpoolFiles.rename(from, to)),
     };
 
-    const reading = await readSpool(dir, files);
+    const reading = await claimSpool(dir, files);
     expect(reading.tasks.map((spooled) => spooled.task.refs[0])).toEqual(['refs/heads/f']);
     expect(reading.quarantined.map((bad) => [bad.name, bad.reason]).sort()).toEqual(
       [
@@ -130,7 +131,9 @@ describe('the local spool', () => {
         [nameOf('refs/heads/e'), 'could not be read: EACCES; could not be moved to corrupt/: EACCES'],
       ].sort(),
     );
-    expect(await spooledNames(dir)).toEqual([nameOf('refs/heads/d'), nameOf('refs/heads/e'), nameOf('refs/heads/f')].sort());
+    // e's claim was refused too, so it stays where enqueue put it; d and f stay claimed, for the forwarder to finish.
+    expect(await spooledNames(dir)).toEqual([nameOf('refs/heads/e')]);
+    expect((await claimedNames(dir)).map((name) => name.slice(0, -13)).sort()).toEqual([nameOf('refs/heads/d'), nameOf('refs/heads/f')].sort());
     expect(readdirSync(join(dir, 'corrupt')).filter((name) => name.endsWith('.reason'))).toHaveLength(3);
   });
 });
