@@ -30,6 +30,8 @@ export async function settle(store: SettleStore, tracked: Tracked[], since: numb
     store.listFailed(),
   ]);
   for (const lock of running) for (const task of lock.tasks) pending.add(task.name);
+  // A lock this node may not list may hold any task of its URI: none of them counts as done yet.
+  const unreadableUris = new Set(running.filter((lock) => lock.unreadable).map((lock) => lock.lockName));
   const failedByName = new Map(failed.map((item) => [item.name, item]));
   // Refs a destination rejected are parked as new tasks of the same URI.
   const failedUris = new Map(failed.filter((item) => (item.reason?.at ?? 0) >= since).map((item) => [item.uriKey, item]));
@@ -44,7 +46,7 @@ export async function settle(store: SettleStore, tracked: Tracked[], since: numb
       }
       item.state = 'failed';
       item.reason = wholeTask.reason?.reason ?? 'failed (no reason recorded)';
-    } else if (pending.has(name)) {
+    } else if (pending.has(name) || unreadableUris.has(item.uriKey)) {
       item.absent = false;
     } else if (item.absent !== true) {
       item.absent = true;

@@ -51,7 +51,8 @@ export async function readStoreProgress(
     const results = (history[uriKey]?.events ?? []).filter((event) => RESULT_EVENTS.has(event.event));
     progress.set(uriKey, {
       waiting: waiting[i]!,
-      running: running.some((lock) => lock.lockName === uriKey && lock.tasks.length > 0),
+      // A lock this node may not list may hold the URI's claimed tasks: counted as a push under way.
+      running: running.some((lock) => lock.lockName === uriKey && (lock.tasks.length > 0 || lock.unreadable)),
       backoff: backoffs.get(uriKey),
       failed: failedTask === undefined ? undefined : errorLine(failedTask.reason?.reason ?? 'failed (no reason recorded)'),
       lastResultAt: Math.max(0, ...results.map((event) => event.at)),

@@ -29,10 +29,16 @@ export async function readdirTolerant(ctx: StoreContext, dir: string, operation:
  * costs its own entry, never the whole listing. Views never move it; recovery quarantines it.
  */
 export async function readdirListed(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined> {
+  const names = await readdirOrRefused(ctx, dir, operation);
+  return names === 'refused' ? undefined : names;
+}
+
+/** `readdirTolerant`, with a folder this node may not list (EACCES, EPERM) told apart as 'refused'. */
+export async function readdirOrRefused(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined | 'refused'> {
   try {
     return await readdirTolerant(ctx, dir, operation);
   } catch (error) {
-    if (accessRefused(error) !== undefined) return undefined;
+    if (accessRefused(error) !== undefined) return 'refused';
     throw error;
   }
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
 import { isGone } from '../runtime/errno.js';
-import { accessRefused, loadTasks, lstatTolerant, readdirListed, readdirStrict, readdirTolerant } from './store-listing.js';
+import { accessRefused, loadTasks, lstatTolerant, readdirListed, readdirOrRefused, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
@@ -21,22 +21,28 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     const dir = ctx.paths.lockFolder(lockName);
     const stats = await lstatTolerant(ctx, dir, 'list running tasks');
     if (stats === undefined || !stats.isDirectory()) return undefined;
-    const names = await readdirListed(ctx, dir, 'list running tasks');
+    const names = await readdirOrRefused(ctx, dir, 'list running tasks');
     if (names === undefined) return undefined;
+    if (names === 'refused') return Object.freeze({ lockName, ownerRecord: undefined, tasks: [], unreadable: true, mtimeMs: stats.mtimeMs });
     // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
     // kept it at the top of the lock folder.
     let ownerRecord = names.includes(OWNER_RECORD_NAME) ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record') : undefined;
     let tasks = await loadTasks(ctx, dir, names);
+    let unreadable = false;
     for (const name of names) {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
-      const inner = await readdirListed(ctx, join(dir, name), 'list running tasks');
+      const inner = await readdirOrRefused(ctx, join(dir, name), 'list running tasks');
       if (inner === undefined) continue; // a file, or gone
+      if (inner === 'refused') {
+        unreadable = true;
+        continue;
+      }
       if (ownerRecord === undefined && inner.includes(OWNER_RECORD_NAME)) {
         ownerRecord = await readJsonTolerant(ctx.fs, join(dir, name, OWNER_RECORD_NAME), 'read lock owner record');
       }
       tasks = tasks.concat(await loadTasks(ctx, join(dir, name), inner));
     }
-    return Object.freeze({ lockName, ownerRecord, tasks: Object.freeze(tasks), mtimeMs: stats.mtimeMs });
+    return Object.freeze({ lockName, ownerRecord, tasks: Object.freeze(tasks), unreadable, mtimeMs: stats.mtimeMs });
   });
   return locks.filter((lock): lock is RunningLock => lock !== undefined);
 }

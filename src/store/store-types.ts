@@ -47,6 +47,11 @@ export interface RunningLock {
   readonly ownerRecord: unknown;
   /** Every task under the lock, wherever it sits. */
   readonly tasks: readonly ClaimedTask[];
+  /**
+   * The lock folder, or a claim folder in it, is one this node may not list (EACCES, EPERM): it
+   * may hold claimed tasks `tasks` does not show, so a wait counts the URI as being pushed.
+   */
+  readonly unreadable: boolean;
   readonly mtimeMs: number;
 }
 

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { settle, type SettleStore, type Tracked } from '../../../src/cli/replicate-settle.js';
-import type { FailedTask, FailureRecord } from '../../../src/store/store-types.js';
+import type { FailedTask, FailureRecord, RunningLock } from '../../../src/store/store-types.js';
 import { uriKey, type Task } from '../../../src/task/task.js';
 
 const URI = 'git://127.0.0.1:9/p07.git';
 const TASK: Task = { project: 'p07', refs: ['refs/heads/main'], uri: URI, remote: 'down' };
 
 /** A store whose listings are set by the test between passes. */
-function storeWith(listing: { waiting: string[]; failed: FailedTask[] }): SettleStore {
-  return { waitingNamesOf: async () => new Set(listing.waiting), listRunning: async () => [], listFailed: async () => listing.failed };
+function storeWith(listing: { waiting: string[]; failed: FailedTask[]; running?: RunningLock[] }): SettleStore {
+  return { waitingNamesOf: async () => new Set(listing.waiting), listRunning: async () => listing.running ?? [], listFailed: async () => listing.failed };
 }
 
 const failedTask = (reason: FailureRecord | undefined): FailedTask => ({ name: 'k1.json', key: 'k1', task: TASK, mtimeMs: 0, uriKey: uriKey(URI), reason });
@@ -40,6 +40,18 @@ describe('following a full sync to its end', () => {
     listing.waiting = [];
     await settle(storeWith(listing), items, 0);
     expect(items[0]).toMatchObject({ state: 'queued' });
+    await settle(storeWith(listing), items, 0);
+    expect(items[0]).toMatchObject({ state: 'done' });
+  });
+
+  it('a task is not done while a lock of its URI stands that this user may not list (EACCES): it may hold the task', async () => {
+    const unreadable: RunningLock = { lockName: uriKey(URI), ownerRecord: undefined, tasks: [], unreadable: true, mtimeMs: 0 };
+    const listing = { waiting: [] as string[], failed: [] as FailedTask[], running: [unreadable] };
+    const items = tracked();
+    for (let pass = 0; pass < 3; pass++) await settle(storeWith(listing), items, 0);
+    expect(items[0]).toMatchObject({ state: 'queued' });
+    listing.running = [];
+    await settle(storeWith(listing), items, 0);
     await settle(storeWith(listing), items, 0);
     expect(items[0]).toMatchObject({ state: 'done' });
   });

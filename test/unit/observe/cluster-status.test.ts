@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatOffset, formatStatus } from '../../../src/cli/format-status.js';
 import { collectClusterStatus } from '../../../src/observe/cluster-status.js';
+import type { RunningLock } from '../../../src/store/store-types.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { uriKey } from '../../../src/task/task.js';
 import { MemoryStoreFs } from '../../contract/support/memory-store-fs.js';
@@ -308,6 +309,15 @@ describe('status: the waiting queue', () => {
     });
     expect(given.totals.waiting).toBe(7);
     expect(given.remotes[0]).toMatchObject({ name: 'mirror', waiting: 7, oldestWaitingAgeMs: 9_000, uris: [{ uri: '/dest/b.git', waiting: 7 }] });
+  });
+
+  it('leaves out a lock folder it may not list (EACCES): it has nothing to show', async () => {
+    const { clock, store } = setup();
+    const unreadable: RunningLock = { lockName: 'd'.repeat(40), ownerRecord: undefined, tasks: [], unreadable: true, mtimeMs: clock.now() };
+    const denied = Object.assign(Object.create(store) as TaskStore, { listRunning: async () => [unreadable] });
+    const status = await collectClusterStatus(config, denied, clock);
+    expect(status.running).toEqual([]);
+    expect(status.totals.running).toBe(0);
   });
 });
 

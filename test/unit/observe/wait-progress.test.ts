@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readStoreProgress } from '../../../src/observe/wait-progress.js';
+import { readStoreProgress, type ProgressStore } from '../../../src/observe/wait-progress.js';
+import type { RunningLock } from '../../../src/store/store-types.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { uriKey } from '../../../src/task/task-key.js';
 import { initStoreSync } from '../../support/refrelay-node.js';
@@ -67,5 +68,19 @@ describe("the store's view of a destination, for refrelay wait", () => {
     writeFileSync(join(root, 'uri-state', `${KEY}.json`), 'garbage');
     const progress = await readStoreProgress(store, root, { uriKeys: [KEY], project: 'app', ref: 'refs/heads/main' }, NOW);
     expect(progress.get(KEY)).toEqual({ waiting: 0, running: false, backoff: undefined, failed: undefined, lastResultAt: 0 });
+  });
+
+  it("counts a lock of the URI it may not list (the daemon's user's, EACCES) as a push under way, and one that lists no task as none", async () => {
+    const { root, store } = storeAt('wait-progress-unreadable');
+    const lock = (unreadable: boolean): RunningLock => ({ lockName: KEY, ownerRecord: undefined, tasks: [], unreadable, mtimeMs: NOW });
+    const withLock = (unreadable: boolean): ProgressStore => ({
+      waitingNamesOf: (keys) => store.waitingNamesOf(keys),
+      listRunning: async () => [lock(unreadable)],
+      listFailed: (keys) => store.listFailed(keys),
+      readUriState: (key) => store.readUriState(key),
+    });
+    const followed = { uriKeys: [KEY], project: 'app', ref: 'refs/heads/main' };
+    expect((await readStoreProgress(withLock(true), root, followed, NOW)).get(KEY)?.running).toBe(true);
+    expect((await readStoreProgress(withLock(false), root, followed, NOW)).get(KEY)?.running).toBe(false);
   });
 });
