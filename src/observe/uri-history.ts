@@ -127,17 +127,19 @@ export async function replaceHistoryFile(storePath: string, nodeId: string, name
 }
 
 /**
- * Files one view reads from `history/`, in name order, and their bytes in all: a cluster writes
- * three small files a node, and a folder anyone may fill must not cost a node its memory.
+ * Files one view reads from `history/` and their bytes in all: a cluster writes three small files
+ * a node, and a folder anyone may fill must not cost a node its memory.
  */
 const HISTORY_FILES_READ = 256;
 const HISTORY_BYTES_READ = 128 * 1024 * 1024;
 
 /**
  * Hands the text of each `history/` file `wanted` picks to `use`, one file at a time (a node's
- * history may be 16 MiB), at most HISTORY_FILES_READ of them and HISTORY_BYTES_READ in all. Dot
- * names are temps; a file that vanished, is too big or is not a file is skipped: the other
- * nodes' files still count (the store is anyone's to write).
+ * history may be 16 MiB), at most HISTORY_FILES_READ of them and HISTORY_BYTES_READ in all: first
+ * the files of nodes with a record in `nodes/`, then the others, each in name order, so files
+ * planted under other names cannot crowd the cluster's own out. Dot names are temps; a file that
+ * vanished, is too big or is not a file is skipped: the other nodes' files still count (the store
+ * is anyone's to write).
  */
 export async function eachHistoryFile(storePath: string, wanted: (name: string) => boolean, maxBytes: number, use: (text: string) => void): Promise<void> {
   const dir = historyDir(storePath);
@@ -147,8 +149,11 @@ export async function eachHistoryFile(storePath: string, wanted: (name: string) 
   } catch {
     return;
   }
+  const nodeRecords = new Set(await readdir(join(storePath, 'nodes')).catch(() => []));
+  const ofNode = (name: string): boolean => nodeRecords.has(`${name.replace(/(\.queue|\.trend)?\.json$/, '')}.json`);
+  const ordered = [...names.filter(ofNode).sort(), ...names.filter((name) => !ofNode(name)).sort()];
   let bytes = 0;
-  for (const name of names.sort().slice(0, HISTORY_FILES_READ)) {
+  for (const name of ordered.slice(0, HISTORY_FILES_READ)) {
     if (bytes >= HISTORY_BYTES_READ) break;
     const text = await readBoundedText(join(dir, name), maxBytes).catch(() => undefined);
     if (text === undefined) continue;

@@ -134,4 +134,19 @@ describe('UriHistory', () => {
     expect(merged[(255).toString(16).padStart(40, '0')]).toBeDefined();
     expect(merged[(256).toString(16).padStart(40, '0')]).toBeUndefined();
   });
+
+  it('reads the files of nodes with a record in nodes/ before the others, so 256 planted files sorting first cannot hide them', async () => {
+    const store = mkdtempSync(join(tmpdir(), 'refrelay-history-'));
+    dirs.push(store);
+    mkdirSync(join(store, 'history'));
+    mkdirSync(join(store, 'nodes'));
+    const event = { at: 1_000, node: 'n', event: 'pushed' };
+    for (let i = 0; i < 256; i++) {
+      writeFileSync(join(store, 'history', `a${String(i).padStart(3, '0')}.json`), JSON.stringify({ uris: { ['b'.repeat(40)]: { events: [event] } } }));
+    }
+    writeFileSync(join(store, 'history', 'node-1.json'), JSON.stringify({ uris: { [KEY]: { events: [{ ...event, node: 'node-1' }] } } }));
+    writeFileSync(join(store, 'nodes', 'node-1.json'), '{}');
+    const merged = await readClusterHistory(store);
+    expect(merged[KEY]?.events).toEqual([{ ...event, node: 'node-1' }]);
+  });
 });
