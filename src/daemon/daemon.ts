@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import type { ReplicationConfig } from '../config/types.js';
 import type { Health } from '../observe/http-server.js';
 import { RefWatcher } from '../intake/ref-watcher.js';
+import { REF_SNAPSHOTS_DIR, SavedRefSnapshots } from '../intake/saved-ref-snapshots.js';
 import { runEvery } from '../runtime/run-every.js';
 import { unreadChangesMayWaitMs } from '../schedule/due-planner.js';
 import type { WakeReason } from '../runtime/waker.js';
@@ -177,7 +179,9 @@ export class Daemon {
     });
     if (config.watchRepositories) {
       // Refusing beats degrading: beyond the limit this throws and the node does not start.
-      this.refWatcher = new RefWatcher({ config: () => this.config, store, log });
+      const { spoolDir } = this.options;
+      const saved = spoolDir === undefined ? {} : { saved: new SavedRefSnapshots(join(spoolDir, REF_SNAPSHOTS_DIR)) };
+      this.refWatcher = new RefWatcher({ config: () => this.config, store, log, ...saved });
       await this.refWatcher.start();
     }
     await this.parts.configs.reloadIfChanged();

@@ -10,6 +10,7 @@ import { runProcess } from '../push/run-process.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { planTasks } from './plan-tasks.js';
 import { discoverProjects } from './project-discovery.js';
+import { type RefSnapshot, type SavedRefSnapshots } from './saved-ref-snapshots.js';
 
 /** Ref changes within this window become one scan of the repository. */
 const DEBOUNCE_MS = 150;
@@ -24,7 +25,7 @@ export class WatchLimitError extends RefrelayError {
   }
 }
 
-export type RefSnapshot = Map<string, string>;
+export type { RefSnapshot };
 
 /** `git for-each-ref` of one repository; undefined when it cannot be read (moved, half-created). */
 export async function readRefSnapshot(repo: string): Promise<RefSnapshot | undefined> {
@@ -49,13 +50,18 @@ export interface RefWatcherDeps {
   readonly config: () => ReplicationConfig;
   readonly store: Pick<TaskStore, 'createMany'>;
   readonly log: Log;
+  /** Where the snapshots outlive the daemon (the daemon's: beside its spool); without, a start sees no change made before it. */
+  readonly saved?: SavedRefSnapshots;
 }
 
 /**
  * For servers where hooks cannot be installed: watches every repository's loose refs and
  * packed-refs (chokidar), debounces, compares `for-each-ref` with the last snapshot and queues
- * exactly the changed refs. Repositories that appear later are found by a periodic rescan and
- * get a full sync. Refuses to start beyond `watchRepositoriesLimit` instead of degrading.
+ * exactly the changed refs. At start each repository is compared with the snapshot saved when
+ * its changes were last queued, once the watches are in place, so neither a change made while
+ * no daemon watched nor one made while it started is missed. Repositories that appear later are
+ * found by a periodic rescan and get a full sync. Refuses to start beyond
+ * `watchRepositoriesLimit` instead of degrading.
  */
 export class RefWatcher {
   private readonly snapshots = new Map<string, RefSnapshot>();
@@ -68,6 +74,7 @@ export class RefWatcher {
   private stopped = false;
   /** Repositories whose changes the store refused, scanned again until it takes them. */
   private readonly failing = new Set<string>();
+  private saveFailing = false;
 
   constructor(private readonly deps: RefWatcherDeps) {}
 
@@ -85,7 +92,7 @@ export class RefWatcher {
     if (basePath === undefined) throw new WatchLimitError('watchRepositories needs replication.basePath');
     const projects = await discoverProjects(basePath);
     this.checkLimit(projects.length);
-    await this.snapshotAll(projects);
+    this.know(projects);
     // Each repository folder is watched, pruned to refs/ and packed-refs: watching packed-refs
     // by name would not see it appear (and a missing path silences chokidar's other watches).
     this.watcher = watch(
@@ -100,6 +107,7 @@ export class RefWatcher {
     this.watcher.on('all', (_event: string, path: string) => this.onChange(path));
     this.watcher.on('error', (error: unknown) => this.deps.log.warn({ err: String(error) }, 'ref watcher error'));
     await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+    await mapBounded(projects, SNAPSHOT_CONCURRENCY, (project) => this.catchUp(project));
     this.rediscover = setInterval(
       () => void this.addNewRepositories().catch((error: unknown) => this.deps.log.warn({ err: String(error) }, 'repository rescan failed')),
       REDISCOVER_EVERY_MS,
@@ -142,11 +150,46 @@ export class RefWatcher {
     return false;
   }
 
-  private async snapshotAll(projects: readonly string[]): Promise<void> {
-    const snapshots = await mapBounded(projects, SNAPSHOT_CONCURRENCY, (project) => readRefSnapshot(this.repoPath(project)));
-    projects.forEach((project, i) => this.snapshots.set(project, snapshots[i] ?? new Map()));
-    this.repoRoots = [...this.snapshots.keys()].map((project) => `${this.repoPath(project)}${sep}`);
+  /** Adds repositories to those whose changes count (`ignored`, `projectOf`). */
+  private know(projects: readonly string[]): void {
+    this.repoRoots = [...new Set([...this.repoRoots, ...projects.map((project) => `${this.repoPath(project)}${sep}`)])];
     this.repoRootSet = new Set(this.repoRoots);
+  }
+
+  /**
+   * A repository at start, its watch in place: the changes since its saved snapshot are queued
+   * (scanned again until the store takes them); one never saved here starts from its refs now,
+   * and one whose file cannot be trusted gets a full sync.
+   */
+  private async catchUp(project: string): Promise<void> {
+    const saved = (await this.deps.saved?.load(project)) ?? { kind: 'none' };
+    if (saved.kind === 'saved') {
+      this.snapshots.set(project, saved.refs);
+      await this.scan(project);
+      return;
+    }
+    const now = await readRefSnapshot(this.repoPath(project));
+    this.snapshots.set(project, now ?? new Map());
+    if (saved.kind === 'unreadable') {
+      this.deps.log.warn({ project, reason: saved.reason }, 'the saved ref snapshot of a repository cannot be trusted: queueing a full sync');
+      await this.queueFullSync(project, now);
+    } else if (now !== undefined) {
+      await this.save(project, now);
+    }
+  }
+
+  /**
+   * Records what the store now holds the changes of. A failure is logged once until a save works
+   * again: the snapshot left is older, which after a restart queues changes twice, never loses one.
+   */
+  private async save(project: string, refs: RefSnapshot): Promise<void> {
+    try {
+      await this.deps.saved?.save(project, refs);
+      this.saveFailing = false;
+    } catch (error) {
+      if (!this.saveFailing) this.deps.log.warn({ project, err: String(error) }, 'could not save the ref snapshot of a repository');
+      this.saveFailing = true;
+    }
   }
 
   private projectOf(path: string): string | undefined {
@@ -171,30 +214,37 @@ export class RefWatcher {
       project,
       setTimeout(() => {
         this.timers.delete(project);
-        void this.rescan(project).then(
-          () => {
-            if (this.failing.delete(project)) this.deps.log.info({ project }, 'watcher queued the ref changes it could not queue before');
-          },
-          (error: unknown) => {
-            // Logged once per outage, not every retry: a long store outage must not flood the log.
-            if (!this.failing.has(project))
-              this.deps.log.error({ project, err: String(error), retryInMs: REQUEUE_AFTER_MS }, 'watcher could not queue ref changes');
-            this.failing.add(project);
-            if (!this.stopped && !this.timers.has(project)) this.scanLater(project, REQUEUE_AFTER_MS);
-          },
-        );
+        void this.scan(project);
       }, delayMs),
     );
   }
 
+  /** One scan; changes the store refused are scanned again REQUEUE_AFTER_MS later, until it takes them. */
+  private async scan(project: string): Promise<void> {
+    try {
+      await this.rescan(project);
+    } catch (error) {
+      // Logged once per outage, not every retry: a long store outage must not flood the log.
+      if (!this.failing.has(project)) this.deps.log.error({ project, err: String(error), retryInMs: REQUEUE_AFTER_MS }, 'watcher could not queue ref changes');
+      this.failing.add(project);
+      if (!this.stopped && !this.timers.has(project)) this.scanLater(project, REQUEUE_AFTER_MS);
+      return;
+    }
+    if (this.failing.delete(project)) this.deps.log.info({ project }, 'watcher queued the ref changes it could not queue before');
+  }
+
   private async rescan(project: string): Promise<void> {
+    const before = this.snapshots.get(project);
+    // No snapshot yet: the start's catch-up, or the next rediscovery, reads this repository.
+    if (before === undefined) return;
     const after = await readRefSnapshot(this.repoPath(project));
     if (after === undefined) return;
-    const changed = changedRefs(this.snapshots.get(project) ?? new Map(), after);
+    const changed = changedRefs(before, after);
     if (changed.length === 0) return;
     await this.queue(project, changed);
     // Only after the tasks are durable: a failed write is scanned again (scanLater).
     this.snapshots.set(project, after);
+    await this.save(project, after);
   }
 
   private async queue(project: string, refs: readonly string[]): Promise<void> {
@@ -210,15 +260,26 @@ export class RefWatcher {
     const fresh = projects.filter((project) => !this.snapshots.has(project));
     if (fresh.length === 0) return;
     this.checkLimit(projects.length);
-    await this.snapshotAll(fresh);
+    this.know(fresh);
+    const snapshots = await mapBounded(fresh, SNAPSHOT_CONCURRENCY, (project) => readRefSnapshot(this.repoPath(project)));
+    fresh.forEach((project, i) => this.snapshots.set(project, snapshots[i] ?? new Map()));
     this.watcher?.add(fresh.map((project) => this.repoPath(project)));
-    // Refs pushed before we looked were never seen: a full sync covers them. One the store did not
-    // take makes the repository new again for the next rescan, which queues it again.
-    for (const project of fresh) {
-      await this.queue(project, [FULL_SYNC_REF]).catch((error: unknown) => {
-        this.snapshots.delete(project);
-        this.deps.log.error({ project, err: String(error) }, 'watcher could not queue the full sync of a new repository; trying again at the next rescan');
-      });
+    // Refs pushed before we looked were never seen: a full sync covers them.
+    for (const [i, project] of fresh.entries()) await this.queueFullSync(project, snapshots[i]);
+  }
+
+  /**
+   * A full sync of `project`, then `refs` saved as its snapshot. One the store did not take makes
+   * the repository new again for the next rescan, which queues it again.
+   */
+  private async queueFullSync(project: string, refs: RefSnapshot | undefined): Promise<void> {
+    try {
+      await this.queue(project, [FULL_SYNC_REF]);
+    } catch (error) {
+      this.snapshots.delete(project);
+      this.deps.log.error({ project, err: String(error) }, 'watcher could not queue the full sync of a repository; trying again at the next rescan');
+      return;
     }
+    if (refs !== undefined) await this.save(project, refs);
   }
 }

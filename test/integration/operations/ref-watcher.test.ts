@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../../src/config/load-config.js';
 import type { ReplicationConfig } from '../../../src/config/types.js';
 import { RefWatcher, WatchLimitError } from '../../../src/intake/ref-watcher.js';
+import { SavedRefSnapshots } from '../../../src/intake/saved-ref-snapshots.js';
 import { silentLog } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { git, initBare, makeWorkTree } from '../../support/git.js';
@@ -107,6 +110,43 @@ describe('ref watcher', () => {
     }
   });
 
+  it('queues at start what changed while no watcher ran, from the snapshot it saved, and a full sync where that file is cut short', async () => {
+    const root = tempDir('refrelay-watch-saved');
+    const work = makeWorkTree(join(root, 'work'), 1);
+    const repos = ['a', 'b', 'c'].map((project) => initBare(join(root, 'base', `${project}.git`)));
+    for (const repo of repos) git(work, ['push', '-q', repo, 'main']);
+    const config = configFor(root);
+    const store = new TaskStore({ root: config.storePath, nodeId: 'n1' });
+    const saved = new SavedRefSnapshots(join(root, 'state'));
+    const first = new RefWatcher({ config: () => config, store, log: silentLog, saved });
+    await first.start();
+    await first.stop();
+    expect(waitingTasks(config.storePath)).toEqual([]);
+
+    // While no watcher runs: a push to a, nothing to b, and c's saved file cut short by a crash.
+    git(work, ['commit', '-q', '--allow-empty', '-m', 'while down']);
+    git(work, ['push', '-q', repos[0]!, 'main', 'main:refs/heads/topic']);
+    expect(readdirSync(join(root, 'state')).filter((name) => name.endsWith('.refs'))).toHaveLength(3);
+    const warnings: string[] = [];
+    const log = { ...silentLog, warn: (_: unknown, message?: string) => void warnings.push(message ?? '') };
+    const cPath = join(root, 'state', createHash('sha1').update('c').digest('hex') + '.refs');
+    writeFileSync(cPath, readFileSync(cPath, 'utf8').split('\n').slice(0, 2).join('\n'));
+
+    const second = new RefWatcher({ config: () => config, store, log, saved });
+    watchers.push(second);
+    await second.start();
+    expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main,refs/heads/topic', 'c ..all..']);
+    expect(warnings).toEqual(['the saved ref snapshot of a repository cannot be trusted: queueing a full sync']);
+    // The files now hold what the store took: a third start queues nothing more.
+    await second.stop();
+    let queuedByThird = 0;
+    const counting = { createMany: (...args: Parameters<TaskStore['createMany']>) => ((queuedByThird += args[0].length), store.createMany(...args)) };
+    const third = new RefWatcher({ config: () => config, store: counting, log: silentLog, saved });
+    watchers.push(third);
+    await third.start();
+    expect(queuedByThird).toBe(0);
+  });
+
   it('refuses to start beyond watchRepositoriesLimit with a clear message', async () => {
     const root = tempDir('refrelay-watch-limit');
     for (const project of ['a', 'b', 'c']) initBare(join(root, 'base', `${project}.git`));
@@ -120,7 +160,7 @@ describe('ref watcher', () => {
 });
 
 describe('refrelay daemon with watchRepositories', () => {
-  it('replicates updates made by plain git commands in repositories without hooks', async () => {
+  it('replicates updates made by plain git commands in repositories without hooks, and those made while it was stopped', async () => {
     const { RefrelayNode, writeConfig } = await import('../../support/refrelay-node.js');
     const { refsOf } = await import('../../support/git.js');
     const root = tempDir('refrelay-watch-daemon');
@@ -132,6 +172,7 @@ describe('refrelay daemon with watchRepositories', () => {
       `  storePath = ${join(root, 'store')}`,
       `  basePath = ${join(root, 'base')}`,
       '  watchRepositories = true',
+      `  spoolPath = ${join(root, 'spool')}`,
       '  distributionInterval = 200ms',
       '  randomDelay = 100ms',
       '[remote "mirror"]',
@@ -150,6 +191,19 @@ describe('refrelay daemon with watchRepositories', () => {
       expect((await node.exited).code).toBe(0);
     }
     expect(node.problems()).toEqual([]);
+
+    // Pushed while no daemon watches: the next start queues it (replicateOnStartup is off).
+    git(work, ['commit', '-q', '--allow-empty', '-m', 'while stopped']);
+    git(work, ['push', '-q', source, 'main']);
+    const restarted = RefrelayNode.start({ config, nodeId: 'n1' });
+    try {
+      await restarted.waitForLog((line) => line.msg === 'pushed', 15_000);
+      expect(refsOf(join(root, 'dest', 'app.git'))).toEqual(refsOf(source));
+    } finally {
+      restarted.signal('SIGTERM');
+      expect((await restarted.exited).code).toBe(0);
+    }
+    expect(restarted.problems()).toEqual([]);
   });
 
   it('refuses to start beyond the limit with the message on stderr and exit 1', async () => {

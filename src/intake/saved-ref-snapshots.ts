@@ -1,0 +1,74 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readBounded, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
+import { errnoName } from '../runtime/errno.js';
+
+/** Ref name → object id, as `git for-each-ref` printed them. */
+export type RefSnapshot = Map<string, string>;
+
+/** In this store's folder of the local spool (`spoolDirFor`): the watcher's state on this machine. */
+export const REF_SNAPSHOTS_DIR = 'ref-snapshots';
+const HEADER = 'refrelay ref snapshot 1';
+/** The last line: a file cut short (a crash, a full disk) has none and is not trusted. */
+const TRAILER = 'end';
+const REF_LINE = /^([0-9a-f]{40}|[0-9a-f]{64}) (\S+)$/;
+
+/** What a start finds for a repository: the refs queued last time, none (never watched here), or a file it cannot trust. */
+export type SavedSnapshot =
+  { readonly kind: 'saved'; readonly refs: RefSnapshot } | { readonly kind: 'none' } | { readonly kind: 'unreadable'; readonly reason: string };
+
+/**
+ * The ref watcher's snapshots on this machine's disk (DESIGN.md "The flow", 1), one file per
+ * repository named by the sha1 of its project name: the refs as they were when their changes were
+ * last durable in the store. A daemon that starts compares each repository with its file, so a
+ * change made while no daemon watched is queued too. A file is only ever replaced by a newer
+ * snapshot whose changes the store took, so it is never ahead of the store: at worst a change is
+ * queued twice.
+ */
+export class SavedRefSnapshots {
+  constructor(private readonly dir: string) {}
+
+  async load(project: string): Promise<SavedSnapshot> {
+    let read;
+    try {
+      read = await readBounded(this.pathOf(project), STORE_REPORT_MAX_BYTES);
+    } catch (error) {
+      const code = errnoName(error) ?? 'an unknown error';
+      return code === 'ENOENT' ? { kind: 'none' } : { kind: 'unreadable', reason: `could not be read: ${code}` };
+    }
+    if (read.kind === 'refused') return { kind: 'unreadable', reason: read.reason };
+    const lines = read.text.split('\n');
+    if (lines[0] !== HEADER || lines.at(-2) !== TRAILER || lines.at(-1) !== '') return { kind: 'unreadable', reason: 'cut short or not a ref snapshot' };
+    const refs: RefSnapshot = new Map();
+    for (const line of lines.slice(1, -2)) {
+      const match = REF_LINE.exec(line);
+      if (match === null) return { kind: 'unreadable', reason: 'a line that is no ref' };
+      refs.set(match[2]!, match[1]!);
+    }
+    return { kind: 'saved', refs };
+  }
+
+  /** Temp, fsync, rename: a crash leaves the previous snapshot or this one, each one the store took. */
+  async save(project: string, refs: RefSnapshot): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const path = this.pathOf(project);
+    const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const lines = [HEADER, ...[...refs].map(([ref, oid]) => `${oid} ${ref}`), TRAILER, ''];
+    const handle = await open(temp, 'wx');
+    try {
+      await handle.writeFile(lines.join('\n'));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path).catch(async (error: unknown) => {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    });
+  }
+
+  private pathOf(project: string): string {
+    return join(this.dir, `${createHash('sha1').update(project).digest('hex')}.refs`);
+  }
+}
