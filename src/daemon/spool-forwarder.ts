@@ -1,4 +1,4 @@
-import { claimedNames, claimSpool, realSpoolFiles, removeSpooled, spooledNames, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
+import { claimSpool, realSpoolFiles, removeSpooled, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
 import { errnoName } from '../runtime/errno.js';
 import { basename } from 'node:path';
 import type { Log } from '../runtime/log.js';
@@ -55,6 +55,8 @@ export class SpoolForwarder {
   private readonly stuck = new Map<string, Stuck>();
   /** Unreadable, unmovable files of the last pass, by name; each is logged once. */
   private skipped = new Map<string, string>();
+  /** Why the last pass read files in place instead of claiming them; logged when it starts. */
+  private claimRefused: string | undefined;
 
   private readonly files: SpoolFiles;
 
@@ -80,19 +82,22 @@ export class SpoolForwarder {
     if (this.skipped.size > 0) {
       problems.push(`${this.skipped.size} unreadable spool file(s) in ${dir} could not be moved to corrupt/: check the permissions of that folder`);
     }
+    if (this.claimRefused !== undefined) {
+      problems.push(
+        `spool files in ${dir} could not be claimed before forwarding (${this.claimRefused}), so an update spooled again meanwhile can be missed: give this daemon's user write permission on that folder, with forwarding/ a plain folder in it`,
+      );
+    }
     return problems.length === 0 ? undefined : problems.join('; ');
   }
 
   /** One pass: two `readdir`s when the spool is empty. Store errors reject (the claimed files are kept for the next pass). */
   async tick(): Promise<ForwardReport> {
     const { dir, log } = this.options;
-    if ((await spooledNames(dir)).length === 0 && (await claimedNames(dir)).length === 0) {
-      this.waitingCount = 0;
-      this.stuck.clear();
-      this.skipped.clear();
-      return { forwarded: 0, quarantined: 0, skipped: 0 };
-    }
     const reading = await claimSpool(dir, this.files);
+    if (reading.claimRefused !== undefined && this.claimRefused === undefined) {
+      log.warn({ reason: reading.claimRefused, spool: dir }, 'spool files are forwarded where enqueue put them, not claimed first');
+    }
+    this.claimRefused = reading.claimRefused;
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
     this.noteSkipped(reading.skipped);
     const pending = this.notStuck(reading.tasks);

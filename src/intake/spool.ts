@@ -64,8 +64,13 @@ async function spoolOne(dir: string, name: string, text: string, enqueuedAt: Dat
     if (existing === undefined) continue;
     // Not a task file spooled earlier: saying "spooled" would lose this update (the forwarder quarantines it).
     if (!existing.isFile()) throw new RefrelayError('SPOOL', `could not spool ${path}: ${entryType(existing)} stands there`);
-    await utimes(path, existing.atime, existing.mtime).catch(() => undefined);
-    return;
+    // Gone meanwhile (a forwarder that may not claim removed it): written again. Refused (a
+    // file of another hook user): left as it is, the limit DESIGN.md "The local spool" names.
+    const touched = await utimes(path, existing.atime, existing.mtime).then(
+      () => true,
+      (error: unknown) => errnoName(error) !== 'ENOENT',
+    );
+    if (touched) return;
   }
   throw new RefrelayError('SPOOL', `could not spool ${path}: it kept being removed while it was written`);
 }
@@ -107,8 +112,6 @@ async function fsyncDir(dir: string): Promise<void> {
 export interface SpooledTask {
   /** Where it is read and removed: its claim in `forwarding/`, or its own place when the claim was refused. */
   readonly path: string;
-  /** `<taskKey>.json`, the name `enqueue` gave it. */
-  readonly name: string;
   readonly task: Task;
   /** When `enqueue` spooled it, on this machine's clock. */
   readonly enqueuedAtMs: number;
@@ -124,6 +127,8 @@ export interface SpoolReading {
   readonly quarantined: Array<{ readonly name: string; readonly reason: string }>;
   /** Files neither read nor moved this pass (left where they are): names and why. */
   readonly skipped: Array<{ readonly name: string; readonly reason: string }>;
+  /** Why files were read where `enqueue` put them instead of claimed, when they were. */
+  readonly claimRefused: string | undefined;
 }
 
 /** The file operations of a spool pass: the real ones, or faults in tests (a root test user gets no EACCES). */
@@ -155,7 +160,7 @@ const ENTRY_ERRORS = new Set(['EACCES', 'EPERM', 'EISDIR', 'ELOOP', 'ENAMETOOLON
  * others; only a failing `readdir` of the folder fails the pass.
  */
 export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles): Promise<SpoolReading> {
-  const inPlace = await claimAll(dir, await spooledNames(dir), files);
+  const { inPlace, claimRefused } = await claimAll(dir, await spooledNames(dir), files);
   const claimed = (await claimedNames(dir)).map((name) => join(dir, SPOOL_FORWARDING_DIR, name));
   const tasks: SpooledTask[] = [];
   const quarantined: Array<{ name: string; reason: string }> = [];
@@ -177,7 +182,7 @@ export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles
     let reason: string;
     if (read.kind === 'text') {
       try {
-        tasks.push({ path, name, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs, sizeBytes: read.sizeBytes, ctimeMs: read.ctimeMs });
+        tasks.push({ path, task: decodeTask(read.text), enqueuedAtMs: read.mtimeMs, sizeBytes: read.sizeBytes, ctimeMs: read.ctimeMs });
         return;
       } catch (error) {
         // decodeTask's messages never quote the content.
@@ -190,22 +195,26 @@ export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles
     if (moved === true) quarantined.push({ name, reason });
     else if (moved !== false) skipped.push({ name, reason: `${reason}; could not be moved to ${SPOOL_CORRUPT_DIR}/: ${moved}` });
   });
-  return { tasks, quarantined, skipped };
+  return { tasks, quarantined, skipped, claimRefused };
 }
 
-/** Renames each of `names` into `forwarding/`; returns the paths of those whose claim was refused, to be read in place. */
-async function claimAll(dir: string, names: readonly string[], files: SpoolFiles): Promise<string[]> {
-  if (names.length === 0) return [];
+/** Renames each of `names` into `forwarding/`; returns the paths of those whose claim was refused, to be read in place, and why. */
+async function claimAll(dir: string, names: readonly string[], files: SpoolFiles): Promise<{ inPlace: string[]; claimRefused: string | undefined }> {
+  if (names.length === 0) return { inPlace: [], claimRefused: undefined };
   const forwarding = await forwardingFolder(dir, { make: true });
-  const refused: string[] = [];
+  if (forwarding === undefined) return { inPlace: names.map((name) => join(dir, name)), claimRefused: `${SPOOL_FORWARDING_DIR}/ is not a folder of its own` };
+  const inPlace: string[] = [];
+  let claimRefused: string | undefined;
   await mapBounded(names, SPOOL_CONCURRENCY, async (name) => {
     const path = join(dir, name);
-    if (forwarding === undefined) return void refused.push(path);
     await files.rename(path, join(forwarding, `${name}.${randomBytes(6).toString('hex')}`)).catch((error: unknown) => {
-      if (errnoName(error) !== 'ENOENT') refused.push(path);
+      const code = errnoName(error) ?? 'an unknown error';
+      if (code === 'ENOENT') return;
+      inPlace.push(path);
+      claimRefused = `a move into ${SPOOL_FORWARDING_DIR}/ failed with ${code}`;
     });
   });
-  return refused;
+  return { inPlace, claimRefused };
 }
 
 /**

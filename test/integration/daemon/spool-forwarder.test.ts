@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolForwarder } from '../../../src/daemon/spool-forwarder.js';
@@ -153,10 +153,11 @@ describe('forwarding the spool into the store', () => {
     for (let pass = 0; pass < 3; pass++) expect(await forwarder.tick()).toEqual({ forwarded: 0, quarantined: 0, skipped: 0 });
     expect(waitingTaskNames(store)).toEqual([]);
     expect(forwarder.waiting).toBe(0);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/could not remove its spool file.*write permission on the spool folder/);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toBe('spool files are forwarded where enqueue put them, not claimed first');
+    expect(warnings[1]).toMatch(/could not remove its spool file.*write permission on the spool folder/);
     expect(forwarder.problem()).toMatch(
-      /^1 spool file\(s\) in .* were forwarded but could not be removed \(EPERM\): give this daemon's user write permission on that folder$/,
+      /^1 spool file\(s\) in .* were forwarded but could not be removed \(EPERM\): give this daemon's user write permission on that folder; spool files in .* could not be claimed before forwarding \(a move into forwarding\/ failed with EPERM\)/,
     );
 
     // The same update enqueued again while the store was away is a new update: forwarded again.
@@ -169,12 +170,14 @@ describe('forwarding the spool into the store', () => {
     expect(forwarder.problem()).toBeUndefined();
   });
 
-  it('keeps a spool file that enqueue spooled again while it was being forwarded, and forwards it again at the next pass', async () => {
+  it('without claims (forwarding/ a link), keeps a spool file that enqueue spooled again while it was read in place, forwards it again at the next pass, and says why once', async () => {
     const { store, spool, taskStore } = setUp();
     initStoreSync(store);
     const [task] = tasks(1);
     await spoolTasks(spool, store, [task!], new Date(Date.now() - 60_000));
     const path = join(spool, `${taskKey(task!)}.json`);
+    // forwarding/ is a link, never followed: the file is read and removed in place, guarded by its ctime.
+    symlinkSync(tempDir('refrelay-elsewhere'), join(spool, 'forwarding'));
     // A file's ctime moves in clock ticks of a few ms: the second spooling must fall in a later one.
     const spooledAt = statSync(path).ctimeMs;
     while (Date.now() < spooledAt + 50) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -188,10 +191,14 @@ describe('forwarding the spool into the store', () => {
         return results;
       },
     };
-    const forwarder = new SpoolForwarder({ dir: spool, store: racing, log: silentLog, storeClockOffsetMs: () => 0 });
+    const warnings: string[] = [];
+    const log: Log = { ...silentLog, warn: (_fields, message) => void warnings.push(message ?? '') };
+    const forwarder = new SpoolForwarder({ dir: spool, store: racing, log, storeClockOffsetMs: () => 0 });
 
     expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
-    expect(spooledTaskFiles(spool)).toEqual([`${taskKey(task!)}.json`]);
+    expect(await spooledNames(spool)).toEqual([`${taskKey(task!)}.json`]);
+    expect(warnings).toEqual(['spool files are forwarded where enqueue put them, not claimed first']);
+    expect(forwarder.problem()).toMatch(/could not be claimed before forwarding \(forwarding\/ is not a folder of its own\)/);
     expect(await new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0 }).tick()).toEqual({
       forwarded: 1,
       quarantined: 0,
