@@ -25,8 +25,6 @@ export class WatchLimitError extends RefrelayError {
   }
 }
 
-export type { RefSnapshot };
-
 /** `git for-each-ref` of one repository; undefined when it cannot be read (moved, half-created). */
 export async function readRefSnapshot(repo: string): Promise<RefSnapshot | undefined> {
   // The node's own environment: the repositories are local, as for the hook that would run here.
@@ -75,6 +73,10 @@ export class RefWatcher {
   /** Repositories whose changes the store refused, scanned again until it takes them. */
   private readonly failing = new Set<string>();
   private saveFailing = false;
+  /** The saved snapshots, once the start found their folder usable. */
+  private saved: SavedRefSnapshots | undefined;
+  /** Repositories a change was seen in before the start's catch-up gave them a snapshot. */
+  private readonly seenEarly = new Set<string>();
 
   constructor(private readonly deps: RefWatcherDeps) {}
 
@@ -107,7 +109,7 @@ export class RefWatcher {
     this.watcher.on('all', (_event: string, path: string) => this.onChange(path));
     this.watcher.on('error', (error: unknown) => this.deps.log.warn({ err: String(error) }, 'ref watcher error'));
     await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
-    await mapBounded(projects, SNAPSHOT_CONCURRENCY, (project) => this.catchUp(project));
+    await this.catchUpAll(projects);
     this.rediscover = setInterval(
       () => void this.addNewRepositories().catch((error: unknown) => this.deps.log.warn({ err: String(error) }, 'repository rescan failed')),
       REDISCOVER_EVERY_MS,
@@ -157,25 +159,43 @@ export class RefWatcher {
   }
 
   /**
-   * A repository at start, its watch in place: the changes since its saved snapshot are queued
-   * (scanned again until the store takes them); one never saved here starts from its refs now,
-   * and one whose file cannot be trusted gets a full sync.
+   * Every repository at start, the watches in place. A folder of saved snapshots that cannot be
+   * used costs the catch-up (said once), never the watch; files that cannot be trusted are said
+   * in one line.
    */
-  private async catchUp(project: string): Promise<void> {
-    const saved = (await this.deps.saved?.load(project)) ?? { kind: 'none' };
+  private async catchUpAll(projects: readonly string[]): Promise<void> {
+    const unusable = await this.deps.saved?.open();
+    if (unusable !== undefined) this.deps.log.warn({ reason: unusable }, 'ref snapshots are not saved: changes made while no daemon watches are not seen');
+    this.saved = unusable === undefined ? this.deps.saved : undefined;
+    const untrusted: string[] = [];
+    await mapBounded(projects, SNAPSHOT_CONCURRENCY, async (project) => {
+      if ((await this.catchUp(project)) === 'untrusted') untrusted.push(project);
+    });
+    if (untrusted.length > 0) {
+      const message = 'saved ref snapshots that cannot be trusted (cut short, or not a snapshot): queued a full sync of each repository';
+      this.deps.log.warn({ repositories: untrusted.length, projects: untrusted.sort().slice(0, 10) }, message);
+    }
+  }
+
+  /**
+   * A repository at start: the changes since its saved snapshot are queued (scanned again until
+   * the store takes them); one never saved here starts from its refs now, and one whose file
+   * cannot be trusted gets a full sync. A change seen before its snapshot was in place is scanned.
+   */
+  private async catchUp(project: string): Promise<'untrusted' | undefined> {
+    const saved = (await this.saved?.load(this.repoPath(project))) ?? { kind: 'none' };
     if (saved.kind === 'saved') {
       this.snapshots.set(project, saved.refs);
+      this.seenEarly.delete(project);
       await this.scan(project);
-      return;
+      return undefined;
     }
     const now = await readRefSnapshot(this.repoPath(project));
     this.snapshots.set(project, now ?? new Map());
-    if (saved.kind === 'unreadable') {
-      this.deps.log.warn({ project, reason: saved.reason }, 'the saved ref snapshot of a repository cannot be trusted: queueing a full sync');
-      await this.queueFullSync(project, now);
-    } else if (now !== undefined) {
-      await this.save(project, now);
-    }
+    if (saved.kind === 'unreadable') await this.queueFullSync(project, now);
+    else if (now !== undefined) await this.save(project, now);
+    if (this.seenEarly.delete(project)) await this.scan(project);
+    return saved.kind === 'unreadable' ? 'untrusted' : undefined;
   }
 
   /**
@@ -184,7 +204,7 @@ export class RefWatcher {
    */
   private async save(project: string, refs: RefSnapshot): Promise<void> {
     try {
-      await this.deps.saved?.save(project, refs);
+      await this.saved?.save(this.repoPath(project), refs);
       this.saveFailing = false;
     } catch (error) {
       if (!this.saveFailing) this.deps.log.warn({ project, err: String(error) }, 'could not save the ref snapshot of a repository');
@@ -235,8 +255,11 @@ export class RefWatcher {
 
   private async rescan(project: string): Promise<void> {
     const before = this.snapshots.get(project);
-    // No snapshot yet: the start's catch-up, or the next rediscovery, reads this repository.
-    if (before === undefined) return;
+    // No snapshot yet: the start's catch-up scans it once it has one; after a failed full sync, the next rediscovery.
+    if (before === undefined) {
+      this.seenEarly.add(project);
+      return;
+    }
     const after = await readRefSnapshot(this.repoPath(project));
     if (after === undefined) return;
     const changed = changedRefs(before, after);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
-import { readBounded, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
+import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { entryType, readBounded, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
 
 /** Ref name → object id, as `git for-each-ref` printed them. */
@@ -20,7 +20,7 @@ export type SavedSnapshot =
 
 /**
  * The ref watcher's snapshots on this machine's disk (DESIGN.md "The flow", 1), one file per
- * repository named by the sha1 of its project name: the refs as they were when their changes were
+ * repository named by the sha1 of its resolved path: the refs as they were when their changes were
  * last durable in the store. A daemon that starts compares each repository with its file, so a
  * change made while no daemon watched is queued too. A file is only ever replaced by a newer
  * snapshot whose changes the store took, so it is never ahead of the store: at worst a change is
@@ -29,10 +29,27 @@ export type SavedSnapshot =
 export class SavedRefSnapshots {
   constructor(private readonly dir: string) {}
 
-  async load(project: string): Promise<SavedSnapshot> {
+  /**
+   * Makes the folder when missing; undefined when it can be used, else why not (a link there is
+   * never followed; a folder that cannot be made or read). Called once, before any load or save.
+   */
+  async open(): Promise<string | undefined> {
+    try {
+      const stats = await lstat(this.dir).catch(async (error: unknown) => {
+        if (errnoName(error) !== 'ENOENT') throw error;
+        await mkdir(this.dir, { recursive: true });
+        return lstat(this.dir);
+      });
+      return stats.isDirectory() ? undefined : `${this.dir} is ${entryType(stats)}, not a folder`;
+    } catch (error) {
+      return `${this.dir} cannot be made or read: ${errnoName(error) ?? String(error)}`;
+    }
+  }
+
+  async load(repository: string): Promise<SavedSnapshot> {
     let read;
     try {
-      read = await readBounded(this.pathOf(project), STORE_REPORT_MAX_BYTES);
+      read = await readBounded(this.pathOf(repository), STORE_REPORT_MAX_BYTES);
     } catch (error) {
       const code = errnoName(error) ?? 'an unknown error';
       return code === 'ENOENT' ? { kind: 'none' } : { kind: 'unreadable', reason: `could not be read: ${code}` };
@@ -50,9 +67,8 @@ export class SavedRefSnapshots {
   }
 
   /** Temp, fsync, rename: a crash leaves the previous snapshot or this one, each one the store took. */
-  async save(project: string, refs: RefSnapshot): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    const path = this.pathOf(project);
+  async save(repository: string, refs: RefSnapshot): Promise<void> {
+    const path = this.pathOf(repository);
     const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const lines = [HEADER, ...[...refs].map(([ref, oid]) => `${oid} ${ref}`), TRAILER, ''];
     const handle = await open(temp, 'wx');
@@ -68,7 +84,7 @@ export class SavedRefSnapshots {
     });
   }
 
-  private pathOf(project: string): string {
-    return join(this.dir, `${createHash('sha1').update(project).digest('hex')}.refs`);
+  private pathOf(repository: string): string {
+    return join(this.dir, `${createHash('sha1').update(resolve(repository)).digest('hex')}.refs`);
   }
 }

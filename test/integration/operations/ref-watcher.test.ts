@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../../src/config/load-config.js';
@@ -129,14 +129,14 @@ describe('ref watcher', () => {
     expect(readdirSync(join(root, 'state')).filter((name) => name.endsWith('.refs'))).toHaveLength(3);
     const warnings: string[] = [];
     const log = { ...silentLog, warn: (_: unknown, message?: string) => void warnings.push(message ?? '') };
-    const cPath = join(root, 'state', createHash('sha1').update('c').digest('hex') + '.refs');
+    const cPath = join(root, 'state', createHash('sha1').update(repos[2]!).digest('hex') + '.refs');
     writeFileSync(cPath, readFileSync(cPath, 'utf8').split('\n').slice(0, 2).join('\n'));
 
     const second = new RefWatcher({ config: () => config, store, log, saved });
     watchers.push(second);
     await second.start();
     expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main,refs/heads/topic', 'c ..all..']);
-    expect(warnings).toEqual(['the saved ref snapshot of a repository cannot be trusted: queueing a full sync']);
+    expect(warnings).toEqual(['saved ref snapshots that cannot be trusted (cut short, or not a snapshot): queued a full sync of each repository']);
     // The files now hold what the store took: a third start queues nothing more.
     await second.stop();
     let queuedByThird = 0;
@@ -145,6 +145,36 @@ describe('ref watcher', () => {
     watchers.push(third);
     await third.start();
     expect(queuedByThird).toBe(0);
+  });
+
+  it('watches without saving snapshots when their folder is a link, which it never follows, and says so once', async () => {
+    const root = tempDir('refrelay-watch-linked');
+    const work = makeWorkTree(join(root, 'work'), 1);
+    const repo = initBare(join(root, 'base', 'a.git'));
+    git(work, ['push', '-q', repo, 'main']);
+    const elsewhere = tempDir('refrelay-elsewhere');
+    symlinkSync(elsewhere, join(root, 'state'));
+    const config = configFor(root);
+    const warnings: string[] = [];
+    const log = { ...silentLog, warn: (_: unknown, message?: string) => void warnings.push(message ?? '') };
+    const watcher = new RefWatcher({
+      config: () => config,
+      store: new TaskStore({ root: config.storePath, nodeId: 'n1' }),
+      log,
+      saved: new SavedRefSnapshots(join(root, 'state')),
+    });
+    watchers.push(watcher);
+    await watcher.start();
+    expect(warnings).toEqual(['ref snapshots are not saved: changes made while no daemon watches are not seen']);
+
+    git(work, ['commit', '-q', '--allow-empty', '-m', 'new']);
+    git(work, ['push', '-q', repo, 'main']);
+    for (const deadline = Date.now() + 15_000; waitingTasks(config.storePath).length === 0;) {
+      if (Date.now() > deadline) throw new Error('the change was not queued within 15 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main']);
+    expect(readdirSync(elsewhere)).toEqual([]);
   });
 
   it('refuses to start beyond watchRepositoriesLimit with a clear message', async () => {

@@ -12,6 +12,7 @@ describe("the ref watcher's saved snapshots", () => {
   it('reads back what it saved, replaces it whole, leaves no temp, and knows no snapshot of a repository never saved', async () => {
     const dir = join(tempDir('refrelay-snapshots'), 'ref-snapshots');
     const saved = new SavedRefSnapshots(dir);
+    expect(await saved.open()).toBeUndefined();
     expect(await saved.load('team/app')).toEqual({ kind: 'none' });
     await saved.save('team/app', new Map([['refs/heads/main', A]]));
     await saved.save(
@@ -33,9 +34,20 @@ describe("the ref watcher's saved snapshots", () => {
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('refuses a folder that is a link or a file, making none through it', async () => {
+    const root = tempDir('refrelay-snapshots');
+    const elsewhere = tempDir('refrelay-elsewhere');
+    symlinkSync(elsewhere, join(root, 'linked'));
+    writeFileSync(join(root, 'file'), '');
+    expect(await new SavedRefSnapshots(join(root, 'linked')).open()).toBe(`${join(root, 'linked')} is a symbolic link, not a folder`);
+    expect(await new SavedRefSnapshots(join(root, 'file')).open()).toBe(`${join(root, 'file')} is a regular file, not a folder`);
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
   it('does not trust a file cut short, one with a line that is no ref, a link or a folder, and never quotes what it holds', async () => {
     const dir = tempDir('refrelay-snapshots');
     const saved = new SavedRefSnapshots(dir);
+    expect(await saved.open()).toBeUndefined();
     await saved.save('p', new Map([['refs/heads/main', A]]));
     const [file] = readdirSync(dir);
     const path = join(dir, file!);
