@@ -103,8 +103,8 @@ export async function collectClusterStatus(config: ReplicationConfig, store: Tas
   const storeClockOffsetMs = options.storeClockOffsetMs ?? null;
   const storeNow = now + (storeClockOffsetMs ?? 0);
   const [locks, failed, corrupt, nodeFiles] = await Promise.all([store.listRunning(), store.listFailed(), store.countCorrupt(), store.readNodeRecordFiles()]);
-  // A lock folder this node may not list has nothing to show (DESIGN.md invariant 8).
-  const running = locks.filter((lock) => !lock.unreadable);
+  // A lock folder this node may not list at all has nothing to show (DESIGN.md invariant 8).
+  const running = locks.filter((lock) => lock.unreadable !== 'whole');
   const nodes = nodeFiles.flatMap((file) => nodeStatus(config, file.record, storeNow - file.mtimeMs)).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
   const queue = await countWaiting(config, store, options, nodes, storeNow);
   const remotes = remoteStatuses(config, countByUri(queue.waiting, running, failed), now);

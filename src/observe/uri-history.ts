@@ -5,7 +5,7 @@ import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read
 import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
 import { asJsonObject, parseJsonObject } from '../runtime/json-object.js';
-import { URI_KEY_PATTERN } from '../store/store-paths.js';
+import { StorePaths, URI_KEY_PATTERN } from '../store/store-paths.js';
 import { plural } from '../runtime/plural.js';
 import { redactUrl } from '../runtime/redact.js';
 
@@ -149,9 +149,9 @@ export async function eachHistoryFile(storePath: string, wanted: (name: string) 
   } catch {
     return;
   }
-  const nodeRecords = new Set(await readdir(join(storePath, 'nodes')).catch(() => []));
-  const ofNode = (name: string): boolean => nodeRecords.has(`${name.replace(/(\.queue|\.trend)?\.json$/, '')}.json`);
-  const ordered = [...names.filter(ofNode).sort(), ...names.filter((name) => !ofNode(name)).sort()];
+  const nodeRecords = new Set(await readdir(new StorePaths(storePath).nodes).catch(() => []));
+  const ofNode = (name: string): number => (nodeRecords.has(`${name.replace(/(\.queue|\.trend)?\.json$/, '')}.json`) ? 0 : 1);
+  const ordered = names.sort((a, b) => ofNode(a) - ofNode(b) || (a < b ? -1 : a > b ? 1 : 0));
   let bytes = 0;
   for (const name of ordered.slice(0, HISTORY_FILES_READ)) {
     if (bytes >= HISTORY_BYTES_READ) break;

@@ -23,18 +23,18 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const names = await readdirOrRefused(ctx, dir, 'list running tasks');
     if (names === undefined) return undefined;
-    if (names === 'refused') return Object.freeze({ lockName, ownerRecord: undefined, tasks: [], unreadable: true, mtimeMs: stats.mtimeMs });
+    if (names === 'refused') return Object.freeze({ lockName, ownerRecord: undefined, tasks: [], unreadable: 'whole', mtimeMs: stats.mtimeMs });
     // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
     // kept it at the top of the lock folder.
     let ownerRecord = names.includes(OWNER_RECORD_NAME) ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record') : undefined;
     let tasks = await loadTasks(ctx, dir, names);
-    let unreadable = false;
+    let unreadable: RunningLock['unreadable'] = false;
     for (const name of names) {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
       const inner = await readdirOrRefused(ctx, join(dir, name), 'list running tasks');
       if (inner === undefined) continue; // a file, or gone
       if (inner === 'refused') {
-        unreadable = true;
+        unreadable = 'part';
         continue;
       }
       if (ownerRecord === undefined && inner.includes(OWNER_RECORD_NAME)) {

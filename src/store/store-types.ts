@@ -48,10 +48,11 @@ export interface RunningLock {
   /** Every task under the lock, wherever it sits. */
   readonly tasks: readonly ClaimedTask[];
   /**
-   * The lock folder, or a claim folder in it, is one this node may not list (EACCES, EPERM): it
-   * may hold claimed tasks `tasks` does not show, so a wait counts the URI as being pushed.
+   * The lock folder ('whole') or a claim folder in it ('part') is one this node may not list
+   * (EACCES, EPERM): it may hold claimed tasks `tasks` does not show, so a wait counts the URI as
+   * being pushed; `status` leaves out only a lock it could not list at all.
    */
-  readonly unreadable: boolean;
+  readonly unreadable: false | 'whole' | 'part';
   readonly mtimeMs: number;
 }
 

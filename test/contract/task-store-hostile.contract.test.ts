@@ -167,23 +167,26 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     const store = env.store('node-a');
     const other: Task = { ...good, uri: 'ssh://replica.example.com/q.git' };
     for (const task of [good, other]) await store.parkFailed(task, { reason: 'rejected' });
-    const [deniedLock, openLock] = ['d'.repeat(40), 'e'.repeat(40)];
+    const [deniedLock, openLock, partLock] = ['d'.repeat(40), 'e'.repeat(40), 'f'.repeat(40)];
     for (const lock of [deniedLock, openLock]) env.mkdir(`${RUNNING}/${lock}`);
+    for (const lease of ['node-b.l1', 'node-b.l2']) env.mkdir(`${RUNNING}/${partLock}/${lease}`);
+    env.write(`${RUNNING}/${partLock}/node-b.l2/${fileOf(good)}`, JSON.stringify({ version: 1, ...good }));
     const denied = faultyFs(env.fs, {
       readdir: async (path) => {
-        if (path.endsWith(`/${deniedLock}`) || path.endsWith(`/failed/${KEY}`)) throw fsError('EACCES', 'scandir', path);
+        if (path.endsWith(`/${deniedLock}`) || path.endsWith('/node-b.l1') || path.endsWith(`/failed/${KEY}`)) throw fsError('EACCES', 'scandir', path);
         return env.fs.readdir(path);
       },
     });
     const view = env.store('node-a', { fs: denied });
 
-    // Listed with no task and marked, so `wait` counts it as a push under way; `status` leaves it out.
+    // Listed and marked, so `wait` counts them as pushes under way; `status` leaves out the whole one.
     expect((await view.listRunning()).map((lock) => [lock.lockName, lock.unreadable, lock.tasks.length]).sort()).toEqual([
-      [deniedLock, true, 0],
+      [deniedLock, 'whole', 0],
       [openLock, false, 0],
+      [partLock, 'part', 1],
     ]);
     expect((await view.listFailed()).map((task) => task.task.uri)).toEqual([other.uri]);
-    expect(env.list(RUNNING).sort()).toEqual([deniedLock, openLock]);
+    expect(env.list(RUNNING).sort()).toEqual([deniedLock, openLock, partLock]);
   });
 
   it('moves a claim folder this node may not list (EACCES) out of a tombstone to corrupt/, and recovers the rest', async () => {

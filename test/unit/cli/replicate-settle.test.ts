@@ -45,7 +45,7 @@ describe('following a full sync to its end', () => {
   });
 
   it('a task is not done while a lock of its URI stands that this user may not list (EACCES): it may hold the task', async () => {
-    const unreadable: RunningLock = { lockName: uriKey(URI), ownerRecord: undefined, tasks: [], unreadable: true, mtimeMs: 0 };
+    const unreadable: RunningLock = { lockName: uriKey(URI), ownerRecord: undefined, tasks: [], unreadable: 'whole', mtimeMs: 0 };
     const listing = { waiting: [] as string[], failed: [] as FailedTask[], running: [unreadable] };
     const items = tracked();
     for (let pass = 0; pass < 3; pass++) await settle(storeWith(listing), items, 0);

@@ -311,13 +311,18 @@ describe('status: the waiting queue', () => {
     expect(given.remotes[0]).toMatchObject({ name: 'mirror', waiting: 7, oldestWaitingAgeMs: 9_000, uris: [{ uri: '/dest/b.git', waiting: 7 }] });
   });
 
-  it('leaves out a lock folder it may not list (EACCES): it has nothing to show', async () => {
+  it('leaves out a lock folder it may not list at all (EACCES), and shows one with a claim folder it may not list', async () => {
     const { clock, store } = setup();
-    const unreadable: RunningLock = { lockName: 'd'.repeat(40), ownerRecord: undefined, tasks: [], unreadable: true, mtimeMs: clock.now() };
-    const denied = Object.assign(Object.create(store) as TaskStore, { listRunning: async () => [unreadable] });
+    const lock = (lockName: string, unreadable: RunningLock['unreadable']): RunningLock => ({
+      lockName,
+      ownerRecord: { nodeId: 'n1' },
+      tasks: [],
+      unreadable,
+      mtimeMs: clock.now(),
+    });
+    const denied = Object.assign(Object.create(store) as TaskStore, { listRunning: async () => [lock('d'.repeat(40), 'whole'), lock('e'.repeat(40), 'part')] });
     const status = await collectClusterStatus(config, denied, clock);
-    expect(status.running).toEqual([]);
-    expect(status.totals.running).toBe(0);
+    expect(status.running.map((claim) => claim.lockName)).toEqual(['e'.repeat(40)]);
   });
 });
 

@@ -72,15 +72,16 @@ describe("the store's view of a destination, for refrelay wait", () => {
 
   it("counts a lock of the URI it may not list (the daemon's user's, EACCES) as a push under way, and one that lists no task as none", async () => {
     const { root, store } = storeAt('wait-progress-unreadable');
-    const lock = (unreadable: boolean): RunningLock => ({ lockName: KEY, ownerRecord: undefined, tasks: [], unreadable, mtimeMs: NOW });
-    const withLock = (unreadable: boolean): ProgressStore => ({
+    const lock = (unreadable: RunningLock['unreadable']): RunningLock => ({ lockName: KEY, ownerRecord: undefined, tasks: [], unreadable, mtimeMs: NOW });
+    const withLock = (unreadable: RunningLock['unreadable']): ProgressStore => ({
       waitingNamesOf: (keys) => store.waitingNamesOf(keys),
       listRunning: async () => [lock(unreadable)],
       listFailed: (keys) => store.listFailed(keys),
       readUriState: (key) => store.readUriState(key),
     });
     const followed = { uriKeys: [KEY], project: 'app', ref: 'refs/heads/main' };
-    expect((await readStoreProgress(withLock(true), root, followed, NOW)).get(KEY)?.running).toBe(true);
+    expect((await readStoreProgress(withLock('whole'), root, followed, NOW)).get(KEY)?.running).toBe(true);
+    expect((await readStoreProgress(withLock('part'), root, followed, NOW)).get(KEY)?.running).toBe(true);
     expect((await readStoreProgress(withLock(false), root, followed, NOW)).get(KEY)?.running).toBe(false);
   });
 });
