@@ -9,7 +9,7 @@ import { SavedRefSnapshots } from '../../../src/intake/saved-ref-snapshots.js';
 import { silentLog } from '../../../src/runtime/log.js';
 import { TaskStore } from '../../../src/store/task-store.js';
 import { git, initBare, makeWorkTree } from '../../support/git.js';
-import { readWaitingTasks } from '../../support/store-files.js';
+import { readWaitingTasks, waitUntil } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -169,10 +169,7 @@ describe('ref watcher', () => {
 
     git(work, ['commit', '-q', '--allow-empty', '-m', 'new']);
     git(work, ['push', '-q', repo, 'main']);
-    for (const deadline = Date.now() + 15_000; waitingTasks(config.storePath).length === 0;) {
-      if (Date.now() > deadline) throw new Error('the change was not queued within 15 s');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitUntil('the change queued', () => waitingTasks(config.storePath).length > 0, 15_000, 50);
     expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main']);
     expect(readdirSync(elsewhere)).toEqual([]);
   });
