@@ -55,7 +55,7 @@ export class SpoolForwarder {
   private readonly stuck = new Map<string, Stuck>();
   /** Unreadable, unmovable files of the last pass, by name; each is logged once. */
   private skipped = new Map<string, string>();
-  /** Why the last pass read files in place instead of claiming them; logged when it starts. */
+  /** Why the last pass that had files to claim read them in place instead; logged when it starts. */
   private claimRefused: string | undefined;
 
   private readonly files: SpoolFiles;
@@ -94,10 +94,14 @@ export class SpoolForwarder {
   async tick(): Promise<ForwardReport> {
     const { dir, log } = this.options;
     const reading = await claimSpool(dir, this.files);
-    if (reading.claimRefused !== undefined && this.claimRefused === undefined) {
-      log.warn({ reason: reading.claimRefused, spool: dir }, 'spool files are forwarded where enqueue put them, not claimed first');
+    // A pass with nothing to claim says nothing new: the state stays until a claim is tried again.
+    if (reading.claims !== 'none-to-make') {
+      const refused = reading.claims === 'made' ? undefined : reading.claims.refused;
+      if (refused !== undefined && this.claimRefused === undefined) {
+        log.warn({ reason: refused, spool: dir }, 'spool files are forwarded where enqueue put them, not claimed first');
+      }
+      this.claimRefused = refused;
     }
-    this.claimRefused = reading.claimRefused;
     for (const bad of reading.quarantined) log.error({ file: bad.name, reason: bad.reason, spool: dir }, 'moved an unreadable spool file to corrupt/');
     this.noteSkipped(reading.skipped);
     const pending = this.notStuck(reading.tasks);

@@ -60,7 +60,10 @@ async function spoolOne(dir: string, name: string, text: string, enqueuedAt: Dat
   const path = join(dir, name);
   for (let attempt = 0; attempt < 5; attempt++) {
     if (await writeNew(dir, name, text, enqueuedAt)) return;
-    const existing = await lstat(path).catch(() => undefined);
+    const existing = await lstat(path).catch((error: unknown) => {
+      if (errnoName(error) === 'ENOENT') return undefined;
+      throw error;
+    });
     if (existing === undefined) continue;
     // Not a task file spooled earlier: saying "spooled" would lose this update (the forwarder quarantines it).
     if (!existing.isFile()) throw new RefrelayError('SPOOL', `could not spool ${path}: ${entryType(existing)} stands there`);
@@ -127,8 +130,8 @@ export interface SpoolReading {
   readonly quarantined: Array<{ readonly name: string; readonly reason: string }>;
   /** Files neither read nor moved this pass (left where they are): names and why. */
   readonly skipped: Array<{ readonly name: string; readonly reason: string }>;
-  /** Why files were read where `enqueue` put them instead of claimed, when they were. */
-  readonly claimRefused: string | undefined;
+  /** Whether there were files to claim this pass, and if some were read in place instead, why. */
+  readonly claims: 'none-to-make' | 'made' | { readonly refused: string };
 }
 
 /** The file operations of a spool pass: the real ones, or faults in tests (a root test user gets no EACCES). */
@@ -160,7 +163,7 @@ const ENTRY_ERRORS = new Set(['EACCES', 'EPERM', 'EISDIR', 'ELOOP', 'ENAMETOOLON
  * others; only a failing `readdir` of the folder fails the pass.
  */
 export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles): Promise<SpoolReading> {
-  const { inPlace, claimRefused } = await claimAll(dir, await spooledNames(dir), files);
+  const { inPlace, claims } = await claimAll(dir, await spooledNames(dir), files);
   const claimed = (await claimedNames(dir)).map((name) => join(dir, SPOOL_FORWARDING_DIR, name));
   const tasks: SpooledTask[] = [];
   const quarantined: Array<{ name: string; reason: string }> = [];
@@ -195,37 +198,44 @@ export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles
     if (moved === true) quarantined.push({ name, reason });
     else if (moved !== false) skipped.push({ name, reason: `${reason}; could not be moved to ${SPOOL_CORRUPT_DIR}/: ${moved}` });
   });
-  return { tasks, quarantined, skipped, claimRefused };
+  return { tasks, quarantined, skipped, claims };
 }
 
 /** Renames each of `names` into `forwarding/`; returns the paths of those whose claim was refused, to be read in place, and why. */
-async function claimAll(dir: string, names: readonly string[], files: SpoolFiles): Promise<{ inPlace: string[]; claimRefused: string | undefined }> {
-  if (names.length === 0) return { inPlace: [], claimRefused: undefined };
+async function claimAll(dir: string, names: readonly string[], files: SpoolFiles): Promise<{ inPlace: string[]; claims: SpoolReading['claims'] }> {
+  if (names.length === 0) return { inPlace: [], claims: 'none-to-make' };
   const forwarding = await forwardingFolder(dir, { make: true });
-  if (forwarding === undefined) return { inPlace: names.map((name) => join(dir, name)), claimRefused: `${SPOOL_FORWARDING_DIR}/ is not a folder of its own` };
+  if (typeof forwarding !== 'string') return { inPlace: names.map((name) => join(dir, name)), claims: forwarding };
   const inPlace: string[] = [];
-  let claimRefused: string | undefined;
+  let claims: SpoolReading['claims'] = 'made';
   await mapBounded(names, SPOOL_CONCURRENCY, async (name) => {
     const path = join(dir, name);
     await files.rename(path, join(forwarding, `${name}.${randomBytes(6).toString('hex')}`)).catch((error: unknown) => {
       const code = errnoName(error) ?? 'an unknown error';
       if (code === 'ENOENT') return;
       inPlace.push(path);
-      claimRefused = `a move into ${SPOOL_FORWARDING_DIR}/ failed with ${code}`;
+      claims = { refused: `a move into ${SPOOL_FORWARDING_DIR}/ failed with ${code}` };
     });
   });
-  return { inPlace, claimRefused };
+  return { inPlace, claims };
 }
 
 /**
- * `forwarding/` when it is a folder of its own (made when `make`), else undefined: a link there
- * is never followed, so claims are refused and files read in place.
+ * `forwarding/` when it is a folder of its own (made when `make`), else why not: a link there is
+ * never followed, so claims are refused and files read in place.
  */
-async function forwardingFolder(dir: string, { make }: { make: boolean }): Promise<string | undefined> {
+async function forwardingFolder(dir: string, { make }: { make: boolean }): Promise<string | { refused: string }> {
   const forwarding = join(dir, SPOOL_FORWARDING_DIR);
-  if (make) await mkdir(forwarding).catch(() => undefined);
+  const made = make
+    ? await mkdir(forwarding).then(
+        () => undefined,
+        (error: unknown) => errnoName(error),
+      )
+    : undefined;
   const stats = await lstat(forwarding).catch(() => undefined);
-  return stats?.isDirectory() === true ? forwarding : undefined;
+  if (stats?.isDirectory() === true) return forwarding;
+  if (stats !== undefined) return { refused: `${SPOOL_FORWARDING_DIR}/ is ${entryType(stats)}, not a folder` };
+  return { refused: `${SPOOL_FORWARDING_DIR}/ could not be made: ${made ?? 'it vanished'}` };
 }
 
 /** `<taskKey>.json` of a spool file, from its own name or its claim's. */
@@ -242,7 +252,7 @@ export async function spooledNames(dir: string): Promise<string[]> {
 /** Claims in `forwarding/` not yet removed: forwarded again by the next pass, whoever made them. */
 export async function claimedNames(dir: string): Promise<string[]> {
   const forwarding = await forwardingFolder(dir, { make: false });
-  return forwarding === undefined ? [] : (await listOrEmpty(forwarding)).filter((name) => CLAIMED_NAME.test(name)).sort();
+  return typeof forwarding !== 'string' ? [] : (await listOrEmpty(forwarding)).filter((name) => CLAIMED_NAME.test(name)).sort();
 }
 
 async function listOrEmpty(dir: string): Promise<string[]> {

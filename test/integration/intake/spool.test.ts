@@ -80,7 +80,7 @@ describe('the local spool', () => {
 
   it('reads an absent spool as empty, and a file another node removed first as not there', async () => {
     const dir = join(tempDir('refrelay-spool'), 'never-made');
-    expect(await claimSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [] });
+    expect(await claimSpool(dir)).toEqual({ tasks: [], quarantined: [], skipped: [], claims: 'none-to-make' });
     await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
     const [spooled] = (await claimSpool(dir)).tasks;
     expect(await removeSpooled(spooled!)).toBe('removed');
