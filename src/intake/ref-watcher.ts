@@ -164,25 +164,35 @@ export class RefWatcher {
    * in one line.
    */
   private async catchUpAll(projects: readonly string[]): Promise<void> {
-    const unusable = await this.deps.saved?.open();
-    if (unusable !== undefined) this.deps.log.warn({ reason: unusable }, 'ref snapshots are not saved: changes made while no daemon watches are not seen');
-    this.saved = unusable === undefined ? this.deps.saved : undefined;
-    const untrusted: string[] = [];
+    const opened = await this.deps.saved?.open();
+    if (opened !== undefined && 'unusable' in opened) {
+      this.deps.log.warn({ reason: opened.unusable }, 'ref snapshots are not saved: changes made while no daemon watches are not seen');
+    }
+    this.saved = opened !== undefined && 'earlier' in opened ? this.deps.saved : undefined;
+    const earlier = opened !== undefined && 'earlier' in opened && opened.earlier;
+    const untrusted = new Map<string, string>();
     await mapBounded(projects, SNAPSHOT_CONCURRENCY, async (project) => {
-      if ((await this.catchUp(project)) === 'untrusted') untrusted.push(project);
+      const reason = await this.catchUp(project, earlier);
+      if (reason !== undefined) untrusted.set(project, reason);
     });
-    if (untrusted.length > 0) {
-      const message = 'saved ref snapshots that cannot be trusted (cut short, or not a snapshot): queued a full sync of each repository';
-      this.deps.log.warn({ repositories: untrusted.length, projects: untrusted.sort().slice(0, 10) }, message);
+    if (untrusted.size > 0) {
+      const projectsShown = [...untrusted.keys()].sort().slice(0, 10);
+      const reasons = [...new Set(untrusted.values())];
+      this.deps.log.warn(
+        { repositories: untrusted.size, projects: projectsShown, reasons },
+        'saved ref snapshots that cannot be trusted: a full sync of each repository',
+      );
     }
   }
 
   /**
    * A repository at start: the changes since its saved snapshot are queued (scanned again until
-   * the store takes them); one never saved here starts from its refs now, and one whose file
-   * cannot be trusted gets a full sync. A change seen before its snapshot was in place is scanned.
+   * the store takes them). One with no snapshot starts from its refs now when this is the first
+   * start that saves any (`earlier` false), else it is new since the last start (or its first save
+   * failed) and gets a full sync, as does one whose file cannot be trusted; that reason is returned.
+   * A change seen before its snapshot was in place is scanned.
    */
-  private async catchUp(project: string): Promise<'untrusted' | undefined> {
+  private async catchUp(project: string, earlier: boolean): Promise<string | undefined> {
     const saved = (await this.saved?.load(this.repoPath(project))) ?? { kind: 'none' };
     if (saved.kind === 'saved') {
       this.snapshots.set(project, saved.refs);
@@ -191,11 +201,15 @@ export class RefWatcher {
       return undefined;
     }
     const now = await readRefSnapshot(this.repoPath(project));
+    if (saved.kind === 'unreadable' || earlier) {
+      // The snapshot is set once the full sync is durable (queueFullSync), which scans what was seen meanwhile.
+      await this.queueFullSync(project, now);
+      return saved.kind === 'unreadable' ? saved.reason : undefined;
+    }
     this.snapshots.set(project, now ?? new Map());
-    if (saved.kind === 'unreadable') await this.queueFullSync(project, now);
-    else if (now !== undefined) await this.save(project, now);
+    if (now !== undefined) await this.save(project, now);
     if (this.seenEarly.delete(project)) await this.scan(project);
-    return saved.kind === 'unreadable' ? 'untrusted' : undefined;
+    return undefined;
   }
 
   /**
@@ -255,7 +269,7 @@ export class RefWatcher {
 
   private async rescan(project: string): Promise<void> {
     const before = this.snapshots.get(project);
-    // No snapshot yet: the start's catch-up scans it once it has one; after a failed full sync, the next rediscovery.
+    // No snapshot yet (catch-up or a full sync under way, or one the store refused): scanned once it has one.
     if (before === undefined) {
       this.seenEarly.add(project);
       return;
@@ -284,25 +298,26 @@ export class RefWatcher {
     if (fresh.length === 0) return;
     this.checkLimit(projects.length);
     this.know(fresh);
-    const snapshots = await mapBounded(fresh, SNAPSHOT_CONCURRENCY, (project) => readRefSnapshot(this.repoPath(project)));
-    fresh.forEach((project, i) => this.snapshots.set(project, snapshots[i] ?? new Map()));
     this.watcher?.add(fresh.map((project) => this.repoPath(project)));
+    const snapshots = await mapBounded(fresh, SNAPSHOT_CONCURRENCY, (project) => readRefSnapshot(this.repoPath(project)));
     // Refs pushed before we looked were never seen: a full sync covers them.
     for (const [i, project] of fresh.entries()) await this.queueFullSync(project, snapshots[i]);
   }
 
   /**
-   * A full sync of `project`, then `refs` saved as its snapshot. One the store did not take makes
-   * the repository new again for the next rescan, which queues it again.
+   * A full sync of `project`; once the store took it, `refs` (read before it was queued) become
+   * its snapshot, saved, and a change seen meanwhile is scanned. One the store did not take leaves
+   * the repository without a snapshot, new again for the next rescan, which queues it again.
    */
   private async queueFullSync(project: string, refs: RefSnapshot | undefined): Promise<void> {
     try {
       await this.queue(project, [FULL_SYNC_REF]);
     } catch (error) {
-      this.snapshots.delete(project);
       this.deps.log.error({ project, err: String(error) }, 'watcher could not queue the full sync of a repository; trying again at the next rescan');
       return;
     }
+    this.snapshots.set(project, refs ?? new Map());
     if (refs !== undefined) await this.save(project, refs);
+    if (this.seenEarly.delete(project)) await this.scan(project);
   }
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { entryType, readBounded, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
+import { entryType, readBounded } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
 
 /** Ref name → object id, as `git for-each-ref` printed them. */
@@ -13,6 +14,8 @@ const HEADER = 'refrelay ref snapshot 1';
 /** The last line: a file cut short (a crash, a full disk) has none and is not trusted. */
 const TRAILER = 'end';
 const REF_LINE = /^([0-9a-f]{40}|[0-9a-f]{64}) (\S+)$/;
+/** Room for a repository of a few million refs (Gerrit's `refs/changes/`: ~70 bytes a ref). */
+const SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024;
 
 /** What a start finds for a repository: the refs queued last time, none (never watched here), or a file it cannot trust. */
 export type SavedSnapshot =
@@ -30,26 +33,29 @@ export class SavedRefSnapshots {
   constructor(private readonly dir: string) {}
 
   /**
-   * Makes the folder when missing; undefined when it can be used, else why not (a link there is
-   * never followed; a folder that cannot be made or read). Called once, before any load or save.
+   * Makes the folder when missing. Whether it held snapshots already (a start after an earlier
+   * one), or why it cannot be used: a link there (never followed), a file, or a folder this user
+   * may not read and write. Called once, before any load or save.
    */
-  async open(): Promise<string | undefined> {
+  async open(): Promise<{ readonly earlier: boolean } | { readonly unusable: string }> {
     try {
       const stats = await lstat(this.dir).catch(async (error: unknown) => {
         if (errnoName(error) !== 'ENOENT') throw error;
         await mkdir(this.dir, { recursive: true });
         return lstat(this.dir);
       });
-      return stats.isDirectory() ? undefined : `${this.dir} is ${entryType(stats)}, not a folder`;
+      if (!stats.isDirectory()) return { unusable: `${this.dir} is ${entryType(stats)}, not a folder` };
+      await access(this.dir, constants.R_OK | constants.W_OK | constants.X_OK);
+      return { earlier: (await readdir(this.dir)).some((name) => name.endsWith('.refs')) };
     } catch (error) {
-      return `${this.dir} cannot be made or read: ${errnoName(error) ?? String(error)}`;
+      return { unusable: `${this.dir} cannot be made, read or written: ${errnoName(error) ?? String(error)}` };
     }
   }
 
   async load(repository: string): Promise<SavedSnapshot> {
     let read;
     try {
-      read = await readBounded(this.pathOf(repository), STORE_REPORT_MAX_BYTES);
+      read = await readBounded(this.pathOf(repository), SNAPSHOT_MAX_BYTES);
     } catch (error) {
       const code = errnoName(error) ?? 'an unknown error';
       return code === 'ENOENT' ? { kind: 'none' } : { kind: 'unreadable', reason: `could not be read: ${code}` };
@@ -66,8 +72,13 @@ export class SavedRefSnapshots {
     return { kind: 'saved', refs };
   }
 
-  /** Temp, fsync, rename: a crash leaves the previous snapshot or this one, each one the store took. */
+  /**
+   * Temp, fsync, rename: a crash leaves the previous snapshot or this one, each one the store took.
+   * The folder is `lstat`ed first each time: one made a link since the start is refused.
+   */
   async save(repository: string, refs: RefSnapshot): Promise<void> {
+    const folder = await lstat(this.dir);
+    if (!folder.isDirectory()) throw new Error(`${this.dir} is ${entryType(folder)}, not a folder`);
     const path = this.pathOf(repository);
     const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const lines = [HEADER, ...[...refs].map(([ref, oid]) => `${oid} ${ref}`), TRAILER, ''];

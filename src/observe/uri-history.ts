@@ -137,7 +137,7 @@ const HISTORY_BYTES_READ = 128 * 1024 * 1024;
  * Hands the text of each `history/` file `wanted` picks to `use`, one file at a time (a node's
  * history may be 16 MiB), at most HISTORY_FILES_READ of them and HISTORY_BYTES_READ in all: first
  * the files of nodes with a record in `nodes/`, then the others, each in name order, so files
- * planted under other names cannot crowd the cluster's own out. Dot names are temps; a file that
+ * planted in `history/` alone cannot crowd the cluster's own out. Dot names are temps; a file that
  * vanished, is too big or is not a file is skipped: the other nodes' files still count (the store
  * is anyone's to write).
  */

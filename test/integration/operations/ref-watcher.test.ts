@@ -123,20 +123,23 @@ describe('ref watcher', () => {
     await first.stop();
     expect(waitingTasks(config.storePath)).toEqual([]);
 
-    // While no watcher runs: a push to a, nothing to b, and c's saved file cut short by a crash.
+    // While no watcher runs: a push to a, nothing to b, c's saved file cut short by a crash, and
+    // a new repository d with a branch (no file of its own, in a folder that holds others).
     git(work, ['commit', '-q', '--allow-empty', '-m', 'while down']);
     git(work, ['push', '-q', repos[0]!, 'main', 'main:refs/heads/topic']);
+    git(work, ['push', '-q', initBare(join(root, 'base', 'd.git')), 'main']);
     expect(readdirSync(join(root, 'state')).filter((name) => name.endsWith('.refs'))).toHaveLength(3);
-    const warnings: string[] = [];
-    const log = { ...silentLog, warn: (_: unknown, message?: string) => void warnings.push(message ?? '') };
+    const [warnings, warned]: [string[], unknown[]] = [[], []];
+    const log = { ...silentLog, warn: (fields: unknown, message?: string) => void (warnings.push(message ?? ''), warned.push(fields)) };
     const cPath = join(root, 'state', createHash('sha1').update(repos[2]!).digest('hex') + '.refs');
     writeFileSync(cPath, readFileSync(cPath, 'utf8').split('\n').slice(0, 2).join('\n'));
 
     const second = new RefWatcher({ config: () => config, store, log, saved });
     watchers.push(second);
     await second.start();
-    expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main,refs/heads/topic', 'c ..all..']);
-    expect(warnings).toEqual(['saved ref snapshots that cannot be trusted (cut short, or not a snapshot): queued a full sync of each repository']);
+    expect(waitingTasks(config.storePath)).toEqual(['a refs/heads/main,refs/heads/topic', 'c ..all..', 'd ..all..']);
+    expect(warnings).toEqual(['saved ref snapshots that cannot be trusted: a full sync of each repository']);
+    expect(warned[0]).toEqual({ repositories: 1, projects: ['c'], reasons: ['cut short or not a ref snapshot'] });
     // The files now hold what the store took: a third start queues nothing more.
     await second.stop();
     let queuedByThird = 0;
