@@ -5,12 +5,11 @@ import { RefrelayError } from '../errors.js';
 import type { Log } from '../runtime/log.js';
 import type { TaskStore } from '../store/task-store.js';
 import { FULL_SYNC_REF } from '../task/task.js';
-import { parseRefLines } from '../push/git-text.js';
-import { runProcess } from '../push/run-process.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { planTasks } from './plan-tasks.js';
 import { discoverProjects } from './project-discovery.js';
-import { type RefSnapshot, type SavedRefSnapshots } from './saved-ref-snapshots.js';
+import { changedRefs, readRefSnapshot, type RefSnapshot } from './ref-snapshot.js';
+import type { SavedRefSnapshots } from './saved-ref-snapshots.js';
 
 /** Ref changes within this window become one scan of the repository. */
 const DEBOUNCE_MS = 150;
@@ -23,25 +22,6 @@ export class WatchLimitError extends RefrelayError {
   constructor(message: string) {
     super('WATCH_LIMIT', message);
   }
-}
-
-/** `git for-each-ref` of one repository; undefined when it cannot be read (moved, half-created). */
-export async function readRefSnapshot(repo: string): Promise<RefSnapshot | undefined> {
-  // The node's own environment: the repositories are local, as for the hook that would run here.
-  const result = await runProcess('git', ['for-each-ref', '--format=%(objectname) %(refname)'], {
-    cwd: repo,
-    env: process.env as Record<string, string>,
-    killGraceMs: 0,
-  });
-  return result.exitCode === 0 ? parseRefLines(result.stdout, ' ') : undefined;
-}
-
-/** Refs added, changed or deleted between two snapshots. */
-export function changedRefs(before: RefSnapshot, after: RefSnapshot): string[] {
-  const changed: string[] = [];
-  for (const [ref, oid] of after) if (before.get(ref) !== oid) changed.push(ref);
-  for (const ref of before.keys()) if (!after.has(ref)) changed.push(ref);
-  return changed.sort();
 }
 
 export interface RefWatcherDeps {

@@ -4,9 +4,7 @@ import { access, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/pro
 import { join, resolve } from 'node:path';
 import { entryType, readBounded } from '../runtime/bounded-read.js';
 import { errnoName } from '../runtime/errno.js';
-
-/** Ref name → object id, as `git for-each-ref` printed them. */
-export type RefSnapshot = Map<string, string>;
+import type { RefSnapshot } from './ref-snapshot.js';
 
 /** In this store's folder of the local spool (`spoolDirFor`): the watcher's state on this machine. */
 export const REF_SNAPSHOTS_DIR = 'ref-snapshots';
