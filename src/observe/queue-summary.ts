@@ -1,5 +1,5 @@
 import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
-import { parseJsonObject } from '../runtime/json-object.js';
+import { asJsonObject, parseJsonObject } from '../runtime/json-object.js';
 import { redactUrl } from '../runtime/redact.js';
 import { URI_KEY_PATTERN } from '../store/store-paths.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
@@ -116,14 +116,14 @@ export function parseQueueSummary(text: string): QueueSummary | undefined {
   if (fields.remotes === null || typeof fields.remotes !== 'object' || !Array.isArray(fields.oldest)) return undefined;
   const remotes: Record<string, QueueRemoteSummary> = {};
   for (const [remote, value] of Object.entries(fields.remotes as Record<string, unknown>)) {
-    const totals = value as Record<string, unknown> | null;
-    if (totals === null || typeof totals !== 'object' || !isCount(totals.uris) || !isCount(totals.tasks)) return undefined;
+    const totals = asJsonObject(value);
+    if (totals === undefined || !isCount(totals.uris) || !isCount(totals.tasks)) return undefined;
     remotes[remote] = { uris: totals.uris, tasks: totals.tasks, oldestMtimeMs: isTime(totals.oldestMtimeMs) ? totals.oldestMtimeMs : null };
   }
   const oldest: QueueSummaryUri[] = [];
   for (const value of fields.oldest.slice(0, QUEUE_SUMMARY_URIS)) {
-    const entry = value as Record<string, unknown> | null;
-    if (entry === null || typeof entry !== 'object') return undefined;
+    const entry = asJsonObject(value);
+    if (entry === undefined) return undefined;
     const { remote, uri, uriKey, tasks, oldestMtimeMs } = entry;
     if (typeof remote !== 'string' || typeof uri !== 'string' || !isUriKey(uriKey) || !isCount(tasks) || !isTime(oldestMtimeMs)) return undefined;
     oldest.push({ remote, uri: redactUrl(uri), uriKey, tasks, oldestMtimeMs });

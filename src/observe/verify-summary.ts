@@ -65,6 +65,6 @@ export async function readVerifySummary(verifyDir: string): Promise<VerifySummar
 export async function readVerify(verifyDir: string, storeNow: number): Promise<VerifyStatus | null> {
   const summary = await readVerifySummary(verifyDir);
   if (summary === undefined) return null;
-  const { nodeId, finishedAt, destinations, drifted, unreachable, byRemote, problems } = summary;
-  return { nodeId, finishedAgeMs: Math.max(0, storeNow - finishedAt), destinations, drifted, unreachable, byRemote, problems };
+  const { finishedAt, ...shown } = summary;
+  return { ...shown, finishedAgeMs: Math.max(0, storeNow - finishedAt) };
 }

@@ -30,23 +30,19 @@ export async function readdirTolerant(ctx: StoreContext, dir: string, operation:
  */
 export async function readdirListed(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined> {
   const names = await readdirOrRefused(ctx, dir, operation);
-  return names === 'refused' ? undefined : names;
+  return Array.isArray(names) ? names : undefined;
 }
 
-/** `readdirTolerant`, with a folder this node may not list (EACCES, EPERM) told apart as 'refused'. */
-export async function readdirOrRefused(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined | 'refused'> {
+/** `readdirTolerant`, with a folder this node may not list told apart: `{ refused: 'EACCES' | 'EPERM' }`. */
+export async function readdirOrRefused(ctx: StoreContext, dir: string, operation: string): Promise<string[] | undefined | { refused: string }> {
   try {
     return await readdirTolerant(ctx, dir, operation);
   } catch (error) {
-    if (accessRefused(error) !== undefined) return 'refused';
+    // The errno of a StoreError is its cause's.
+    const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
+    if (code === 'EACCES' || code === 'EPERM') return { refused: code };
     throw error;
   }
-}
-
-/** 'EACCES' or 'EPERM' when `error` (or the cause of a StoreError) is one, else undefined. */
-export function accessRefused(error: unknown): string | undefined {
-  const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
-  return code === 'EACCES' || code === 'EPERM' ? code : undefined;
 }
 
 /** `lstat` of an entry found in a listing: undefined when it vanished meanwhile. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
 import { isGone } from '../runtime/errno.js';
-import { accessRefused, loadTasks, lstatTolerant, readdirListed, readdirOrRefused, readdirStrict, readdirTolerant } from './store-listing.js';
+import { loadTasks, lstatTolerant, readdirListed, readdirOrRefused, readdirStrict, readdirTolerant } from './store-listing.js';
 import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
@@ -23,7 +23,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const names = await readdirOrRefused(ctx, dir, 'list running tasks');
     if (names === undefined) return undefined;
-    if (names === 'refused') return Object.freeze({ lockName, ownerRecord: undefined, tasks: [], unreadable: 'whole', mtimeMs: stats.mtimeMs });
+    if (!Array.isArray(names)) return Object.freeze({ lockName, ownerRecord: undefined, tasks: [], unreadable: 'whole', mtimeMs: stats.mtimeMs });
     // The owner record lives in the lease folder (`<lock>/<leaseId>/owner.json`); older layouts
     // kept it at the top of the lock folder.
     let ownerRecord = names.includes(OWNER_RECORD_NAME) ? await readJsonTolerant(ctx.fs, join(dir, OWNER_RECORD_NAME), 'read lock owner record') : undefined;
@@ -33,7 +33,7 @@ export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
       if (name.startsWith('.') || name === OWNER_RECORD_NAME || name.endsWith('.json') || name.endsWith('.tmp')) continue;
       const inner = await readdirOrRefused(ctx, join(dir, name), 'list running tasks');
       if (inner === undefined) continue; // a file, or gone
-      if (inner === 'refused') {
+      if (!Array.isArray(inner)) {
         unreadable = 'part';
         continue;
       }
@@ -79,14 +79,10 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
 
 /** A lock or claim folder's names; one this node may not list (mode 000) would be recovered again on every pass: moved to corrupt/. */
 async function readdirOrQuarantine(ctx: StoreContext, dir: string, lockPath: string): Promise<string[] | undefined> {
-  try {
-    return await readdirTolerant(ctx, dir, 'recover lock folder');
-  } catch (error) {
-    const code = accessRefused(error);
-    if (code === undefined) throw error;
-    await quarantine(ctx, dir, lockPath.replaceAll('/', '_'), `a lock folder this node may not read (${code})`);
-    return undefined;
-  }
+  const names = await readdirOrRefused(ctx, dir, 'recover lock folder');
+  if (names === undefined || Array.isArray(names)) return names;
+  await quarantine(ctx, dir, lockPath.replaceAll('/', '_'), `a lock folder this node may not read (${names.refused})`);
+  return undefined;
 }
 
 /**
