@@ -14,7 +14,7 @@ export interface Tracked {
 }
 
 /** What following the tasks reads of the store. */
-export type SettleStore = Pick<TaskStore, 'waitingNamesOf' | 'listRunning' | 'listFailed'>;
+export type SettleStore = Pick<TaskStore, 'waitingNamesOf' | 'flatWaitingNames' | 'listRunning' | 'listFailed'>;
 
 /**
  * A task is done once its file left waiting/ and running/ without landing in failed/, as seen by
@@ -33,6 +33,10 @@ export async function settle(store: SettleStore, tracked: Tracked[], since: numb
   // A lock this node may not list may hold any task of its URI: none of them counts as done yet.
   const unreadableUris = new Set(running.filter((lock) => lock.unreadable).map((lock) => lock.lockName));
   const failedByName = new Map(failed.map((item) => [item.name, item]));
+  // Seen in no folder: it may wait flat at the top of waiting/ until a node sorts it (a task a
+  // stale lookup sent there). Looked for only then, one `lstat` each.
+  const unseen = open.map((item) => `${item.key}.json`).filter((name) => !pending.has(name) && !failedByName.has(name));
+  for (const name of await store.flatWaitingNames(unseen)) pending.add(name);
   // Refs a destination rejected are parked as new tasks of the same URI.
   const failedUris = new Map(failed.filter((item) => (item.reason?.at ?? 0) >= since).map((item) => [item.uriKey, item]));
   for (const item of open) {

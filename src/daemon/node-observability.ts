@@ -84,6 +84,11 @@ export class NodeObservability implements DaemonObservability {
       this.log.warn({ folder: event.path }, 'a store folder was missing; made it again (was it removed by hand?)');
     } else if (event.type === 'waiting-task-left') {
       this.log.warn({ file: event.path, reason: event.reason }, 'a flat task file in waiting/ could not be moved into its URI folder and is not pushed');
+    } else if (event.type === 'stale-waiting-folder') {
+      this.log.warn(
+        { folder: event.path, movedTo: event.movedTo },
+        'this client still sees a waiting folder a claim took (a stale lookup on a network filesystem); the task went to the top of waiting/ for a node to sort',
+      );
     } else if (event.type === 'quarantined') {
       this.log.warn({ file: event.path, movedTo: event.movedTo, reason: event.reason }, 'task file quarantined');
       this.events({ type: 'quarantined', file: event.movedTo, reason: event.reason });

@@ -3,6 +3,8 @@ import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { taskKey, type Task } from '../task/task.js';
+import { renameTolerant } from './task-moves.js';
+import { seenAsClaimed } from './claimed-view.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
@@ -109,15 +111,29 @@ async function place(ctx: StoreContext, name: string, folder: string, task: Task
   const blocked = await makeFolder(ctx, ctx.paths.waitingFolder(folder));
   // A symlink there would take the task out of the store; a file there is nobody's to remove.
   if (blocked !== undefined) return { kind: 'left', reason: `waiting/${folder} is ${blocked}, not a folder`, task: true };
+  // Neither a copy standing there nor a move into it can be trusted while this client sees the
+  // folder a claim took (claimed-view.ts); the file stays flat until the view is fresh.
+  if (await seenAsClaimed(ctx, folder)) return leftWhileSeenAsClaimed(folder);
   if ((await lstatTolerant(ctx, to, 'sort waiting task')) !== undefined) return settleDuplicate(ctx, name, folder, task, mtimeMs);
   try {
     await ctx.fs.rename(from, to);
-    return MOVED;
   } catch (error) {
     if (!isGone(error)) throw storeError('sort waiting task', from, error);
     // Gone from here: a peer sorted it. Else the folder went (a claimer emptied and removed it).
     return (await lstatTolerant(ctx, from, 'sort waiting task')) === undefined ? GONE : 'again';
   }
+  if (!(await seenAsClaimed(ctx, folder))) return MOVED;
+  // Claimed between the look and the move, and seen through a stale lookup: back to the top.
+  await renameTolerant(ctx, to, from, 'sort waiting task'); // gone: that claim took it after all
+  return leftWhileSeenAsClaimed(folder);
+}
+
+function leftWhileSeenAsClaimed(folder: string): Outcome {
+  return {
+    kind: 'left',
+    reason: `waiting/${folder} is seen here as a folder a claim took (a stale lookup on a network filesystem); tried again later`,
+    task: true,
+  };
 }
 
 /**

@@ -74,4 +74,6 @@ export type StoreEvent =
   /** A folder of the layout was missing from a marked store (removed by hand or a tool) and was made again. */
   | { readonly type: 'folder-recreated'; readonly path: string }
   /** A flat task file (layout 1) that could not be sorted into its waiting folder, and why: it is not pushed while it stays. */
-  | { readonly type: 'waiting-task-left'; readonly path: string; readonly reason: string };
+  | { readonly type: 'waiting-task-left'; readonly path: string; readonly reason: string }
+  /** A waiting folder this client saw as a claimed folder (a stale lookup): the task went to the top of waiting/ instead. */
+  | { readonly type: 'stale-waiting-folder'; readonly path: string; readonly movedTo: string };

@@ -132,6 +132,17 @@ export async function waitingNamesOf(ctx: StoreContext, uriKeys?: Iterable<strin
   return new Set(listed.flatMap((names) => (names ?? []).filter(isTaskFileName)));
 }
 
+/** Which of the task file `names` wait flat at the top of waiting/, not sorted into their folder yet (DESIGN.md "Strays"). */
+export async function flatWaitingNames(ctx: StoreContext, names: Iterable<string>): Promise<Set<string>> {
+  const candidates = [...names].filter(isTaskFileName);
+  const present = await mapBounded(
+    candidates,
+    ctx.concurrency,
+    async (name) => (await lstatTolerant(ctx, join(ctx.paths.waiting, name), 'list waiting tasks')) !== undefined,
+  );
+  return new Set(candidates.filter((_, i) => present[i]));
+}
+
 /**
  * running/<lockName>/ → the waiting folder of each task's URI and lane, made again when a claim
  * removed it. Rename keeps the first-enqueue mtime; if the same task was queued again meanwhile,

@@ -9,7 +9,7 @@ import { publishTasks } from './waiting-folder.js';
 import type { StorePaths } from './store-paths.js';
 import { countCorrupt, listClaimed, listRunning, readNodeRecordFiles, sweepBuilding, sweepDone, recoverLockFolder } from './store-records.js';
 import type { ClaimedTask, CreateResult, FailedTask, WaitingTask } from './store-types.js';
-import { claimUri, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
+import { claimUri, flatWaitingNames, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
 import { listUriStateKeys, listUriStates } from './uri-state-files.js';
 
@@ -92,6 +92,9 @@ export class TaskStore {
 
   /** The task file names waiting for these URIs (both lanes): one `readdir` per folder, no reads. */
   readonly waitingNamesOf = this.gated(waitingNamesOf);
+
+  /** Which of these task file names wait flat at the top of waiting/ (a stray, or a task a stale lookup sent there): one `lstat` each. */
+  readonly flatWaitingNames = this.gated(flatWaitingNames);
 
   /**
    * Reads the waiting tasks of URIs this node expects to claim soon, so that their claim need not

@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import { StoreError } from '../errors.js';
 import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { encodeTask, laneOfTask, taskKey, uriKey, type Task } from '../task/task.js';
+import { seenAsClaimed } from './claimed-view.js';
 import { fsyncDirectory, tempPath, writeDurable } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { exists, removeQuietly, storeError } from './store-fs.js';
@@ -90,17 +92,47 @@ export async function intoWaitingFolder(
     try {
       if (how === 'link') await ctx.fs.link(from, to);
       else await ctx.fs.rename(from, to);
-      return 'moved';
     } catch (error) {
-      const code = errnoName(error);
-      // sshfs reports an existing link target as EPERM.
-      if (how === 'link' && (code === 'EEXIST' || (code === 'EPERM' && (await exists(ctx.fs, to))))) return 'already-there';
+      if (how === 'link' && (await nameTaken(ctx, error, to))) {
+        // Queued already, unless the folder this client sees is one a claim took: the task there
+        // may have been pushed with refs read before this update.
+        return (await seenAsClaimed(ctx, folder)) ? intoWaitingTop(ctx, from, folder, name, how, operation) : 'already-there';
+      }
       if (!isGone(error)) throw storeError(operation, to, error);
       if (!(await exists(ctx.fs, from))) return 'source-gone';
-      // The folder went between our check and the move: make it again.
+      continue; // The folder went between our check and the move: make it again.
     }
+    // Landed among claimed tasks, which are pushed already or about to be swept from done/.
+    return (await seenAsClaimed(ctx, folder)) ? intoWaitingTop(ctx, how === 'link' ? from : to, folder, name, how, operation) : 'moved';
   }
   throw new StoreError(`${operation}: ${ctx.paths.waitingFolder(folder)} keeps being removed under this writer`);
+}
+
+/** EEXIST from a `link`: the name is taken (sshfs reports that as EPERM). */
+async function nameTaken(ctx: StoreContext, error: unknown, to: string): Promise<boolean> {
+  const code = errnoName(error);
+  return code === 'EEXIST' || (code === 'EPERM' && (await exists(ctx.fs, to)));
+}
+
+/**
+ * The task at the top of waiting/ instead, as a flat file every node's listing sorts into its
+ * folder (DESIGN.md "Strays"): waiting/ itself never moves, so no stale lookup can misplace it.
+ * For a rename, `from` is the task where it just landed, among the claimed ones.
+ */
+async function intoWaitingTop(ctx: StoreContext, from: string, folder: string, name: string, how: 'link' | 'rename', operation: string): Promise<IntoWaiting> {
+  const to = join(ctx.paths.waiting, name);
+  ctx.onEvent({ type: 'stale-waiting-folder', path: ctx.paths.waitingFolder(folder), movedTo: to });
+  try {
+    if (how === 'link') await ctx.fs.link(from, to);
+    else await ctx.fs.rename(from, to);
+  } catch (error) {
+    if (how === 'link' && (await nameTaken(ctx, error, to))) return 'already-there';
+    // Gone from the claimed folder: a claim there took it after all, or gave it back.
+    if (!isGone(error)) throw storeError(operation, to, error);
+    return 'moved';
+  }
+  await fsyncDirectory(ctx, ctx.paths.waiting, operation);
+  return 'moved';
 }
 
 /**

@@ -7,8 +7,13 @@ const URI = 'git://127.0.0.1:9/p07.git';
 const TASK: Task = { project: 'p07', refs: ['refs/heads/main'], uri: URI, remote: 'down' };
 
 /** A store whose listings are set by the test between passes. */
-function storeWith(listing: { waiting: string[]; failed: FailedTask[]; running?: RunningLock[] }): SettleStore {
-  return { waitingNamesOf: async () => new Set(listing.waiting), listRunning: async () => listing.running ?? [], listFailed: async () => listing.failed };
+function storeWith(listing: { waiting: string[]; failed: FailedTask[]; running?: RunningLock[]; flat?: string[] }): SettleStore {
+  return {
+    waitingNamesOf: async () => new Set(listing.waiting),
+    flatWaitingNames: async (names) => new Set([...names].filter((name) => listing.flat?.includes(name))),
+    listRunning: async () => listing.running ?? [],
+    listFailed: async () => listing.failed,
+  };
 }
 
 const failedTask = (reason: FailureRecord | undefined): FailedTask => ({ name: 'k1.json', key: 'k1', task: TASK, mtimeMs: 0, uriKey: uriKey(URI), reason });
@@ -51,6 +56,17 @@ describe('following a full sync to its end', () => {
     for (let pass = 0; pass < 3; pass++) await settle(storeWith(listing), items, 0);
     expect(items[0]).toMatchObject({ state: 'queued' });
     listing.running = [];
+    await settle(storeWith(listing), items, 0);
+    await settle(storeWith(listing), items, 0);
+    expect(items[0]).toMatchObject({ state: 'done' });
+  });
+
+  it('a task that waits flat at the top of waiting/ (sent there past a stale view of its folder) is not done until it leaves', async () => {
+    const listing = { waiting: [] as string[], failed: [] as FailedTask[], flat: ['k1.json'] };
+    const items = tracked();
+    for (let pass = 0; pass < 3; pass++) await settle(storeWith(listing), items, 0);
+    expect(items[0]).toMatchObject({ state: 'queued' });
+    listing.flat = [];
     await settle(storeWith(listing), items, 0);
     await settle(storeWith(listing), items, 0);
     expect(items[0]).toMatchObject({ state: 'done' });
