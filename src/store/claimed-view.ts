@@ -1,31 +1,32 @@
 import { join } from 'node:path';
-import { asJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
-import { lstatTolerant } from './store-listing.js';
-import { OWNER_RECORD_NAME, parseWaitingFolderName } from './store-paths.js';
-import { readJsonTolerant } from './task-reader.js';
-
-/** A lease id that can name a folder: one path component, as the lock component makes them. */
-const LEASE_ID_PATTERN = /^[A-Za-z0-9_.-]{1,255}$/;
+import { OWNER_RECORD_NAME } from './store-paths.js';
 
 /**
- * Whether `waiting/<folder>`, as this client resolves the path, is a folder a claim took away: a
+ * How long after its last write an owner record in a waiting folder still means "a claim took this
+ * folder". An NFS client trusts a cached lookup for at most `acdirmax` (60 s by default on Linux)
+ * after it last asked, which was before the claim; a held lease's record is rewritten at every
+ * heartbeat and a retired one was written at its claim or after. Five minutes leaves room for
+ * raised cache times and clock offset; a record older than that (or as far in the future) is a
+ * file a person left, and costs its URI's updates at most that long a detour.
+ */
+export const CLAIMED_VIEW_MAX_AGE_MS = 5 * 60_000;
+
+/**
+ * Whether `waiting/<folder>`, as this client resolves the name, is a folder a claim took away: a
  * lease folder under running/ or one retired to done/ (DESIGN.md "Waiting folders", Stale lookups).
- * A waiting folder never holds an owner record, but a network filesystem's client that looked the
- * folder up before another machine's claim renamed it goes on resolving the name to that folder
- * for as long as it trusts its cache: a link or rename through the name lands among claimed tasks,
- * and EEXIST there says nothing about what waits. An owner record counts only when the lease it
- * names is really held or retired, so a file left there by a person cannot turn the URI's updates
- * away; the record is untrusted and only its lease id is used, to look for two fixed paths.
+ * A waiting folder never holds an owner record, but an NFS client that looked the folder up before
+ * another machine's claim renamed it goes on resolving the name to that folder while it trusts its
+ * cache: a link or rename through the name lands among claimed tasks, and EEXIST there says
+ * nothing about what waits. Nothing is read: the record's type and mtime say enough, and a check
+ * that fails (the move it follows succeeded) counts as no record.
  */
 export async function seenAsClaimed(ctx: StoreContext, folder: string): Promise<boolean> {
-  const parsed = parseWaitingFolderName(folder);
-  if (parsed === undefined) return false;
-  const record = asJsonObject(await readJsonTolerant(ctx.fs, join(ctx.paths.waitingFolder(folder), OWNER_RECORD_NAME), 'check waiting folder'));
-  const leaseId = record?.leaseId;
-  if (typeof leaseId !== 'string' || !LEASE_ID_PATTERN.test(leaseId) || leaseId === '.' || leaseId === '..') return false;
-  for (const place of [ctx.paths.lockFolder(`${parsed.uriKey}/${leaseId}`), ctx.paths.doneFolder(parsed.uriKey, leaseId)]) {
-    if ((await lstatTolerant(ctx, place, 'check waiting folder'))?.isDirectory() === true) return true;
+  let stats;
+  try {
+    stats = await ctx.fs.lstat(join(ctx.paths.waitingFolder(folder), OWNER_RECORD_NAME));
+  } catch {
+    return false;
   }
-  return false;
+  return stats.isFile() && Math.abs(ctx.clock.now() - stats.mtimeMs) <= CLAIMED_VIEW_MAX_AGE_MS;
 }

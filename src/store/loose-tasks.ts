@@ -3,7 +3,6 @@ import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { taskKey, type Task } from '../task/task.js';
-import { renameTolerant } from './task-moves.js';
 import { seenAsClaimed } from './claimed-view.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
@@ -11,6 +10,7 @@ import { storeError } from './store-fs.js';
 import { lstatTolerant } from './store-listing.js';
 import { isTaskFileName, parseWaitingFolderName } from './store-paths.js';
 import { readTaskFile } from './task-reader.js';
+import { renameTolerant } from './task-moves.js';
 import { waitingFolderOf } from './waiting-folder.js';
 
 /** An entry of `waiting/` left where it is, and why. `task`: a readable task file, which is not pushed while it stays there. */
@@ -124,8 +124,8 @@ async function place(ctx: StoreContext, name: string, folder: string, task: Task
   }
   if (!(await seenAsClaimed(ctx, folder))) return MOVED;
   // Claimed between the look and the move, and seen through a stale lookup: back to the top.
-  await renameTolerant(ctx, to, from, 'sort waiting task'); // gone: that claim took it after all
-  return leftWhileSeenAsClaimed(folder);
+  // Gone from there already: that claim took it, or gave it back to a fresh folder.
+  return (await renameTolerant(ctx, to, from, 'sort waiting task')) ? leftWhileSeenAsClaimed(folder) : GONE;
 }
 
 function leftWhileSeenAsClaimed(folder: string): Outcome {

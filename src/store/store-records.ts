@@ -216,8 +216,20 @@ export async function sweepDone(ctx: StoreContext, maxFolders = Number.POSITIVE_
   // Gone: another node swept it first. EBUSY / ENOTEMPTY: a file still open somewhere; later.
   // EISDIR / EPERM / EACCES: a folder someone put in it (which a sweep does not walk), or a folder
   // this node may not change; the claim folder stays, the others are swept.
-  const unlinks: FileOp[] = folders.flatMap(({ dir, files }) => files.map((file) => ({ op: 'unlink' as const, path: join(dir, file) })));
+  const unlinks: FileOp[] = folders.flatMap(({ dir, files }) =>
+    files.filter((file) => file !== OWNER_RECORD_NAME).map((file) => ({ op: 'unlink' as const, path: join(dir, file) })),
+  );
   doneOrGone('sweep done', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM', 'EACCES']);
-  const rmdirs: FileOp[] = folders.map(({ dir }) => ({ op: 'rmdir', path: dir }));
+  // The owner record goes last, and only from a folder nothing else is left in: while a client may
+  // still see the folder under its waiting name, the record tells a writer that its task landed
+  // among claimed ones (DESIGN.md "Waiting folders", Stale lookups). A folder that keeps anything
+  // else keeps its record for a later sweep.
+  const emptied = await mapBounded(folders, ctx.concurrency, async ({ dir }) =>
+    (await readdirListed(ctx, dir, 'sweep done'))?.every((file) => file === OWNER_RECORD_NAME),
+  );
+  const last = folders.filter((_, i) => emptied[i] === true);
+  const records: FileOp[] = last.map(({ dir }) => ({ op: 'unlink', path: join(dir, OWNER_RECORD_NAME) }));
+  doneOrGone('sweep done', records, await runFileOps(ctx, records), ['EBUSY', 'EISDIR', 'EPERM', 'EACCES']);
+  const rmdirs: FileOp[] = last.map(({ dir }) => ({ op: 'rmdir', path: dir }));
   return doneOrGone('sweep done', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY']).filter(Boolean).length;
 }

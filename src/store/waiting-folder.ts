@@ -89,6 +89,9 @@ export async function intoWaitingFolder(
     // Again only after a move found no folder. Made with `mkdir` straight away: on a network
     // filesystem that caches attributes, an `lstat` may still see the folder a claimer removed.
     if (attempt > 0 && (await makeWaitingFolder(ctx, folder, operation))) made(folder);
+    // A rename moves the only copy: one that landed among claimed tasks could be swept from done/
+    // before it is moved out again, so it goes to the top at once while the folder looks claimed.
+    if (how === 'rename' && (await seenAsClaimed(ctx, folder))) return intoWaitingTop(ctx, from, folder, name, how, operation);
     try {
       if (how === 'link') await ctx.fs.link(from, to);
       else await ctx.fs.rename(from, to);
@@ -102,7 +105,8 @@ export async function intoWaitingFolder(
       if (!(await exists(ctx.fs, from))) return 'source-gone';
       continue; // The folder went between our check and the move: make it again.
     }
-    // Landed among claimed tasks, which are pushed already or about to be swept from done/.
+    // Landed among claimed tasks, which are pushed already or about to be swept from done/. (A
+    // link's source is still there; a rename that got here raced the claim that made it stale.)
     return (await seenAsClaimed(ctx, folder)) ? intoWaitingTop(ctx, how === 'link' ? from : to, folder, name, how, operation) : 'moved';
   }
   throw new StoreError(`${operation}: ${ctx.paths.waitingFolder(folder)} keeps being removed under this writer`);
@@ -117,22 +121,23 @@ async function nameTaken(ctx: StoreContext, error: unknown, to: string): Promise
 /**
  * The task at the top of waiting/ instead, as a flat file every node's listing sorts into its
  * folder (DESIGN.md "Strays"): waiting/ itself never moves, so no stale lookup can misplace it.
- * For a rename, `from` is the task where it just landed, among the claimed ones.
+ * `from` is the task's source (a temp, a failed/ or claimed file), or for a rename that raced a
+ * claim, the task where it landed among the claimed ones.
  */
 async function intoWaitingTop(ctx: StoreContext, from: string, folder: string, name: string, how: 'link' | 'rename', operation: string): Promise<IntoWaiting> {
   const to = join(ctx.paths.waiting, name);
-  ctx.onEvent({ type: 'stale-waiting-folder', path: ctx.paths.waitingFolder(folder), movedTo: to });
+  let outcome: IntoWaiting = 'moved';
   try {
     if (how === 'link') await ctx.fs.link(from, to);
     else await ctx.fs.rename(from, to);
   } catch (error) {
-    if (how === 'link' && (await nameTaken(ctx, error, to))) return 'already-there';
-    // Gone from the claimed folder: a claim there took it after all, or gave it back.
-    if (!isGone(error)) throw storeError(operation, to, error);
-    return 'moved';
+    if (how === 'link' && (await nameTaken(ctx, error, to))) outcome = 'already-there';
+    else if (!isGone(error)) throw storeError(operation, to, error);
+    else return 'source-gone'; // another node moved it first
   }
-  await fsyncDirectory(ctx, ctx.paths.waiting, operation);
-  return 'moved';
+  if (outcome === 'moved') await fsyncDirectory(ctx, ctx.paths.waiting, operation);
+  ctx.onEvent({ type: 'stale-waiting-folder', path: ctx.paths.waitingFolder(folder), movedTo: to });
+  return outcome;
 }
 
 /**

@@ -196,6 +196,20 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(env.list(`ref-updates/done/${planted}`)).toEqual([`${'f'.repeat(40)}.json`]);
   });
 
+  it('keeps the owner record of a retired claim folder that keeps another entry: a writer still seeing it under its waiting name must know it for a claimed one', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.listWaiting();
+    const kept = `${'a'.repeat(40)}.node-a.1f2e3d`;
+    env.mkdir(`ref-updates/done/${kept}`);
+    env.write(`ref-updates/done/${kept}/owner.json`, '{}');
+    env.write(`ref-updates/done/${kept}/${'d'.repeat(40)}.json`, '{}');
+    env.mkdir(`ref-updates/done/${kept}/.nfs0000000001`); // what keeps it: here a folder, which the sweep does not walk
+
+    expect(await store.sweepDone()).toBe(0);
+    expect(env.list(`ref-updates/done/${kept}`)).toEqual(['.nfs0000000001', 'owner.json']);
+  });
+
   it('leaves a retired claim folder it may not list, and sweeps the others', async () => {
     const env = makeEnv();
     await env.store('node-a').listWaiting();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { CLAIMED_VIEW_MAX_AGE_MS } from '../../src/store/claimed-view.js';
 import type { StoreEvent } from '../../src/store/task-store.js';
 import { encodeTask, uriKey, type Task } from '../../src/task/task.js';
+import { faultyFs } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
 import { WAITING, fileOf, waitingFiles, waitingRel } from './support/waiting-layout.js';
 
@@ -13,24 +15,21 @@ import { WAITING, fileOf, waitingFiles, waitingRel } from './support/waiting-lay
  * to the top of waiting/, where every node's listing sorts it into its folder.
  *
  * A local filesystem never shows that view, so the tests build what the client sees at the path:
- * `waiting/<uriKey>/` holding the lease's owner record (and a claimed task), with the lease folder
- * itself standing where the lock component keeps it.
+ * `waiting/<uriKey>/` holding the lease's owner record, fresh, and a claimed task.
  */
 const URI = 'ssh://replica.example.com/p.git';
 const KEY = uriKey(URI);
-const LEASE = 'node-b.k3x9';
+const OWNER = `${WAITING}/${KEY}/owner.json`;
 const T1 = Date.UTC(2024, 5, 1);
 
 const live = (ref: string): Task => ({ project: 'p', refs: [ref], uri: URI, remote: 'mirror' });
 const flatRel = (task: Task): string => `${WAITING}/${fileOf(task)}`;
 
 /** `waiting/<uriKey>/` as the stale client sees it: the claimed folder, its owner record and `claimed` tasks. */
-function staleView(env: StoreEnv, where: 'held' | 'retired' | 'nowhere', claimed: readonly Task[] = []): void {
+function staleView(env: StoreEnv, claimed: readonly Task[] = []): void {
   env.mkdir(`${WAITING}/${KEY}`);
-  env.write(`${WAITING}/${KEY}/owner.json`, `${JSON.stringify({ version: 1, nodeId: 'node-b', leaseId: LEASE, counter: 3, uri: URI })}\n`);
+  env.write(OWNER, `${JSON.stringify({ version: 1, nodeId: 'node-b', leaseId: 'node-b.k3x9', counter: 3, uri: URI })}\n`);
   for (const task of claimed) env.write(waitingRel(task), encodeTask(task));
-  if (where === 'held') env.mkdir(`ref-updates/running/${KEY}/${LEASE}`);
-  if (where === 'retired') env.mkdir(`ref-updates/done/${KEY}.${LEASE}`);
 }
 
 describe.each(storeEnvs())('task store contract, a waiting folder seen as the folder a claim took (%s)', (_, makeEnv) => {
@@ -41,7 +40,7 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
     await store.open();
     events.length = 0;
     const task = live('refs/heads/main');
-    staleView(env, 'held', [task]);
+    staleView(env, [task]);
 
     expect(await store.createMany([task])).toEqual([{ key: fileOf(task).replace('.json', ''), created: true }]);
 
@@ -55,7 +54,7 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
     const env = makeEnv();
     const store = env.store('node-a');
     await store.open();
-    staleView(env, 'retired', [live('refs/heads/main')]);
+    staleView(env, [live('refs/heads/main')]);
     const task = live('refs/heads/dev');
 
     expect((await store.createMany([task]))[0]?.created).toBe(true);
@@ -70,34 +69,42 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
     const store = env.store('node-a');
     await store.open();
     const task = live('refs/heads/main');
-    staleView(env, 'held', [task]);
+    staleView(env, [task]);
     await store.createMany([task]);
 
     expect((await store.createMany([task]))[0]?.created).toBe(false);
     expect(env.list(WAITING).filter((name) => name.endsWith('.json'))).toEqual([fileOf(task)]);
   });
 
-  it('takes an owner record whose lease is neither held nor retired (a file left there by hand) for nothing: the task is queued in its folder', async () => {
+  it('takes an owner record last written over five minutes ago (a file left there by hand) for nothing: the task is queued in its folder', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
     await store.open();
     const task = live('refs/heads/main');
-    staleView(env, 'nowhere', [task]);
+    staleView(env, [task]);
+    env.setMtime(OWNER, env.mtime(OWNER) - CLAIMED_VIEW_MAX_AGE_MS - 60_000);
     const dev = live('refs/heads/dev');
 
     expect((await store.createMany([task, dev])).map((result) => result.created)).toEqual([false, true]);
     expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(dev)}`, `${KEY}/${fileOf(task)}`, `${KEY}/owner.json`].sort());
   });
 
-  it('puts a task reset into a folder seen as claimed at the top of waiting/, with its mtime', async () => {
+  it('puts a task reset toward a folder seen as claimed at the top of waiting/ before it could land there, with its mtime', async () => {
     const env = makeEnv();
-    const store = env.store('node-a');
+    // Whatever lands in the claimed folder is swept at once, as done/'s sweep may: the only copy of a reset task must never go there.
+    const sweeping = faultyFs(env.fs, {
+      rename: async (from, to) => {
+        await env.fs.rename(from, to);
+        if (to.startsWith(`${env.root}/${WAITING}/${KEY}/`)) await env.fs.unlink(to);
+      },
+    });
+    const store = env.store('node-a', { fs: sweeping });
     await store.open();
     const task = live('refs/heads/main');
     env.mkdir('ref-updates/running/lock-1');
     env.write(`ref-updates/running/lock-1/${fileOf(task)}`, encodeTask(task));
     env.setMtime(`ref-updates/running/lock-1/${fileOf(task)}`, T1);
-    staleView(env, 'retired');
+    staleView(env);
 
     expect(await store.reset('lock-1', [{ name: fileOf(task), key: fileOf(task).replace('.json', ''), task, mtimeMs: T1 }])).toEqual([fileOf(task)]);
 
@@ -114,7 +121,7 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
     await store.open();
     events.length = 0;
     const claimed = live('refs/heads/main');
-    staleView(env, 'held', [claimed]);
+    staleView(env, [claimed]);
     env.write(flatRel(claimed), encodeTask(claimed));
 
     const first = await store.listWaiting();

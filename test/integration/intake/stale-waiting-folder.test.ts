@@ -21,8 +21,8 @@ afterEach(async () => {
  * folder for a while: the hook of a hot branch then finds its task's name taken by the claimed
  * task (pushed with the refs of before this update) and, before this was handled, reported the
  * update queued while nothing waited for it. This machine has no NFS client, so the test builds
- * what that client sees at the path: the folder holding the lease's owner record and the claimed
- * task, with the claim retired to done/.
+ * what that client sees at the path: the folder holding the lease's owner record, fresh, and the
+ * claimed task.
  */
 describe('a hook on a client that still sees the folder a claim took', () => {
   it('queues the update at the top of waiting/, and a node pushes it once the folder is gone', async () => {
@@ -45,7 +45,6 @@ describe('a hook on a client that still sees the folder a claim took', () => {
     mkdirSync(seen);
     writeFileSync(join(seen, `${taskKey(task)}.json`), encodeTask(task));
     writeFileSync(join(seen, 'owner.json'), `${JSON.stringify({ version: 1, nodeId: 'node-b', leaseId: 'node-b.k3x9', counter: 4, uri: task.uri })}\n`);
-    mkdirSync(storeDir(store, 'done', `${uriKey(task.uri)}.node-b.k3x9`));
 
     const enqueued = runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main']);
 
@@ -54,7 +53,6 @@ describe('a hook on a client that still sees the folder a claim took', () => {
 
     // The claim's push ended and the sweep removed its folder: the name resolves afresh, to nothing.
     rmSync(seen, { recursive: true });
-    rmSync(storeDir(store, 'done', `${uriKey(task.uri)}.node-b.k3x9`), { recursive: true });
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
     stops.push(() => node.stop());
 
