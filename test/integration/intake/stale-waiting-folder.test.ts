@@ -15,6 +15,25 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop();
 });
 
+/** Source `app`, a `file://` destination `dr/app.git` pushed to at once, and the config. */
+function setup(remoteLines: string[] = []): { root: string; store: string; source: string; dest: string; config: string } {
+  const root = tempDir('refrelay-stale-view');
+  const { store, base, source } = appSource(root);
+  const dest = initBare(join(root, 'dr', 'app.git'));
+  const config = writeConfig(join(root, 'replication.config'), [
+    '[replication]',
+    `  storePath = ${store}`,
+    `  basePath = ${base}`,
+    '  distributionInterval = 200ms',
+    '  randomDelay = 0',
+    '[remote "dr"]',
+    `  url = file://${join(root, 'dr')}/\${name}.git`,
+    '  replicationDelay = 0',
+    ...remoteLines,
+  ]);
+  return { root, store, source, dest, config };
+}
+
 /**
  * DESIGN.md "Waiting folders", Stale lookups. On NFS, a client that looked up
  * `waiting/<uriKey>/` before another machine claimed it goes on resolving the name to the claimed
@@ -26,19 +45,7 @@ afterEach(async () => {
  */
 describe('a hook on a client that still sees the folder a claim took', () => {
   it('queues the update at the top of waiting/, and a node pushes it once the folder is gone', async () => {
-    const root = tempDir('refrelay-stale-view');
-    const { store, base, source } = appSource(root);
-    const dest = initBare(join(root, 'dr', 'app.git'));
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${store}`,
-      `  basePath = ${base}`,
-      '  distributionInterval = 200ms',
-      '  randomDelay = 0',
-      '[remote "dr"]',
-      `  url = file://${join(root, 'dr')}/\${name}.git`,
-      '  replicationDelay = 0',
-    ]);
+    const { store, source, dest, config } = setup();
     await new TaskStore({ root: store, nodeId: 'test' }).open();
     const task: Task = { project: 'app', refs: ['refs/heads/main'], uri: `file://${dest}`, remote: 'dr' };
     const seen = storeDir(store, 'waiting', uriKey(task.uri));
@@ -62,23 +69,9 @@ describe('a hook on a client that still sees the folder a claim took', () => {
   });
 
   it('a node whose failed push puts its task back through that name sends it to the top of waiting/, says so, and pushes it later', async () => {
-    const root = tempDir('refrelay-stale-view');
-    const { store, base, source } = appSource(root);
-    const dest = initBare(join(root, 'dr', 'app.git'));
+    const { root, store, source, dest, config } = setup(['  timeout = 2s', '  replicationRetry = 1s']);
     // The first push hangs in the destination's hook until the push's idle limit stops it.
     writeHook(dest, 'pre-receive', `#!/bin/sh\nif [ ! -f "${root}/hung-once" ]; then touch "${root}/hung-once"; sleep 60; fi\nexit 0\n`);
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${store}`,
-      `  basePath = ${base}`,
-      '  distributionInterval = 200ms',
-      '  randomDelay = 0',
-      '[remote "dr"]',
-      `  url = file://${join(root, 'dr')}/\${name}.git`,
-      '  replicationDelay = 0',
-      '  timeout = 2s',
-      '  replicationRetry = 1s',
-    ]);
     expect(runCli(['enqueue', '--config', config, '--project', 'app', '--ref', 'refs/heads/main']).stdout).toBe('refrelay: queued 1 task for app\n');
     const task: Task = { project: 'app', refs: ['refs/heads/main'], uri: `file://${dest}`, remote: 'dr' };
     const node = RefrelayNode.start({ config, nodeId: 'node-1' });
