@@ -144,4 +144,17 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
     expect(second.loose).toEqual([]);
     expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(claimed)}`]);
   });
+
+  it('tells which tasks wait flat at the top of waiting/, for `replicate --wait`: not those in a folder, nor names that are no task files', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.open();
+    const [flat, foldered] = [live('refs/heads/flat'), live('refs/heads/main')];
+    await store.createMany([foldered]);
+    env.write(flatRel(flat), encodeTask(flat));
+
+    const found = await store.flatWaitingNames([fileOf(flat), fileOf(foldered), fileOf(live('refs/heads/none')), '../refrelay-store.json']);
+
+    expect([...found]).toEqual([fileOf(flat)]);
+  });
 });
