@@ -148,8 +148,9 @@ export class RefWatcher {
     if (opened !== undefined && 'unusable' in opened) {
       this.deps.log.warn({ reason: opened.unusable }, 'ref snapshots are not saved: changes made while no daemon watches are not seen');
     }
-    this.saved = opened !== undefined && 'earlier' in opened ? this.deps.saved : undefined;
-    const earlier = opened !== undefined && 'earlier' in opened && opened.earlier;
+    const usable = opened !== undefined && 'earlier' in opened ? opened : undefined;
+    this.saved = usable === undefined ? undefined : this.deps.saved;
+    const earlier = usable?.earlier ?? false;
     const untrusted = new Map<string, string>();
     await mapBounded(projects, SNAPSHOT_CONCURRENCY, async (project) => {
       const reason = await this.catchUp(project, earlier);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CLAIMED_VIEW_MAX_AGE_MS } from '../../src/store/claimed-view.js';
-import type { StoreEvent } from '../../src/store/task-store.js';
+import type { StoreEvent, TaskStore } from '../../src/store/task-store.js';
 import { encodeTask, uriKey, type Task } from '../../src/task/task.js';
 import { faultyFs } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
@@ -32,13 +32,19 @@ function staleView(env: StoreEnv, claimed: readonly Task[] = []): void {
   for (const task of claimed) env.write(waitingRel(task), encodeTask(task));
 }
 
+/** A node's store, opened, with the events it sends from then on. */
+async function openWithEvents(env: StoreEnv): Promise<{ store: TaskStore; events: StoreEvent[] }> {
+  const events: StoreEvent[] = [];
+  const store = env.store('node-a', { onEvent: (event) => events.push(event) });
+  await store.open();
+  events.length = 0; // the store's marker, made by the open
+  return { store, events };
+}
+
 describe.each(storeEnvs())('task store contract, a waiting folder seen as the folder a claim took (%s)', (_, makeEnv) => {
   it('queues at the top of waiting/ a task whose name is taken by a claimed task, which may have been pushed before this update', async () => {
     const env = makeEnv();
-    const events: StoreEvent[] = [];
-    const store = env.store('node-a', { onEvent: (event) => events.push(event) });
-    await store.open();
-    events.length = 0;
+    const { store, events } = await openWithEvents(env);
     const task = live('refs/heads/main');
     staleView(env, [task]);
 
@@ -116,10 +122,7 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
 
   it('leaves a flat task unsorted while its folder is seen as claimed, says why, and sorts it once the view is fresh', async () => {
     const env = makeEnv();
-    const events: StoreEvent[] = [];
-    const store = env.store('node-a', { onEvent: (event) => events.push(event) });
-    await store.open();
-    events.length = 0;
+    const { store, events } = await openWithEvents(env);
     const claimed = live('refs/heads/main');
     staleView(env, [claimed]);
     env.write(flatRel(claimed), encodeTask(claimed));
