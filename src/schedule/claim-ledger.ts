@@ -32,14 +32,20 @@ export class ClaimLedger {
     return true;
   }
 
-  /** Finish the pushed tasks and release the lock; `onRetireError` hears why the one-step way failed. */
+  /**
+   * Finish the pushed tasks and release the lock; `onRetireError` hears why the one-step way
+   * failed. Whatever the store throws, a lock not retired is released: this node's own observer
+   * never looks at a lock it holds, so one kept by mistake would stop its URI until a restart.
+   */
   async close(store: SchedulerDeps['store'], onRetireError: (error: unknown) => void): Promise<void> {
-    if (this.pushed.length > 0 && this.open.size === 0 && (await this.retire(store, onRetireError))) return;
+    let retired = false;
     try {
+      retired = this.pushed.length > 0 && this.open.size === 0 && (await this.retire(store, onRetireError));
+      if (retired) return;
       if (this.pushed.length > 0 && (await this.lock.stillMine())) await store.finish(this.lock.claimName, this.pushed);
       if (this.lock.leasedFolder !== undefined && (await this.lock.stillMine())) await this.giveBackLate(store);
     } finally {
-      await this.lock.release();
+      if (!retired) await this.lock.release();
     }
   }
 
@@ -52,7 +58,9 @@ export class ClaimLedger {
     } catch (error) {
       // A claim folder that was a waiting folder refuses to retire while it holds tasks this push
       // never claimed (they arrived after the claim read it): those go back, and it retires.
-      if (firstTry && this.lock.leasedFolder !== undefined && (await this.giveBackLate(store)).length > 0) return this.retire(store, onRetireError, false);
+      // A give-back the store fails too is tried again on the slow path.
+      const givenBack = firstTry && this.lock.leasedFolder !== undefined ? await this.giveBackLate(store).catch(() => []) : [];
+      if (givenBack.length > 0) return this.retire(store, onRetireError, false);
       // The store refused the move (its done/ folder missing, a permission): the slow path.
       onRetireError(error);
       return false;

@@ -56,7 +56,9 @@ export async function runPushJob(deps: SchedulerDeps, group: UriGroup, signal: A
     const uri = redactUrl(group.uri);
     await job.claims
       .close(deps.store, (error) => deps.log.warn({ uri, err: String(error) }, 'could not move the finished claim folder aside; deleting its files one by one'))
-      .catch((error: unknown) => deps.log.warn({ uri, err: String(error) }, 'could not release the URI lock'));
+      // The lock is released even then, or left to recovery when the release failed too: pushed
+      // tasks still in its folder go back to waiting/ and are pushed again, never lost.
+      .catch((error: unknown) => deps.log.warn({ uri, err: String(error) }, 'could not finish the claim folder; its lock is released or left to recovery'));
   }
 }
 

@@ -283,6 +283,32 @@ describe('a claim folder that was the waiting folder, renamed in by the lock', (
     expect(h.fs.readdirSync(`${ROOT}/ref-updates/running`)).toEqual([]);
   });
 
+  it('releases the lock when the store fails both the retire and the give-back after a push that landed', async () => {
+    const h = harness(config);
+    h.locks.retiring = true;
+    h.locks.retireFails = true;
+    h.locks.movingIn = true;
+    const { group } = await twoUnits(h);
+    // A short outage of the store (EIO) starts as the pushes end: every give-back fails.
+    const failingGiveBack = Object.assign(Object.create(h.store) as typeof h.store, {
+      giveBack: async () => {
+        throw Object.assign(new Error('EIO: i/o error, scandir'), { code: 'EIO' });
+      },
+    });
+    const log = recordingLog();
+
+    const result = await runPushJob({ ...h.deps, store: failingGiveBack, log }, group, new AbortController().signal);
+
+    expect(result).toMatchObject({ kind: 'pushed', claimed: 2 });
+    // Released, not kept by this node for ever: its own observer never looks at a lock it holds.
+    expect(h.locks.calls.release).toBe(1);
+    expect(h.locks.held.size).toBe(0);
+    expect(log.warnings).toEqual([
+      'could not move the finished claim folder aside; deleting its files one by one',
+      'could not finish the claim folder; its lock is released or left to recovery',
+    ]);
+  });
+
   it('gives every task back unread when the lock finds the URI backing off', async () => {
     const h = harness(config);
     h.locks.movingIn = true;
