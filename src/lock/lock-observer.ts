@@ -12,7 +12,7 @@ export interface StaleLock {
 interface Sighting {
   signature: string;
   owner: OwnerRecord | undefined;
-  /** Observer's monotonic time when this signature was first seen. */
+  /** Observer's monotonic time just after the read that first saw this signature. */
   since: number;
 }
 
@@ -40,8 +40,11 @@ export class LockObserver {
    * heartbeat finds (after that the name is looked at again).
    */
   async scan(ownLeases: ReadonlySet<string>, ownLocks: ReadonlySet<string> = new Set()): Promise<{ stale: StaleLock[]; abandonedTombstones: string[] }> {
-    const now = this.clock.monotonic();
+    // Each sighting is stamped after its look and compared with a time before the next look, so
+    // a slow scan can only make a lock look fresher than it is, never staler.
+    const listedFrom = this.clock.monotonic();
     const { locks, tombstones } = await this.uriLocks.listEntries();
+    const listedAt = this.clock.monotonic();
     const stale: StaleLock[] = [];
     const present = new Set(locks);
     for (const name of this.locks.keys()) if (!present.has(name)) this.locks.delete(name);
@@ -50,6 +53,7 @@ export class LockObserver {
         this.locks.delete(lockName);
         continue;
       }
+      const readFrom = this.clock.monotonic();
       const owner = await this.uriLocks.readOwner(lockName);
       if (owner !== undefined && ownLeases.has(owner.leaseId)) {
         this.locks.delete(lockName);
@@ -58,18 +62,19 @@ export class LockObserver {
       const signature = ownerSignature(owner);
       const seen = this.locks.get(lockName);
       if (seen === undefined || seen.signature !== signature) {
-        this.locks.set(lockName, { signature, owner, since: now });
+        this.locks.set(lockName, { signature, owner, since: this.clock.monotonic() });
         continue;
       }
-      if (now - seen.since >= this.staleMs()) stale.push({ lockName, signature, owner, unchangedMs: now - seen.since });
+      const unchangedMs = readFrom - seen.since;
+      if (unchangedMs >= this.staleMs()) stale.push({ lockName, signature, owner, unchangedMs });
     }
     const presentTombs = new Set(tombstones);
     for (const name of this.tombstones.keys()) if (!presentTombs.has(name)) this.tombstones.delete(name);
     const abandonedTombstones: string[] = [];
     for (const name of tombstones) {
       const since = this.tombstones.get(name);
-      if (since === undefined) this.tombstones.set(name, now);
-      else if (now - since >= this.staleMs()) abandonedTombstones.push(name);
+      if (since === undefined) this.tombstones.set(name, listedAt);
+      else if (listedFrom - since >= this.staleMs()) abandonedTombstones.push(name);
     }
     return { stale, abandonedTombstones };
   }

@@ -177,4 +177,46 @@ describe("LockObserver: a lock is stale when its signature stood still for lockS
     w.clock.advance(1);
     expect((await w.observer.scan(NOTHING)).abandonedTombstones).toEqual([tomb]);
   });
+  /** An observer whose looks at running/ take time: `during` runs, the clock having moved `ms`, before the look. */
+  function slowObserver(w: ReturnType<typeof world>, method: 'readOwner' | 'listEntries', ms: number, during: () => Promise<void>): LockObserver {
+    let slowOnce: (() => Promise<void>) | undefined = async () => {
+      w.clock.advance(ms);
+      await during();
+    };
+    const looking = async <T>(look: () => Promise<T>): Promise<T> => {
+      const slow = slowOnce;
+      slowOnce = undefined;
+      await slow?.();
+      return look();
+    };
+    const locks = Object.assign(Object.create(w.observerLocks) as UriLocks, {
+      [method]: (...args: never[]) => looking(() => (w.observerLocks[method] as (...a: never[]) => Promise<unknown>)(...args)),
+    });
+    return new LockObserver(locks, w.clock, () => STALE_MS);
+  }
+
+  it('counts a lock from when its record was read, not from when a slow scan started', async () => {
+    const w = world();
+    const held = (await w.holder.acquire(LOCK, URI))!;
+    // The scan starts at 0 but reaches this lock at 4,000, just after the holder's heartbeat.
+    const observer = slowObserver(w, 'readOwner', 4000, async () => void (await held.heartbeat()));
+    const stale = async (): Promise<number[]> => (await observer.scan(NOTHING)).stale.map((lock) => lock.unchangedMs);
+    expect(await stale()).toEqual([]);
+    w.clock.advance(STALE_MS - 1);
+    expect(await stale()).toEqual([]);
+    w.clock.advance(1);
+    expect(await stale()).toEqual([STALE_MS]);
+  });
+
+  it('counts a tombstone from when the listing that found it ended', async () => {
+    const w = world();
+    const tomb = `${LOCK}.tomb.node-x.t1`;
+    const observer = slowObserver(w, 'listEntries', 4000, async () => w.fs.mkdirSync(`${RUNNING}/${tomb}`));
+    const abandoned = async (): Promise<string[]> => (await observer.scan(NOTHING)).abandonedTombstones;
+    expect(await abandoned()).toEqual([]);
+    w.clock.advance(STALE_MS - 1);
+    expect(await abandoned()).toEqual([]);
+    w.clock.advance(1);
+    expect(await abandoned()).toEqual([tomb]);
+  });
 });
