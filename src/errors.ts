@@ -54,6 +54,19 @@ export class StoreError extends RefrelayError {
 }
 
 /**
+ * Something other than a folder (a file, a symlink) stands under a URI's waiting folder name:
+ * that URI's tasks cannot be queued until a person moves it away, while every other URI's can.
+ */
+export class WaitingFolderRefusedError extends StoreError {
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * refrelay's own code could not be loaded: a build file or a dependency is missing, as while
  * `npm ci` or a build rewrites the checkout it runs from. refrelay did not start (exit 4).
  */

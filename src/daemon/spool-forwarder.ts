@@ -1,17 +1,19 @@
+import { WaitingFolderRefusedError } from '../errors.js';
 import { claimSpool, realSpoolFiles, removeSpooled, type SpooledTask, type SpoolFiles } from '../intake/spool.js';
 import { errnoName } from '../runtime/errno.js';
 import { basename } from 'node:path';
 import type { Log } from '../runtime/log.js';
+import { redactUrl } from '../runtime/redact.js';
 import type { Task } from '../task/task.js';
 import type { TaskStore } from '../store/task-store.js';
 
-/** Tasks published per `createMany`: one fsync of waiting/ each, and spool files go as each batch lands. */
+/** Tasks published per `createEach`: one fsync of waiting/ each, and spool files go as each batch lands. */
 const FORWARD_BATCH = 500;
 
 export interface SpoolForwarderOptions {
   /** This store's folder in the local spool (`intake/spool.ts` `spoolDirFor`). */
   readonly dir: string;
-  readonly store: Pick<TaskStore, 'createMany'>;
+  readonly store: Pick<TaskStore, 'createEach'>;
   readonly log: Log;
   /** Store clock minus local clock: a spooled file's mtime is local, a task's due time is store time. */
   readonly storeClockOffsetMs: () => number;
@@ -34,6 +36,13 @@ interface Stuck {
   readonly reason: string;
 }
 
+/** A waiting folder the store refuses to write through (a file or a link under its name): its URI's spooled tasks stay spooled. */
+interface RefusedFolder {
+  readonly uri: string;
+  readonly reason: string;
+  readonly tasks: number;
+}
+
 const sameFile = (stuck: Stuck, spooled: SpooledTask): boolean =>
   stuck.mtimeMs === spooled.enqueuedAtMs && stuck.ctimeMs === spooled.ctimeMs && stuck.sizeBytes === spooled.sizeBytes;
 
@@ -41,10 +50,11 @@ const sameFile = (stuck: Stuck, spooled: SpooledTask): boolean =>
  * Moves what `enqueue` spooled on this machine into the store (DESIGN.md invariant 9). Each spool
  * file is claimed (renamed into `forwarding/`) before it is read, so an update spooled meanwhile
  * is a new file; its task is published with the store's no-clobber create, backdated to when it
- * was enqueued, and the claim is removed only once `createMany` has resolved, i.e. the task is
- * durable in the store: a crash in between leaves a claim whose task is already queued, and
- * forwarding it again is a no-op. Several nodes of the store on one machine may forward at once
- * for the same reason.
+ * was enqueued, and the claim is removed only once `createEach` reported it durable in the store:
+ * a crash in between leaves a claim whose task is already queued, and forwarding it again is a
+ * no-op. Several nodes of the store on one machine may forward at once for the same reason. Each
+ * task lands on its own: one the store refuses (its URI's waiting folder name is taken) stays
+ * spooled without holding back the others.
  */
 export class SpoolForwarder {
   private waitingCount = 0;
@@ -55,6 +65,8 @@ export class SpoolForwarder {
   private readonly stuck = new Map<string, Stuck>();
   /** Unreadable, unmovable files of the last pass, by name; each is logged once. */
   private skipped = new Map<string, string>();
+  /** Waiting folders the store refused the last pass that went through, by path; each is logged once. */
+  private refused = new Map<string, RefusedFolder>();
   /** Why the last pass that had files to claim read them in place instead; logged when it starts. */
   private claimRefused: string | undefined;
 
@@ -82,6 +94,13 @@ export class SpoolForwarder {
     if (this.skipped.size > 0) {
       problems.push(`${this.skipped.size} unreadable spool file(s) in ${dir} could not be moved to corrupt/: check the permissions of that folder`);
     }
+    if (this.refused.size > 0) {
+      const folders = [...this.refused.values()];
+      const tasks = folders.reduce((sum, folder) => sum + folder.tasks, 0);
+      problems.push(
+        `${tasks} spooled task(s) in ${dir} cannot be queued: ${folders.map((folder) => folder.reason).join(', ')}: move away what stands under that name in the store`,
+      );
+    }
     if (this.claimRefused !== undefined) {
       problems.push(
         `spool files in ${dir} could not be claimed before forwarding (${this.claimRefused}), so an update spooled again meanwhile can be missed: give this daemon's user write permission on that folder, with forwarding/ a plain folder in it`,
@@ -90,7 +109,11 @@ export class SpoolForwarder {
     return problems.length === 0 ? undefined : problems.join('; ');
   }
 
-  /** One pass: two `readdir`s when the spool is empty. Store errors reject (the claimed files are kept for the next pass). */
+  /**
+   * One pass: two `readdir`s when the spool is empty. A store failure rejects once the spool files
+   * of the tasks that landed are removed (the others are kept for the next pass); a task whose
+   * waiting folder the store refuses is kept and logged, and the pass goes on.
+   */
   async tick(): Promise<ForwardReport> {
     const { dir, log } = this.options;
     const reading = await claimSpool(dir, this.files);
@@ -107,15 +130,28 @@ export class SpoolForwarder {
     const pending = this.notStuck(reading.tasks);
     this.waitingCount = pending.length;
     const offset = this.options.storeClockOffsetMs();
+    const refused = new Map<string, RefusedFolder>();
     let forwarded = 0;
     for (let start = 0; start < pending.length; start += FORWARD_BATCH) {
-      const batch = pending.slice(start, start + FORWARD_BATCH);
-      await this.forward(batch, offset);
-      forwarded += batch.length;
-      this.waitingCount -= batch.length;
+      const { landed, storeFailure } = await this.forward(pending.slice(start, start + FORWARD_BATCH), offset, refused);
+      forwarded += landed;
+      this.waitingCount -= landed;
+      if (storeFailure !== undefined) throw storeFailure.error;
     }
+    this.noteRefused(refused);
     if (forwarded > 0) log.info({ tasks: forwarded, spool: dir }, 'forwarded spooled tasks into the store');
     return { forwarded, quarantined: reading.quarantined.length, skipped: reading.skipped.length };
+  }
+
+  /** Logs each refused waiting folder the first pass it is refused (again once its tasks were queued meanwhile). */
+  private noteRefused(refused: Map<string, RefusedFolder>): void {
+    for (const [path, folder] of refused) {
+      if (this.refused.get(path)?.reason === folder.reason) continue;
+      const message =
+        'the store refuses the waiting folder of spooled tasks: they stay in the spool and are tried again every pass until what stands under its name is moved away';
+      this.options.log.error({ uri: redactUrl(folder.uri), tasks: folder.tasks, reason: folder.reason, spool: this.options.dir }, message);
+    }
+    this.refused = refused;
   }
 
   /** Logs each unreadable, unmovable file the first pass it is seen. */
@@ -145,16 +181,42 @@ export class SpoolForwarder {
     return pending;
   }
 
-  /** Publishes the batch backdated to when each was enqueued (local clock + `offset`: store time), then removes their spool files. */
-  private async forward(batch: readonly SpooledTask[], offset: number): Promise<void> {
-    const { store, log, dir } = this.options;
+  /**
+   * Publishes the batch, each task on its own, backdated to when each was enqueued (local clock +
+   * `offset`: store time), then removes the spool files of those that landed. A task whose waiting
+   * folder the store refuses goes into `refused`; any other failure is the store's (full, gone,
+   * I/O errors), returned for the pass to fail with, as a store that took none did before.
+   */
+  private async forward(
+    batch: readonly SpooledTask[],
+    offset: number,
+    refused: Map<string, RefusedFolder>,
+  ): Promise<{ landed: number; storeFailure: { error: unknown } | undefined }> {
     const enqueuedAt = new Map<Task, Date>(batch.map((spooled) => [spooled.task, new Date(spooled.enqueuedAtMs + offset)]));
-    await store.createMany(
+    const outcomes = await this.options.store.createEach(
       batch.map((spooled) => spooled.task),
       { mtimeOf: (task) => enqueuedAt.get(task) },
     );
+    const landed: SpooledTask[] = [];
+    let storeFailure: { error: unknown } | undefined;
+    batch.forEach((spooled, i) => {
+      // createEach answers in the order of the tasks it was given.
+      const outcome = outcomes[i]!;
+      if (!('error' in outcome)) landed.push(spooled);
+      else if (outcome.error instanceof WaitingFolderRefusedError) {
+        const { path, message } = outcome.error;
+        refused.set(path, { uri: spooled.task.uri, reason: message, tasks: (refused.get(path)?.tasks ?? 0) + 1 });
+      } else storeFailure ??= { error: outcome.error };
+    });
+    await this.removeForwarded(landed);
+    return { landed: landed.length, storeFailure };
+  }
+
+  /** Removes the spool files of tasks durable in the store; one that cannot be removed is remembered as stuck. */
+  private async removeForwarded(forwarded: readonly SpooledTask[]): Promise<void> {
+    const { log, dir } = this.options;
     const failures = await Promise.all(
-      batch.map((spooled) =>
+      forwarded.map((spooled) =>
         removeSpooled(spooled, this.files).then(
           () => undefined,
           (error: unknown) => ({ spooled, error }),

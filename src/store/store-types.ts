@@ -6,6 +6,14 @@ export interface CreateResult {
   readonly created: boolean;
 }
 
+/** A task `TaskStore.createEach` could not publish, and why; the others of that call are unaffected. */
+export interface CreateFailure {
+  readonly key: string;
+  readonly error: unknown;
+}
+
+export type CreateOutcome = CreateResult | CreateFailure;
+
 /** A published task file. Immutable: the same object is returned by every listing while the file exists. */
 export interface WaitingTask {
   /** File name, `<taskKey>.json`. */

@@ -5,10 +5,10 @@ import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks
 import { replaceAtomic } from './publish.js';
 import { storeContext, type StoreContext, type StoreContextOptions } from './store-context.js';
 import { WaitingFolders, type ListOptions, type WaitingListing } from './waiting-folders.js';
-import { publishTasks } from './waiting-folder.js';
+import { publishEachTask, publishTasks } from './waiting-folder.js';
 import type { StorePaths } from './store-paths.js';
 import { countCorrupt, listClaimed, listRunning, readNodeRecordFiles, sweepBuilding, sweepDone, recoverLockFolder } from './store-records.js';
-import type { ClaimedTask, CreateResult, FailedTask, WaitingTask } from './store-types.js';
+import type { ClaimedTask, CreateOutcome, CreateResult, FailedTask, WaitingTask } from './store-types.js';
 import { claimUri, flatWaitingNames, giveBackToWaiting, waitingNamesOf, finishTasks, resetTasks, unlinkTolerant } from './task-moves.js';
 import { readJsonOrQuarantine } from './task-reader.js';
 import { listUriStateKeys, listUriStates } from './uri-state-files.js';
@@ -72,6 +72,16 @@ export class TaskStore {
   async createMany(tasks: readonly Task[], options: { mtimeOf?: (task: Task) => Date | undefined } = {}): Promise<CreateResult[]> {
     await this.ready();
     return this.wrote(await publishTasks(this.ctx, tasks, options));
+  }
+
+  /**
+   * As createMany, but each task on its own: one that cannot be published (its waiting folder's
+   * name taken by a file, an I/O error) is reported in its place with its error, and the others
+   * are still published and made durable. Only a store that cannot be opened rejects.
+   */
+  async createEach(tasks: readonly Task[], options: { mtimeOf?: (task: Task) => Date | undefined } = {}): Promise<CreateOutcome[]> {
+    await this.ready();
+    return this.wrote(await publishEachTask(this.ctx, tasks, options));
   }
 
   /**

@@ -96,6 +96,26 @@ describe.each(storeEnvs())('task store contract, faults (%s)', (_, makeEnv) => {
     expect(env.list(BUILDING)).toEqual([]);
   });
 
+  it('createEach reports each task of a store that fails every write (EIO) in its place, and publishes none', async () => {
+    const env = makeEnv();
+    await env.store('setup').open();
+    const failing = faultyFs(env.fs, {
+      link: async (_from, to) => {
+        throw fsError('EIO', 'link', to);
+      },
+    });
+    const other: Task = { ...task, uri: 'ssh://h/q.git' };
+
+    const outcomes = await env.store('node-a', { fs: failing }).createEach([task, other]);
+
+    expect(outcomes.map((outcome) => 'error' in outcome && outcome.error instanceof StoreError && outcome.error.message)).toEqual([
+      expect.stringContaining(`create task failed (EIO) at ${env.root}/${WAITING}/${KEY}/${taskKey(task)}.json`),
+      expect.stringContaining(`create task failed (EIO) at ${env.root}/${WAITING}/${uriKey(other.uri)}/${taskKey(other)}.json`),
+    ]);
+    expect(waitingFiles(env)).toEqual([]);
+    expect(env.list(BUILDING)).toEqual([]);
+  });
+
   it('reports a store whose folders cannot be created, and retries on the next call', async () => {
     const env = makeEnv();
     let broken = true;

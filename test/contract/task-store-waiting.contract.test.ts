@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/errors.js';
+import { StoreError, WaitingFolderRefusedError } from '../../src/errors.js';
 import type { StoreStats } from '../../src/store/store-fs.js';
 import type { StoreEvent, TaskStoreOptions } from '../../src/store/task-store.js';
 import { FULL_SYNC_REF, encodeTask, uriKey, type Task } from '../../src/task/task.js';
@@ -120,6 +120,28 @@ describe.each(storeEnvs())('task store contract, publishing into waiting folders
 
     expect(error.message).toBe(`create task: ${join(env.root, WAITING, `${KEY}.bulk`)} is a regular file, not a folder; refusing to write through it`);
     expect(env.read(`${WAITING}/${KEY}.bulk`)).toBe('not a folder');
+    expect(env.list('ref-updates/building')).toEqual([]);
+  });
+
+  it("createEach publishes every other task when a file stands in place of one URI's folder, and reports that one in its place", async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.open();
+    env.write(`${WAITING}/${KEY}`, 'a task file of Gerrit');
+    const blocked = live('refs/heads/main');
+    const others = [live('refs/heads/main', OTHER_URI), fullSync()];
+
+    const outcomes = await store.createEach([others[0]!, blocked, others[1]!]);
+
+    expect(outcomes.map((outcome) => ('error' in outcome ? (outcome.error as Error).message : outcome.created))).toEqual([
+      true,
+      `create task: ${join(env.root, WAITING, KEY)} is a regular file, not a folder; refusing to write through it`,
+      true,
+    ]);
+    const refused = outcomes[1]!;
+    expect('error' in refused && refused.error).toBeInstanceOf(WaitingFolderRefusedError);
+    expect(waitingFiles(env)).toEqual([`${uriKey(OTHER_URI)}/${fileOf(others[0]!)}`, KEY, `${KEY}.bulk/${fileOf(others[1]!)}`].sort());
+    expect(env.read(`${WAITING}/${KEY}`)).toBe('a task file of Gerrit');
     expect(env.list('ref-updates/building')).toEqual([]);
   });
 

@@ -1,10 +1,10 @@
-import { mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolForwarder } from '../../../src/daemon/spool-forwarder.js';
 import { claimedNames, claimSpool, realSpoolFiles, spoolDirFor, spoolTasks, spooledNames, type SpoolFiles } from '../../../src/intake/spool.js';
 import { silentLog, type Log } from '../../../src/runtime/log.js';
-import { TaskStore } from '../../../src/store/task-store.js';
+import { nodeStoreFs, TaskStore, type StoreFs } from '../../../src/store/task-store.js';
 import { taskKey, uriKey, type Task } from '../../../src/task/task.js';
 import { initStoreSync, storeDir } from '../../support/refrelay-node.js';
 import { spooledTaskFiles, waitingTaskNames, waitingTaskPaths } from '../../support/store-files.js';
@@ -185,8 +185,8 @@ describe('forwarding the spool into the store', () => {
     // While the batch is published, a node pushes and finishes the task, and a new update of
     // the same refs finds the store away: enqueue spools it again (the same name: it touches the file).
     const racing = {
-      createMany: async (...args: Parameters<TaskStore['createMany']>) => {
-        const results = await taskStore.createMany(...args);
+      createEach: async (...args: Parameters<TaskStore['createEach']>) => {
+        const results = await taskStore.createEach(...args);
         rmSync(waitingFileOf(store, task!));
         await spoolTasks(spool, store, [task!], new Date());
         return results;
@@ -207,6 +207,71 @@ describe('forwarding the spool into the store', () => {
     });
     expect(waitingTaskNames(store)).toEqual([`${taskKey(task!)}.json`]);
     expect(spooledTaskFiles(spool)).toEqual([]);
+  });
+
+  it("forwards the other URIs' tasks when a plain file stands under one URI's waiting folder name: that one stays spooled, is logged once, and lands once the file is gone", async () => {
+    const { store, spool, taskStore } = setUp();
+    initStoreSync(store);
+    const queued = tasks(3);
+    await spoolTasks(spool, store, queued, new Date(Date.now() - 60_000));
+    // The shape of a task file of Gerrit's plugin, which listings leave alone.
+    const blocker = join(storeDir(store, 'waiting'), uriKey(queued[1]!.uri));
+    writeFileSync(blocker, 'a task file of Gerrit\n');
+    const errors: Array<[object, string]> = [];
+    const log: Log = { ...silentLog, error: (fields, message) => void errors.push([fields, message ?? '']) };
+    const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log, storeClockOffsetMs: () => 0 });
+    const nameOf = (i: number): string => `${taskKey(queued[i]!)}.json`;
+
+    expect(await forwarder.tick()).toEqual({ forwarded: 2, quarantined: 0, skipped: 0 });
+    expect(waitingTaskNames(store)).toEqual([nameOf(0), nameOf(2)].sort());
+    expect(spooledTaskFiles(spool)).toEqual([nameOf(1)]);
+    expect(forwarder.waiting).toBe(1);
+    const reason = `create task: ${blocker} is a regular file, not a folder; refusing to write through it`;
+    expect(errors).toEqual([
+      [
+        { uri: queued[1]!.uri, tasks: 1, reason, spool },
+        'the store refuses the waiting folder of spooled tasks: they stay in the spool and are tried again every pass until what stands under its name is moved away',
+      ],
+    ]);
+    expect(forwarder.problem()).toBe(`1 spooled task(s) in ${spool} cannot be queued: ${reason}: move away what stands under that name in the store`);
+
+    // Nodes push and finish the two that landed: they are not published again.
+    for (const i of [0, 2]) rmSync(waitingFileOf(store, queued[i]!));
+    for (let pass = 0; pass < 2; pass++) expect(await forwarder.tick()).toEqual({ forwarded: 0, quarantined: 0, skipped: 0 });
+    expect(waitingTaskNames(store)).toEqual([]);
+    expect(spooledTaskFiles(spool)).toEqual([nameOf(1)]);
+    expect(errors).toHaveLength(1);
+
+    rmSync(blocker);
+    expect(await forwarder.tick()).toEqual({ forwarded: 1, quarantined: 0, skipped: 0 });
+    expect(waitingTaskNames(store)).toEqual([nameOf(1)]);
+    expect(spooledTaskFiles(spool)).toEqual([]);
+    expect(forwarder.waiting).toBe(0);
+    expect(forwarder.problem()).toBeUndefined();
+  });
+
+  it('keeps every spooled task and fails the pass when the store fails every write (EIO), then forwards them all once it works', async () => {
+    const { store, spool } = setUp();
+    initStoreSync(store);
+    const queued = tasks(3);
+    await spoolTasks(spool, store, queued, new Date(Date.now() - 60_000));
+    let failing = true;
+    const fs: StoreFs = {
+      ...nodeStoreFs,
+      link: (from, to) => (failing ? Promise.reject(Object.assign(new Error(`EIO: i/o error, link '${to}'`), { code: 'EIO' })) : nodeStoreFs.link(from, to)),
+    };
+    const taskStore = new TaskStore({ root: store, nodeId: 'node-1', ifUnmarked: 'refuse', fs });
+    const forwarder = new SpoolForwarder({ dir: spool, store: taskStore, log: silentLog, storeClockOffsetMs: () => 0 });
+
+    await expect(forwarder.tick()).rejects.toThrow(/^create task failed \(EIO\) at /);
+    expect(spooledTaskFiles(spool)).toEqual(queued.map((task) => `${taskKey(task)}.json`).sort());
+    expect(forwarder.waiting).toBe(3);
+    expect(waitingTaskNames(store)).toEqual([]);
+
+    failing = false;
+    expect(await forwarder.tick()).toEqual({ forwarded: 3, quarantined: 0, skipped: 0 });
+    expect(spooledTaskFiles(spool)).toEqual([]);
+    expect(forwarder.problem()).toBeUndefined();
   });
 
   it('forwards the other spooled tasks when one file cannot be read (EACCES quarantined, EIO left claimed for the next pass)', async () => {
