@@ -92,7 +92,9 @@ export class SpoolForwarder {
       );
     }
     if (this.skipped.size > 0) {
-      problems.push(`${this.skipped.size} unreadable spool file(s) in ${dir} could not be moved to corrupt/: check the permissions of that folder`);
+      problems.push(
+        `${this.skipped.size} unreadable spool file(s) in ${dir} could not be moved to corrupt/: check the permissions of that folder, with corrupt/ a plain folder in it`,
+      );
     }
     if (this.refused.size > 0) {
       const folders = [...this.refused.values()];
@@ -159,7 +161,8 @@ export class SpoolForwarder {
     const skipped = new Map(files.map((bad) => [bad.name, bad.reason]));
     for (const [name, reason] of skipped) {
       if (this.skipped.has(name)) continue;
-      const message = 'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder';
+      const message =
+        'skipped a spool file that can be neither read nor moved to corrupt/: check the permissions of the spool folder, with corrupt/ a plain folder in it';
       this.options.log.error({ file: name, reason, spool: this.options.dir }, message);
     }
     this.skipped = skipped;

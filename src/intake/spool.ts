@@ -204,7 +204,7 @@ export async function claimSpool(dir: string, files: SpoolFiles = realSpoolFiles
 /** Renames each of `names` into `forwarding/`; returns the paths of those whose claim was refused, to be read in place, and why. */
 async function claimAll(dir: string, names: readonly string[], files: SpoolFiles): Promise<{ inPlace: string[]; claims: SpoolReading['claims'] }> {
   if (names.length === 0) return { inPlace: [], claims: 'none-to-make' };
-  const forwarding = await forwardingFolder(dir, { make: true });
+  const forwarding = await spoolFolder(dir, SPOOL_FORWARDING_DIR, { make: true });
   if (typeof forwarding !== 'string') return { inPlace: names.map((name) => join(dir, name)), claims: forwarding };
   const inPlace: string[] = [];
   let claims: SpoolReading['claims'] = 'made';
@@ -221,21 +221,22 @@ async function claimAll(dir: string, names: readonly string[], files: SpoolFiles
 }
 
 /**
- * `forwarding/` when it is a folder of its own (made when `make`), else why not: a link there is
- * never followed, so claims are refused and files read in place.
+ * `<dir>/<name>` (`forwarding/`, `corrupt/`) when it is a folder of its own (made when `make`),
+ * else why not: a link there is never followed, so nothing is moved into it (claims are refused
+ * and files read in place; refused files stay where they are).
  */
-async function forwardingFolder(dir: string, { make }: { make: boolean }): Promise<string | { refused: string }> {
-  const forwarding = join(dir, SPOOL_FORWARDING_DIR);
+async function spoolFolder(dir: string, name: string, { make }: { make: boolean }): Promise<string | { refused: string }> {
+  const folder = join(dir, name);
   const made = make
-    ? await mkdir(forwarding).then(
+    ? await mkdir(folder).then(
         () => undefined,
         (error: unknown) => errnoName(error),
       )
     : undefined;
-  const stats = await lstat(forwarding).catch(() => undefined);
-  if (stats?.isDirectory() === true) return forwarding;
-  if (stats !== undefined) return { refused: `${SPOOL_FORWARDING_DIR}/ is ${entryType(stats)}, not a folder` };
-  return { refused: `${SPOOL_FORWARDING_DIR}/ could not be made: ${made ?? 'it vanished'}` };
+  const stats = await lstat(folder).catch(() => undefined);
+  if (stats?.isDirectory() === true) return folder;
+  if (stats !== undefined) return { refused: `${name}/ is ${entryType(stats)}, not a folder` };
+  return { refused: `${name}/ could not be made: ${made ?? 'it vanished'}` };
 }
 
 /** `<taskKey>.json` of a spool file, from its own name or its claim's. */
@@ -251,7 +252,7 @@ export async function spooledNames(dir: string): Promise<string[]> {
 
 /** Claims in `forwarding/` not yet removed: forwarded again by the next pass, whoever made them. */
 export async function claimedNames(dir: string): Promise<string[]> {
-  const forwarding = await forwardingFolder(dir, { make: false });
+  const forwarding = await spoolFolder(dir, SPOOL_FORWARDING_DIR, { make: false });
   return typeof forwarding !== 'string' ? [] : (await listOrEmpty(forwarding)).filter((name) => CLAIMED_NAME.test(name)).sort();
 }
 
@@ -282,16 +283,18 @@ export async function removeSpooled(spooled: SpooledTask, files: SpoolFiles = re
 }
 
 /**
- * True when moved, false when gone meanwhile, else the errno that kept it in place. The reason
- * is written first (a new file, never through a link) and the file moves only once it is there,
- * so a full disk leaves the file in place rather than in corrupt/ without an explanation.
+ * True when moved, false when gone meanwhile, else what kept it in place (an errno, or a
+ * `corrupt/` that is not a folder of its own: a link there is never followed, as the store's own
+ * quarantine leaves an entry in place when it cannot be moved). The reason is written first (a
+ * new file, never through a link) and the file moves only once it is there, so a full disk
+ * leaves the file in place rather than in corrupt/ without an explanation.
  */
 async function quarantineSpooled(dir: string, path: string, reason: string, files: SpoolFiles): Promise<boolean | string> {
-  const corrupt = join(dir, SPOOL_CORRUPT_DIR);
+  const corrupt = await spoolFolder(dir, SPOOL_CORRUPT_DIR, { make: true });
+  if (typeof corrupt !== 'string') return corrupt.refused;
   const target = join(corrupt, `${basename(path)}.${randomBytes(6).toString('hex')}`);
   const record = `${JSON.stringify({ reason, quarantinedAt: Date.now(), originalPath: join(dir, spooledNameOf(path)) })}\n`;
   try {
-    await mkdir(corrupt, { recursive: true });
     await writeFile(`${target}.reason`, record, { flag: 'wx' });
   } catch (error) {
     return errnoName(error) ?? 'an unknown error';

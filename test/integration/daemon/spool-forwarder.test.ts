@@ -295,6 +295,8 @@ describe('forwarding the spool into the store', () => {
     expect(waitingTaskNames(store)).toEqual([0, 2, 4].map((i) => `${taskKey(queued[i]!)}.json`).sort());
     expect(spooledTaskFiles(spool)).toEqual([failing]);
     expect(readdirSync(join(spool, 'corrupt')).filter((name) => name.startsWith(denied))).toHaveLength(2);
-    expect(forwarder.problem()).toMatch(/^1 unreadable spool file\(s\) in .* could not be moved to corrupt\/: check the permissions of that folder$/);
+    expect(forwarder.problem()).toMatch(
+      /^1 unreadable spool file\(s\) in .* could not be moved to corrupt\/: check the permissions of that folder, with corrupt\/ a plain folder in it$/,
+    );
   });
 });

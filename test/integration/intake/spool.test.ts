@@ -69,6 +69,25 @@ describe('the local spool', () => {
     expect((await claimedNames(dir)).map((name) => name.slice(0, -13))).toEqual([`${taskKey(task('refs/heads/main'))}.json`]);
   });
 
+  it('never moves a refused file through a corrupt/ that is a symlink: it stays claimed, skipped with why, and nothing lands outside the spool', async () => {
+    const dir = tempDir('refrelay-spool');
+    await spoolTasks(dir, '/store', [task('refs/heads/main')], new Date());
+    const bad = `${'d'.repeat(40)}.json`;
+    writeFileSync(join(dir, bad), 'not json');
+    const outside = tempDir('refrelay-outside');
+    symlinkSync(outside, join(dir, 'corrupt'));
+
+    const reading = await claimSpool(dir);
+
+    expect(reading.tasks.map((spooled) => spooled.task.refs)).toEqual([['refs/heads/main']]);
+    expect(reading.quarantined).toEqual([]);
+    expect(reading.skipped).toEqual([
+      { name: bad, reason: 'invalid JSON (truncated or damaged); could not be moved to corrupt/: corrupt/ is a symbolic link, not a folder' },
+    ]);
+    expect(readdirSync(outside)).toEqual([]);
+    expect((await claimedNames(dir)).map((name) => name.slice(0, -13)).sort()).toEqual([bad, `${taskKey(task('refs/heads/main'))}.json`].sort());
+  });
+
   it('refuses to call an update spooled when a link or a folder stands where its file goes', async () => {
     const dir = tempDir('refrelay-spool');
     const name = `${taskKey(task('refs/heads/main'))}.json`;
