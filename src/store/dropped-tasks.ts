@@ -4,7 +4,7 @@ import { listFailed, makeFolder } from './failed-tasks.js';
 import { replaceAtomic } from './publish.js';
 import type { StoreContext } from './store-context.js';
 import { removeQuietly, storeError } from './store-fs.js';
-import { lstatTolerant, readdirTolerant } from './store-listing.js';
+import { lstatTolerant, readdirListed, readdirTolerant } from './store-listing.js';
 import { DROPPED_RECORD_NAME } from './store-paths.js';
 import type { FailedTask } from './store-types.js';
 import { doneOrGone, type FileOp, removeEmptiedFailedFolders, renameTolerant, runFileOps } from './task-moves.js';
@@ -96,7 +96,8 @@ export async function dropFailed(ctx: StoreContext, filter: (task: FailedTask) =
  * in, on the store's clock, against this node's: skew shifts the retention by the skew). The
  * same rules as the done/ sweep: only names a drop makes, only real folders (`lstat`, never
  * through a symlink), files unlinked and the folder removed; a folder that keeps an entry (an
- * `.nfs*` file still open, or something refrelay never writes there) stays for a later sweep.
+ * `.nfs*` file still open, or something refrelay never writes there), or that this node may not
+ * list or change (EACCES, EPERM: a stranger's mode), stays for a later sweep and the others go.
  * Any node may sweep; a folder a peer removes first is a lost race. Returns how many went.
  */
 export async function sweepDropped(ctx: StoreContext, retentionMs: number, maxFolders = SWEEP_MAX_FOLDERS): Promise<number> {
@@ -111,7 +112,7 @@ export async function sweepDropped(ctx: StoreContext, retentionMs: number, maxFo
         const dir = ctx.paths.droppedFolder(name);
         const stats = await lstatTolerant(ctx, dir, 'sweep dropped tasks');
         if (stats === undefined || !stats.isDirectory() || now - stats.mtimeMs <= retentionMs) return undefined;
-        const files = await readdirTolerant(ctx, dir, 'sweep dropped tasks');
+        const files = await readdirListed(ctx, dir, 'sweep dropped tasks');
         return files === undefined ? undefined : { dir, files };
       },
     )
@@ -119,8 +120,9 @@ export async function sweepDropped(ctx: StoreContext, retentionMs: number, maxFo
     .filter((folder) => folder !== undefined)
     .slice(0, maxFolders);
   const unlinks: FileOp[] = expired.flatMap(({ dir, files }) => files.map((file) => ({ op: 'unlink' as const, path: join(dir, file) })));
-  // EISDIR / EPERM: a folder someone put there, which unlink cannot take; the folder stays.
-  doneOrGone('sweep dropped tasks', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM']);
+  // EISDIR / EPERM: a folder someone put there, which unlink cannot take. EACCES / EPERM: a folder
+  // this node may not change. Either way that folder stays (rmdir: ENOTEMPTY) and the others go.
+  doneOrGone('sweep dropped tasks', unlinks, await runFileOps(ctx, unlinks), ['EBUSY', 'EISDIR', 'EPERM', 'EACCES']);
   const rmdirs: FileOp[] = expired.map(({ dir }) => ({ op: 'rmdir', path: dir }));
-  return doneOrGone('sweep dropped tasks', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY']).filter(Boolean).length;
+  return doneOrGone('sweep dropped tasks', rmdirs, await runFileOps(ctx, rmdirs), ['ENOTEMPTY', 'EEXIST', 'EBUSY', 'EACCES', 'EPERM']).filter(Boolean).length;
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DROP_FOLDER_PATTERN } from '../../src/store/dropped-tasks.js';
 import { taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { useTempDirs } from '../support/temp-dir.js';
+import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
 import { waitingFiles } from './support/waiting-layout.js';
 
@@ -113,6 +114,34 @@ describe.each(storeEnvs())('task store contract, dropping failed tasks (%s)', (_
     await store.parkFailed(task('refs/heads/a'), { reason: 'r' });
     expect(await store.sweepDropped(0)).toBe(0);
     expect(env.list(FAILED)).toEqual([uriKey(uri)]);
+  });
+
+  it('leaves a drop folder this node may not change or list, and sweeps the others', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    const folders: string[] = [];
+    for (const ref of ['a', 'b', 'c']) {
+      await store.parkFailed(task(`refs/heads/${ref}`), { reason: 'r' });
+      folders.push((await store.dropFailed(() => true, actor)).folder!);
+    }
+    for (const folder of folders) age(env, folder, 30 * DAY_MS);
+    const [readOnly, unlistable] = folders as [string, string, string];
+    // A stranger's modes (0555, 0333): the tests run as root, whom modes do not stop.
+    const fs = faultyFs(env.fs, {
+      unlink: async (path) => {
+        if (path.includes(`/${readOnly}/`)) throw fsError('EACCES', 'unlink', path);
+        return env.fs.unlink(path);
+      },
+      readdir: async (path) => {
+        if (path.endsWith(`/${unlistable}`)) throw fsError('EACCES', 'scandir', path);
+        return env.fs.readdir(path);
+      },
+    });
+
+    expect(await env.store('node-a', { fs }).sweepDropped(DAY_MS)).toBe(1);
+    expect(dropFolders(env)).toEqual([readOnly, unlistable].sort());
+    expect(env.list(`${DROPPED}/${readOnly}`)).toHaveLength(3);
+    expect(env.list(`${DROPPED}/${unlistable}`)).toHaveLength(3);
   });
 
   it('leaves what a drop never makes: other names, a file or a symlink named like a drop folder, and a folder holding a folder', async () => {
