@@ -1,6 +1,7 @@
-import { lstat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../runtime/clock.js';
+import { errnoName } from '../runtime/errno.js';
 
 /**
  * Offset of the store's clock from ours (store − local, ms), measured by writing a probe file and
@@ -10,9 +11,32 @@ import type { Clock } from '../runtime/clock.js';
  */
 export async function measureStoreClockOffset(nodesDir: string, nodeId: string, clock: Clock): Promise<number> {
   const probe = join(nodesDir, `.clock-probe.${nodeId}`);
-  // Whatever stands at the name is removed first and the probe made new ('wx' never opens an
-  // existing entry): a symlink planted there must not make this node write through it.
-  await unlink(probe).catch(() => undefined);
+  // An entry at the name that cannot be cleared (a folder with something in it) must not fail
+  // every measurement from now on: this one then probes under a name of its own.
+  return probeAt((await clearName(probe)) ? probe : `${probe}.${clock.now()}`, clock);
+}
+
+/**
+ * Removes whatever stands at the probe's name, so that 'wx' makes the probe new and never opens
+ * an existing entry: a file or a symlink is unlinked (never followed), an empty folder left there
+ * removed. Whether the name is free now.
+ */
+async function clearName(probe: string): Promise<boolean> {
+  try {
+    await unlink(probe);
+    return true;
+  } catch (error) {
+    const code = errnoName(error);
+    // EISDIR on Linux, EPERM where unlink(2) refuses folders that way.
+    if (code !== 'EISDIR' && code !== 'EPERM') return true;
+  }
+  return rmdir(probe).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function probeAt(probe: string, clock: Clock): Promise<number> {
   try {
     const before = clock.now();
     await writeFile(probe, String(before), { flag: 'wx' });
