@@ -1,6 +1,6 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { StoreError } from '../errors.js';
-import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { entryType, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { parseJsonObject } from '../runtime/json-object.js';
 import type { StoreContext } from './store-context.js';
 import { GerritEventsDirError, findGerritQueue, type GerritQueueFound } from './gerrit-events-dir.js';
@@ -162,12 +162,53 @@ export async function openStore(ctx: StoreContext, policy: UnmarkedStorePolicy):
   return state.kind === 'earlier' ? 'adopted' : 'created';
 }
 
-/** Makes the layout's folders that are missing; in a marked store one was removed by someone: made again, and said so. */
+/**
+ * Makes the layout's folders that are missing; in a marked store one was removed by someone: made
+ * again, and said so. Each is looked at before any is made, so a store where one is not a folder
+ * is refused unchanged, naming it.
+ */
 export async function makeLayoutFolders(ctx: StoreContext, marked: boolean): Promise<void> {
+  const missing = await missingLayoutFolders(ctx);
   for (const dir of ctx.paths.folders) {
-    const missing = marked && !(await isRealFolder(ctx, dir));
     await makeFolder(ctx, dir, true);
-    if (missing) ctx.onEvent({ type: 'folder-recreated', path: dir });
+    if (marked && missing.has(dir)) ctx.onEvent({ type: 'folder-recreated', path: dir });
+  }
+}
+
+/** The layout's folders that are missing; a StoreError naming every one (and `ref-updates/`) that is there but no folder. */
+async function missingLayoutFolders(ctx: StoreContext): Promise<Set<string>> {
+  const entries = new Set(ctx.paths.folders.flatMap((dir) => [dirname(dir), dir]).filter((dir) => dir !== ctx.paths.root));
+  const missing = new Set<string>();
+  const refusals: string[] = [];
+  for (const dir of entries) {
+    const found = await layoutFolderState(ctx, dir);
+    if (found === 'missing') missing.add(dir);
+    else if (found !== 'folder') refusals.push(found.refused);
+  }
+  if (refusals.length > 0) throw new StoreError(`the store at ${ctx.paths.root} cannot be used: ${refusals.join('; ')}`);
+  return missing;
+}
+
+/**
+ * What is at a layout folder's path: a folder, nothing, or an entry refused (and why). A link is the
+ * operator's to place (DESIGN.md invariant 9), followed like the store path itself: `mkdir` of one
+ * that leads to a folder changes nothing, and fails on one that leads nowhere or to a file.
+ */
+async function layoutFolderState(ctx: StoreContext, dir: string): Promise<'folder' | 'missing' | { refused: string }> {
+  let stats;
+  try {
+    stats = await ctx.fs.lstat(dir);
+  } catch (error) {
+    if (isPathGone(error)) return 'missing';
+    throw storeError('inspect store', dir, error);
+  }
+  if (stats.isDirectory()) return 'folder';
+  if (!stats.isSymbolicLink()) return { refused: `${dir} is ${entryType(stats)}, not a folder: replace it with a folder` };
+  try {
+    await ctx.fs.mkdir(dir, { recursive: true });
+    return 'folder';
+  } catch {
+    return { refused: `${dir} is a symbolic link that does not lead to a folder: make it lead to one, or replace it with a folder` };
   }
 }
 

@@ -1,9 +1,16 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/errors.js';
 import { GerritEventsDirError } from '../../src/store/gerrit-events-dir.js';
 import { STORE_MARKER_NAME, StoreLayoutError, StoreMissingError } from '../../src/store/store-marker.js';
 import { StorePaths, waitingFolderName } from '../../src/store/store-paths.js';
 import { encodeTask, taskKey, uriKey, type Task } from '../../src/task/task.js';
+import type { StoreEvent } from '../../src/store/task-store.js';
+import { useTempDirs } from '../support/temp-dir.js';
 import { storeEnvs } from './support/store-envs.js';
+
+const tempDir = useTempDirs();
 
 /**
  * DESIGN.md invariant 9: a store is made once, explicitly, and marked; a path without the marker
@@ -141,6 +148,45 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     expect(env.list('ref-updates')).toContain('waiting');
   });
 
+  it('refuses a store where a layout folder is a file, a FIFO or a link that leads to no folder, naming each, and changes nothing', async () => {
+    const env = makeEnv();
+    await env.store('a').init();
+    for (const folder of ['nodes', 'history', 'ref-updates/corrupt', 'ref-updates/done']) await env.fs.rmdir(`${env.root}/${folder}`);
+    env.symlink('nodes', `${env.root}/nowhere`);
+    env.write('ref-updates/corrupt', 'not a folder');
+    env.mkfifo('ref-updates/done');
+    const events: StoreEvent[] = [];
+
+    const error = await env
+      .store('node-a', { ifUnmarked: 'adopt-earlier', onEvent: (event) => events.push(event) })
+      .listWaiting()
+      .catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toBe(
+      `the store at ${env.root} cannot be used: ` +
+        `${env.root}/nodes is a symbolic link that does not lead to a folder: make it lead to one, or replace it with a folder; ` +
+        `${env.root}/ref-updates/corrupt is a regular file, not a folder: replace it with a folder; ` +
+        `${env.root}/ref-updates/done is a FIFO, not a folder: replace it with a folder`,
+    );
+    // history/ was missing too: not made while the store is refused.
+    expect(env.list('.')).toEqual(['nodes', 'ref-updates', STORE_MARKER_NAME, 'uri-state', 'verify']);
+    expect(env.list('ref-updates')).toEqual(['building', 'corrupt', 'done', 'failed', 'running', 'waiting']);
+    expect(env.read('ref-updates/corrupt')).toBe('not a folder');
+    expect(events).toEqual([]);
+  });
+
+  it('refuses a store whose ref-updates/ is a file, naming it', async () => {
+    const env = makeEnv();
+    env.mkdir('.');
+    env.write(STORE_MARKER_NAME, '{"format":2,"storeId":"x"}');
+    env.write('ref-updates', '');
+    await expect(env.store('a').countCorrupt()).rejects.toThrow(
+      new StoreError(`the store at ${env.root} cannot be used: ${env.root}/ref-updates is a regular file, not a folder: replace it with a folder`),
+    );
+    expect(env.list('.')).toEqual(['ref-updates', STORE_MARKER_NAME]);
+  });
+
   it('refuses a marker that is not a plain small JSON file, or one from a newer format', async () => {
     const env = makeEnv();
     env.mkdir('.');
@@ -151,5 +197,24 @@ describe.each(storeEnvs())('task store contract, store marker (%s)', (_, makeEnv
     await expect(env.store('a', { ifUnmarked: 'refuse' }).create(task)).rejects.toThrow(
       `the store at ${env.root} has format 3, made by a newer refrelay; this one reads format 2`,
     );
+  });
+});
+
+describe('store marker on a real directory', () => {
+  const makeEnv = storeEnvs()[0]![1];
+
+  it('follows a layout folder that is a link to a folder: the operator placed it (done/ on another filesystem)', async () => {
+    const env = makeEnv();
+    await env.store('a').init();
+    const elsewhere = join(tempDir('refrelay-done-elsewhere'), 'done');
+    mkdirSync(elsewhere);
+    await env.fs.rmdir(`${env.root}/ref-updates/done`);
+    env.symlink('ref-updates/done', elsewhere);
+    const events: StoreEvent[] = [];
+
+    expect(await env.store('node-a', { ifUnmarked: 'refuse', onEvent: (event) => events.push(event) }).countCorrupt()).toBe(0);
+
+    expect((await env.fs.lstat(`${env.root}/ref-updates/done`)).isSymbolicLink()).toBe(true);
+    expect(events).toEqual([]);
   });
 });

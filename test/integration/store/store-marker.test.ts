@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
@@ -86,6 +86,24 @@ describe('the store marker', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toBe(`refrelay: cannot create the store folder ${s.store}: its parent folder does not exist (is the network filesystem mounted?)\n`);
     expect(existsSync(join(s.root, 'mnt'))).toBe(false);
+  });
+
+  it('status and the daemon refuse a store where a layout folder is not a folder, naming it, and change nothing', async () => {
+    const s = setUp('refrelay-layout-file');
+    expect(runCli(['init', '--config', s.config]).status).toBe(0);
+    rmSync(join(s.store, 'ref-updates', 'corrupt'), { recursive: true });
+    writeFileSync(join(s.store, 'ref-updates', 'corrupt'), '');
+    const refusal = `the store at ${s.store} cannot be used: ${s.store}/ref-updates/corrupt is a regular file, not a folder: replace it with a folder`;
+
+    const status = runCli(['status', '--config', s.config]);
+    expect(status.status).toBe(1);
+    expect(status.stderr).toBe(`refrelay: ${refusal}\n`);
+    const daemon = RefrelayNode.start({ config: s.config, nodeId: 'node-1', drain: true });
+    nodes.push(daemon);
+    expect((await daemon.exited).code).toBe(1);
+    expect(daemon.stderr).toContain(refusal);
+    expect(statSync(join(s.store, 'ref-updates', 'corrupt')).isFile()).toBe(true);
+    expect(readdirSync(join(s.store, 'nodes'))).toEqual([]);
   });
 
   it('a store renamed away under a running daemon is not recreated; once it is back, the daemon forwards what was spooled meanwhile and delivers it', async () => {
