@@ -1,3 +1,4 @@
+import { keyedRecord } from '../runtime/json-object.js';
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { join } from 'node:path';
@@ -102,7 +103,7 @@ export class PeriodicVerify {
     const destinations = destinationsOf(config, await discoverProjects(config.basePath), []);
     const env = operatorSshEnv();
     const reports = await verifyAll(config, destinations, { parallel: 4, timeoutMs: 60_000, env, credentials: this.credentials });
-    const byRemote: VerifySummary['byRemote'] = {};
+    const byRemote: VerifySummary['byRemote'] = keyedRecord();
     for (const report of reports) {
       const entry = (byRemote[report.remote] ??= { destinations: 0, drifted: 0, unreachable: 0 });
       entry.destinations++;

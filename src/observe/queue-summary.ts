@@ -1,5 +1,5 @@
 import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
-import { asJsonObject, parseJsonObject } from '../runtime/json-object.js';
+import { asJsonObject, parseJsonObject, keyedRecord } from '../runtime/json-object.js';
 import { redactUrl } from '../runtime/redact.js';
 import { URI_KEY_PATTERN } from '../store/store-paths.js';
 import type { WaitingUri } from '../schedule/waiting-uris.js';
@@ -51,7 +51,7 @@ export interface QueueSummary {
  * across a scrape's reads of the store, it would outlive the young generation and swell the heap).
  */
 export function summarizeQueue(nodeId: string, waiting: Iterable<WaitingUri>, complete: boolean, writtenAt: number): QueueSummary {
-  const remotes: Record<string, { uris: number; tasks: number; oldestMtimeMs: number | null }> = {};
+  const remotes = keyedRecord<{ uris: number; tasks: number; oldestMtimeMs: number | null }>();
   const longest: WaitingUri[] = [];
   for (const uri of waiting) {
     const { remote, waiting: tasks, oldestMtimeMs } = uri;
@@ -114,7 +114,7 @@ export function parseQueueSummary(text: string): QueueSummary | undefined {
   if (fields === undefined) return undefined;
   if (fields.version !== 1 || typeof fields.nodeId !== 'string' || !isTime(fields.writtenAt) || typeof fields.complete !== 'boolean') return undefined;
   if (fields.remotes === null || typeof fields.remotes !== 'object' || !Array.isArray(fields.oldest)) return undefined;
-  const remotes: Record<string, QueueRemoteSummary> = {};
+  const remotes = keyedRecord<QueueRemoteSummary>();
   for (const [remote, value] of Object.entries(fields.remotes as Record<string, unknown>)) {
     const totals = asJsonObject(value);
     if (totals === undefined || !isCount(totals.uris) || !isCount(totals.tasks)) return undefined;

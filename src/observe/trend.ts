@@ -1,5 +1,5 @@
 import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
-import { parseJsonObject } from '../runtime/json-object.js';
+import { parseJsonObject, keyedRecord } from '../runtime/json-object.js';
 import { eachHistoryFile, replaceHistoryFile } from './uri-history.js';
 
 /** Minutes a node keeps and the page draws: the last hour. */
@@ -49,7 +49,7 @@ export class MinuteTrend {
 
   /** The queue's size per remote now: the minute keeps the last count made in it. */
   sampleWaiting(byRemote: Readonly<Record<string, number>>): void {
-    this.current().waiting = { ...byRemote };
+    this.current().waiting = Object.assign(keyedRecord<number>(), byRemote);
   }
 
   snapshot(): TrendMinute[] {
@@ -61,7 +61,7 @@ export class MinuteTrend {
     const at = minuteOf(this.storeNow());
     const last = this.minutes.at(-1);
     if (last?.at === at) return last;
-    const minute = { at, waiting: {}, pushes: {}, failures: {} };
+    const minute = { at, waiting: keyedRecord<number>(), pushes: keyedRecord<number>(), failures: keyedRecord<number>() };
     this.minutes.push(minute);
     while (this.minutes.length > 0 && this.minutes[0]!.at <= at - TREND_MINUTES * MINUTE_MS) this.minutes.shift();
     return minute;
@@ -78,7 +78,7 @@ export function isTrendName(name: string): boolean {
 
 function counts(value: unknown): Record<string, number> | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const out: Record<string, number> = {};
+  const out = keyedRecord<number>();
   for (const [remote, count] of Object.entries(value as Record<string, unknown>).slice(0, TREND_REMOTES)) {
     if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) return undefined;
     out[remote] = count;
@@ -116,9 +116,9 @@ export function mergeTrends(perNode: readonly (readonly TrendMinute[])[], storeN
   const last = minuteOf(storeNow);
   const minutes = Array.from({ length: TREND_MINUTES }, (_, i) => last - (TREND_MINUTES - 1 - i) * MINUTE_MS);
   const index = new Map(minutes.map((at, i) => [at, i]));
-  const waiting: Record<string, (number | null)[]> = {};
-  const pushes: Record<string, number[]> = {};
-  const failures: Record<string, number[]> = {};
+  const waiting = keyedRecord<(number | null)[]>();
+  const pushes = keyedRecord<number[]>();
+  const failures = keyedRecord<number[]>();
   const row = <T>(table: Record<string, T[]>, remote: string, fill: T): T[] => (table[remote] ??= minutes.map(() => fill));
   for (const node of perNode) {
     for (const minute of node) {

@@ -4,7 +4,7 @@ import { replaceJsonFile } from '../runtime/replace-json-file.js';
 import { readBoundedText, STORE_REPORT_MAX_BYTES } from '../runtime/bounded-read.js';
 import { join } from 'node:path';
 import type { ReplicationEvent } from '../schedule/events.js';
-import { asJsonObject, parseJsonObject } from '../runtime/json-object.js';
+import { asJsonObject, parseJsonObject, keyedRecord } from '../runtime/json-object.js';
 import { StorePaths, URI_KEY_PATTERN } from '../store/store-paths.js';
 import { plural } from '../runtime/plural.js';
 import { redactUrl } from '../runtime/redact.js';
@@ -197,7 +197,7 @@ export async function readClusterHistory(storePath: string): Promise<Record<stri
       merged.set(uriKey, target);
     }
   });
-  const result: Record<string, UriHistoryEntry> = {};
+  const result = keyedRecord<UriHistoryEntry>();
   for (const [uriKey, entry] of merged) {
     entry.events.sort((a, b) => a.at - b.at);
     result[uriKey] = { uri: entry.uri, remote: entry.remote, events: entry.events.slice(-HISTORY_EVENTS_PER_URI) };

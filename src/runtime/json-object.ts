@@ -16,3 +16,12 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
 export function asJsonObject(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
+
+/**
+ * An empty object to fill with keys that come from the store or the config (remote names, URI
+ * keys): without a prototype, a key such as `__proto__` is a field like any other instead of
+ * reaching Object.prototype, which every object in the process shares.
+ */
+export function keyedRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}

@@ -26,6 +26,14 @@ describe('queue summaries', () => {
     expect(parseQueueSummary(JSON.stringify(summary))).toEqual(summary);
   });
 
+  it('keep a remote named __proto__ (a refused task file says anything) as a remote, never reaching Object.prototype', () => {
+    const waiting = [{ remote: '__proto__', uri: uri(1), waiting: 3, oldestMtimeMs: 7 }];
+    const summary = summarizeQueue('node-a', waiting, true, 99_000);
+    expect(Object.entries(summary.remotes)).toEqual([['__proto__', { uris: 1, tasks: 3, oldestMtimeMs: 7 }]]);
+    expect(Object.entries(parseQueueSummary(JSON.stringify(summary))!.remotes)).toEqual([['__proto__', { uris: 1, tasks: 3, oldestMtimeMs: 7 }]]);
+    expect(({} as Record<string, unknown>).uris).toBeUndefined();
+  });
+
   it('name the same longest-waiting URIs as a stable sort of the whole count, read in one pass over any order', () => {
     // A scrambled order with many ties: the kept URIs are a full sort's first ones, ties in count order.
     const waiting = Array.from({ length: 5 * QUEUE_SUMMARY_URIS }, (_, i) => ({
