@@ -90,6 +90,20 @@ export async function leaseIsAlone(fs: LockFs, dir: string, leaseId: string): Pr
   return true;
 }
 
+/**
+ * A lease folder a reader may look into. One this node may not look at (a lock folder that is
+ * listable but not searchable) holds no record it can read: the lock counts as ownerless, as for
+ * any record it cannot read, instead of failing every scan of `running/`.
+ */
+async function isLeaseFolderToRead(fs: LockFs, path: string): Promise<boolean> {
+  try {
+    return await isRealDir(fs, path);
+  } catch (error) {
+    if (unreadable(error)) return false;
+    throw error;
+  }
+}
+
 /** The owner record sits in the lease folder: `<lock>/<leaseId>/owner.json`. */
 export async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord | undefined> {
   let names: string[];
@@ -101,7 +115,7 @@ export async function readOwnerAt(fs: LockFs, dir: string): Promise<OwnerRecord 
     throw error;
   }
   for (const name of names) {
-    if (!mayBeLease(name) || !(await isRealDir(fs, join(dir, name)))) continue;
+    if (!mayBeLease(name) || !(await isLeaseFolderToRead(fs, join(dir, name)))) continue;
     const owner = await readRecordFile(fs, join(dir, name, OWNER_FILE));
     if (owner !== undefined && owner.leaseId === name) return owner;
   }

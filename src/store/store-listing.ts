@@ -38,11 +38,16 @@ export async function readdirOrRefused(ctx: StoreContext, dir: string, operation
   try {
     return await readdirTolerant(ctx, dir, operation);
   } catch (error) {
-    // The errno of a StoreError is its cause's.
-    const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
-    if (code === 'EACCES' || code === 'EPERM') return { refused: code };
+    const code = refusedErrno(error);
+    if (code !== undefined) return { refused: code };
     throw error;
   }
+}
+
+/** 'EACCES' or 'EPERM' when `error` (or the cause of a StoreError) is this node being refused access, else undefined. */
+export function refusedErrno(error: unknown): 'EACCES' | 'EPERM' | undefined {
+  const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
+  return code === 'EACCES' || code === 'EPERM' ? code : undefined;
 }
 
 /** `lstat` of an entry found in a listing: undefined when it vanished meanwhile. */

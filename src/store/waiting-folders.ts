@@ -1,11 +1,12 @@
+import { StoreError } from '../errors.js';
 import { entryType } from '../runtime/bounded-read.js';
-import { errnoName, isGone } from '../runtime/errno.js';
+import { isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { Lane } from '../task/task.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
-import { loadTask, lstatTolerant, oldestFirst, readdirStrict } from './store-listing.js';
+import { loadTask, lstatTolerant, oldestFirst, readdirStrict, refusedErrno } from './store-listing.js';
 import { LeftToPreferred, type PreferredTurn } from './preferred-turn.js';
 import { ReadAhead } from './read-ahead.js';
 import { StraySorter } from './stray-sorter.js';
@@ -313,20 +314,21 @@ export class WaitingFolders {
       else await quarantine(ctx, dir, name, `${entryType(stats)} where a waiting folder is expected`);
       return undefined;
     }
-    let names: string[];
+    let files: string[];
     try {
-      names = (await ctx.fs.readdir(dir)).filter(isTaskFileName);
+      const names = (await ctx.fs.readdir(dir)).filter(isTaskFileName);
+      // A folder of one task (a live update's new folder, the common case) needs no lstat: the
+      // task's read gives its mtime.
+      files = names.length === 1 ? names : await oldestFirst(ctx, dir, names);
     } catch (error) {
       if (isGone(error)) return undefined;
-      // A folder this node may not list would fail every listing, on every pass.
-      const code = errnoName(error);
-      if (code !== 'EACCES' && code !== 'EPERM') throw storeError('list waiting tasks', dir, error);
+      // A folder this node may not list, or whose entries it may not look at (listable but not
+      // searchable), would fail every listing, on every pass.
+      const code = refusedErrno(error);
+      if (code === undefined) throw error instanceof StoreError ? error : storeError('list waiting tasks', dir, error);
       await quarantine(ctx, dir, name, `a waiting folder this node may not read (${code})`);
       return undefined;
     }
-    // A folder of one task (a live update's new folder, the common case) needs no lstat: the
-    // task's read gives its mtime.
-    const files = names.length === 1 ? names : await oldestFirst(ctx, dir, names);
     if (files.length === 0) {
       if (ctx.clock.now() - stats.mtimeMs > this.options.emptyFolderAgeMs()) await ctx.fs.rmdir(dir).catch(() => undefined);
       return undefined;

@@ -230,6 +230,27 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(env.list(`${CORRUPT}/${moved}`)).toEqual([fileOf(good)]);
   });
 
+  it('moves a waiting folder whose tasks this node may not look at (listable, not searchable: EACCES) to corrupt/ instead of failing every listing', async () => {
+    const env = makeEnv();
+    const second: Task = { ...good, refs: ['refs/heads/second'] };
+    const other: Task = { ...good, uri: 'ssh://replica.example.com/q.git' };
+    await env.store('node-a').createMany([good, second, other]);
+    const denied = faultyFs(env.fs, {
+      lstat: async (path) => {
+        if (path.includes(`/waiting/${KEY}/`)) throw fsError('EACCES', 'lstat', path);
+        return env.fs.lstat(path);
+      },
+    });
+
+    const { folders } = await env.store('node-b', { fs: denied }).listWaiting();
+
+    expect(folders.map((folder) => folder.folder)).toEqual([uriKey(other.uri)]);
+    expect(env.list(WAITING)).toEqual([uriKey(other.uri)]);
+    expect(reasonFor(env, KEY)).toBe('a waiting folder this node may not read (EACCES)');
+    const moved = env.list(CORRUPT).find((name) => name.startsWith(`${KEY}.`) && !name.endsWith('.reason'));
+    expect(env.list(`${CORRUPT}/${moved}`)).toEqual([fileOf(good), fileOf(second)].sort());
+  });
+
   it('parks failed tasks in a real failed/<uriKey>/ folder even when a symlink stands at that name', async () => {
     const env = makeEnv();
     const store = env.store('node-a');

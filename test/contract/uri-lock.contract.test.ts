@@ -419,6 +419,21 @@ describe.each(lockEnvs())('URI lock contract (%s)', (_, makeEnv) => {
       expect(await reader.readOwner(LOCK)).toMatchObject({ leaseId: 'node-x.t1', counter: 3 });
     });
 
+    it('a lock folder whose entries this node may not look at (listable, not searchable: EACCES) is ownerless, never a throw', async () => {
+      const env = makeEnv();
+      env.mkdir(`running/${LOCK}/node-x.t1`);
+      const denied = (fs: LockFs): LockFs => ({
+        ...fs,
+        lstat: (async (path: string) => {
+          if (path.startsWith(`${env.runningDir}/${LOCK}/`)) throw fsError('EACCES', 'lstat', path);
+          return fs.lstat(path);
+        }) as LockFs['lstat'],
+      });
+      const reader = env.locks('node-b', { wrapFs: denied });
+      expect(await reader.readOwner(LOCK)).toBeUndefined();
+      expect(await reader.breakStale(LOCK, 'none')).toMatch(new RegExp(`^${LOCK}\\.tomb\\.node-b\\.`));
+    });
+
     it('an owner record that is hostile (FIFO, symlinked lease folder, oversized, not JSON, fields missing) makes the lock ownerless, never blocks or throws', async () => {
       const lease = 'node-x.t1';
       const lockDir = `running/${LOCK}`;
