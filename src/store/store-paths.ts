@@ -148,11 +148,14 @@ function inFolder(folder: string, name: string, what = 'task file name'): string
   return `${folder}${sep}${plainName(name, what)}`;
 }
 
-/** Names come from listings and other components; one with a separator would escape its folder. */
+/** Whether a name from a listing can be a path segment: one with a separator would escape its folder. */
+export function isPlainName(name: string): boolean {
+  return !(name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\\') || name.includes('\0'));
+}
+
+/** Names come from listings and other components; one that is not plain is refused. */
 function plainName(name: string, what: string): string {
-  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\\') || name.includes('\0')) {
-    throw new StoreError(`invalid ${what}: ${JSON.stringify(name)}`);
-  }
+  if (!isPlainName(name)) throw new StoreError(`invalid ${what}: ${JSON.stringify(name)}`);
   return name;
 }
 

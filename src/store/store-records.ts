@@ -3,7 +3,7 @@ import { mapBounded } from '../runtime/map-bounded.js';
 import type { StoreContext } from './store-context.js';
 import { isGone } from '../runtime/errno.js';
 import { loadTasks, lstatTolerant, readdirListed, readdirOrRefused, readdirStrict, readdirTolerant } from './store-listing.js';
-import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isTaskFileName } from './store-paths.js';
+import { CORRUPT_REASON_SUFFIX, OWNER_RECORD_NAME, isPlainName, isTaskFileName } from './store-paths.js';
 import type { ClaimedTask, NodeRecordFile, RunningLock } from './store-types.js';
 import { doneOrGone, type FileOp, resetTasks, runFileOps, unlinkTolerant } from './task-moves.js';
 import { readJsonTolerant, readRecord } from './task-reader.js';
@@ -17,7 +17,8 @@ const LOCKS_IN_FLIGHT = 4;
 export async function listRunning(ctx: StoreContext): Promise<RunningLock[]> {
   const entries = await readdirStrict(ctx, ctx.paths.running, 'list running tasks');
   const locks = await mapBounded(entries, LOCKS_IN_FLIGHT, async (lockName): Promise<RunningLock | undefined> => {
-    if (lockName.startsWith('.')) return undefined;
+    // A name no lock has (a backslash in it) is a stranger's, as every foreign name in the store.
+    if (lockName.startsWith('.') || !isPlainName(lockName)) return undefined;
     const dir = ctx.paths.lockFolder(lockName);
     const stats = await lstatTolerant(ctx, dir, 'list running tasks');
     if (stats === undefined || !stats.isDirectory()) return undefined;
@@ -68,7 +69,8 @@ export async function recoverLockFolder(ctx: StoreContext, lockName: string): Pr
   // ones are quarantined); a task of another URI in a lock folder is then refused by that URI's claim.
   let recovered = (await resetTasks(ctx, lockName, await loadTasks(ctx, dir, names))).length;
   for (const name of names) {
-    if (isTaskFileName(name) || lockName.includes('/') || name === OWNER_RECORD_NAME) continue;
+    // A name no lease has is left to removeBookkeeping, which moves it to corrupt/.
+    if (isTaskFileName(name) || lockName.includes('/') || name === OWNER_RECORD_NAME || !isPlainName(name)) continue;
     const inner = await readdirOrQuarantine(ctx, join(dir, name), `${lockName}/${name}`);
     if (inner === undefined) continue;
     recovered += (await resetTasks(ctx, `${lockName}/${name}`, await loadTasks(ctx, join(dir, name), inner))).length;
@@ -116,7 +118,7 @@ async function removeBookkeeping(ctx: StoreContext, dir: string, withClaimFolder
     if (stats === undefined) continue;
     const ours = name === OWNER_RECORD_NAME || name.endsWith('.tmp');
     if (ours && stats.isFile()) await unlinkTolerant(ctx, path, 'remove lock folder');
-    else if (!(withClaimFolders && stats.isDirectory() && !ours)) {
+    else if (!(withClaimFolders && stats.isDirectory() && !ours && isPlainName(name))) {
       await quarantine(ctx, path, name, `${entryType(stats)} named ${JSON.stringify(name)} in a lock folder, which refrelay never writes`);
     }
   }

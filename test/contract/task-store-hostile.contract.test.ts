@@ -209,6 +209,24 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(reasonFor(env, 'node-b.l1')).toBe('a lock folder this node may not read (EACCES)');
   });
 
+  it('leaves a name with a backslash in running/ out of the running view, and moves one inside a tombstone to corrupt/, recovering the rest', async () => {
+    const env = makeEnv();
+    await env.store('node-a').listWaiting();
+    env.mkdir(`${RUNNING}/x\\y`);
+    const tomb = `${'d'.repeat(40)}.tomb.node-b.t3`;
+    env.mkdir(`${RUNNING}/${tomb}/a\\b`);
+    env.mkdir(`${RUNNING}/${tomb}/node-b.l1`);
+    env.write(`${RUNNING}/${tomb}/node-b.l1/${fileOf(good)}`, JSON.stringify({ version: 1, ...good }));
+    const store = env.store('node-a');
+
+    expect((await store.listRunning()).map((lock) => lock.lockName)).toEqual([tomb]);
+    expect(await store.recoverLockFolder(tomb)).toEqual({ recovered: 1, removed: true });
+
+    expect(env.list(RUNNING)).toEqual(['x\\y']);
+    expect(waitingFiles(env)).toEqual([`${KEY}/${fileOf(good)}`]);
+    expect(reasonFor(env, 'a\\b')).toBe('a directory named "a\\\\b" in a lock folder, which refrelay never writes');
+  });
+
   it('moves a waiting folder this node may not list (EACCES) to corrupt/ whole instead of failing every listing', async () => {
     const env = makeEnv();
     const other: Task = { ...good, uri: 'ssh://replica.example.com/q.git' };
