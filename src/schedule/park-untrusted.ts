@@ -3,6 +3,7 @@ import type { Lease, SchedulerDeps } from './ports.js';
 import type { ReplicationConfig } from '../config/types.js';
 import type { WaitingTask } from '../store/task-store.js';
 import { untrustedReason, type UntrustedFolder } from './uri-groups.js';
+import { shownRemote } from '../task/names.js';
 
 /**
  * How long a task no remote of this node's config may push waits before it is parked: long enough
@@ -56,7 +57,7 @@ export async function parkRefused(
       { reason },
     );
     parked += moved.length;
-    const remote = tasks[0]!.task.remote;
+    const remote = shownRemote(tasks[0]!.task.remote);
     deps.log.error({ uri: redactUrl(uri), remote, tasks: moved.length, reason: redactText(reason) }, 'task refused: parked in failed/ without pushing');
     deps.events?.({ type: 'task-failed', remote, uri: redactUrl(uri), uriKey, tasks: moved.length, reason: redactText(reason) });
   }

@@ -1,3 +1,4 @@
+import { shownRemote } from '../task/names.js';
 import type { WaitingFolder } from '../store/task-store.js';
 import type { UntrustedFolder, UriGroup } from './uri-groups.js';
 
@@ -16,7 +17,9 @@ export interface WaitingUri {
 export function waitingByUri(folders: readonly WaitingFolder[]): WaitingUri[] {
   const byUri = new Map<string, { remote: string; uri: string; waiting: number; oldestMtimeMs: number }>();
   for (const { sample, taskCount, oldestMtimeMs } of folders) {
-    const { remote, uri } = sample.task;
+    // Refused folders are counted too: their task says anything.
+    const { uri } = sample.task;
+    const remote = shownRemote(sample.task.remote);
     const key = `${remote}\u0000${uri}`;
     const found = byUri.get(key);
     if (found === undefined) byUri.set(key, { remote, uri, waiting: taskCount, oldestMtimeMs });

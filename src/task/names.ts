@@ -71,5 +71,14 @@ export function quoteUntrusted(value: string): string {
   return `${JSON.stringify(chars.slice(0, QUOTED_PREFIX_CHARS).join(''))}… (${chars.length} characters)`;
 }
 
+/**
+ * A task's remote for a view, a log field or an event: as it is up to 64 characters (any
+ * remote name a person gives), else quoteUntrusted's cut form. A refused task's remote may be a
+ * megabyte.
+ */
+export function shownRemote(remote: string): string {
+  return remote.length <= QUOTED_PREFIX_CHARS ? remote : quoteUntrusted(remote);
+}
+
 /** A ref name for a message (see quoteUntrusted). */
 export const quoteRefName = quoteUntrusted;

@@ -34,6 +34,11 @@ describe('waitingByUri: learned folders counted per remote and URI', () => {
     ]);
   });
 
+  it('shows a refused task’s remote of a megabyte cut short, as messages quote untrusted text', () => {
+    const folders = [waitingFolder(live('a', 'r'.repeat(1024 * 1024), '/dest/mirror/a.git'), { oldestMtimeMs: 1 })];
+    expect(waitingByUri(folders)).toEqual([{ remote: `"${'r'.repeat(64)}"… (1048576 characters)`, uri: '/dest/mirror/a.git', waiting: 1, oldestMtimeMs: 1 }]);
+  });
+
   it('is empty for no folders', () => {
     expect(waitingByUri([])).toEqual([]);
   });
