@@ -182,7 +182,8 @@ export async function sweepBuilding(ctx: StoreContext, maxAgeMs: number): Promis
     async (name) => {
       const path = join(ctx.paths.building, name);
       const stats = await lstatTolerant(ctx, path, 'sweep building');
-      if (stats === undefined || now - stats.mtimeMs <= maxAgeMs) return false;
+      // A folder under a temp's name is none of refrelay's: left, as every foreign entry.
+      if (stats === undefined || stats.isDirectory() || now - stats.mtimeMs <= maxAgeMs) return false;
       return unlinkTolerant(ctx, path, 'sweep building');
     },
   );

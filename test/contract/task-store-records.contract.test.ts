@@ -159,6 +159,17 @@ describe.each(storeEnvs())('task store contract, running locks, uri state, nodes
     expect(env.list('ref-updates/building')).toEqual(['fresh.node-x.def.tmp']);
   });
 
+  it('leaves a folder named like a temp in building/ (refrelay never makes one) and sweeps the temps beside it', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.listWaiting();
+    env.mkdir('ref-updates/building/odd.tmp');
+    env.write('ref-updates/building/old.node-x.abc.tmp', '{');
+    for (const name of ['odd.tmp', 'old.node-x.abc.tmp']) env.setMtime(`ref-updates/building/${name}`, Date.UTC(2000, 0, 1));
+    expect(await store.sweepBuilding(60 * 60 * 1000)).toBe(1);
+    expect(env.list('ref-updates/building')).toEqual(['odd.tmp']);
+  });
+
   it('sweeps finished claim folders out of done/, whoever retired them, and nothing else', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
