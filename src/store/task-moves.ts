@@ -57,7 +57,10 @@ async function moveInto(ctx: StoreContext, claimDir: string, folder: string): Pr
   const names = (await readdirTolerant(ctx, dir, 'claim task'))?.filter(isTaskFileName);
   if (names === undefined) return undefined;
   const ops: FileOp[] = names.map((name) => ({ op: 'rename', from: join(dir, name), to: join(claimDir, name) }));
-  const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops));
+  // Refused by what stands at the target (a folder planted under a task's name in one lane, a
+  // task of that name claimed from the other): that entry stays, for the listing to read and
+  // quarantine, and the URI's other tasks are claimed.
+  const done = doneOrGone('claim task', ops, await runFileOps(ctx, ops), ['ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EEXIST']);
   await ctx.fs.rmdir(dir).catch(() => undefined);
   return names.filter((_, i) => done[i]);
 }

@@ -269,6 +269,19 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
     expect(env.list(`${CORRUPT}/${moved}`)).toEqual([fileOf(good), fileOf(second)].sort());
   });
 
+  it('claims a URI whose bulk folder holds a folder under the name of a task claimed from its live folder, and the listing moves that folder to corrupt/', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good);
+    env.mkdir(`${WAITING}/${KEY}.bulk/${fileOf(good)}`);
+    env.mkdir(`${RUNNING}/lock-1`);
+
+    expect((await store.claim('lock-1', KEY)).map((task) => task.name)).toEqual([fileOf(good)]);
+
+    expect((await env.store('node-b').listWaiting()).folders).toEqual([]);
+    expect(reasonFor(env, fileOf(good))).toMatch(/directory/);
+  });
+
   it('parks failed tasks in a real failed/<uriKey>/ folder even when a symlink stands at that name', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
