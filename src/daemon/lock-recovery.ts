@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { ignoreEvents, type EventSink } from '../schedule/events.js';
 import { urlKind } from '../config/remote-url.js';
 import { LockObserver } from '../lock/lock-observer.js';
@@ -9,6 +10,7 @@ import { ownProcessGroup, readBootId, readCmdline, readProcessUid, readProcStat 
 import type { TaskStore } from '../store/task-store.js';
 import { judgeOrphanPush, type OrphanPushVerdict, type RunningProcess } from './orphan-push-proof.js';
 import { errnoName } from '../runtime/errno.js';
+import { isLiveChildGroup } from '../push/run-process.js';
 
 export interface ProcessControl {
   isAlive(pid: number): boolean;
@@ -16,12 +18,14 @@ export interface ProcessControl {
   killGroup(pid: number): void;
   /** Resolves once `pid` is no longer alive, or after `timeoutMs`. */
   waitForExit(pid: number, timeoutMs: number): Promise<void>;
-  /** The start time (clock ticks after boot) and first command-line word of `pid` now; undefined fields when unreadable. */
+  /** The start time (clock ticks after boot), first command-line word, group, user and parent of `pid` now; undefined fields when unreadable. */
   identify(pid: number): RunningProcess;
   /** This machine's boot id, undefined when unknown. */
   bootId(): string | undefined;
-  /** This node's own pid and process group: never signalled, whatever a record says. */
-  self(): { pid: number; group: number | undefined; uid: number | undefined };
+  /** This node's own pid and process group: never signalled, whatever a record says; `runtime` is the file name of the program it runs on. */
+  self(): { pid: number; group: number | undefined; uid: number | undefined; runtime: string };
+  /** Whether `pid` leads a process group this node started and still runs: its own push, never signalled. */
+  ownsGroup(pid: number): boolean;
 }
 
 export const realProcessControl: ProcessControl = {
@@ -49,10 +53,12 @@ export const realProcessControl: ProcessControl = {
   },
   identify(pid) {
     const stat = readProcStat(pid);
-    return { startTime: stat?.startTime, group: stat?.pgrp, argv0: readCmdline(pid)?.[0], uid: readProcessUid(pid) };
+    const parent = stat === undefined ? undefined : { pid: stat.ppid, argv: readCmdline(stat.ppid), state: readProcStat(stat.ppid)?.state };
+    return { startTime: stat?.startTime, group: stat?.pgrp, argv0: readCmdline(pid)?.[0], uid: readProcessUid(pid), parent };
   },
   bootId: readBootId,
-  self: () => ({ pid: process.pid, group: ownProcessGroup(), uid: process.getuid?.() }),
+  self: () => ({ pid: process.pid, group: ownProcessGroup(), uid: process.getuid?.(), runtime: basename(process.execPath) }),
+  ownsGroup: isLiveChildGroup,
 };
 
 export interface LockRecoveryOptions {
@@ -182,6 +188,8 @@ export class LockRecovery {
       ownPid: self.pid,
       ownGroup: self.group,
       ownUid: self.uid,
+      ownRuntime: self.runtime,
+      startedByThisNode: this.options.processes.ownsGroup(pid),
       bootId: this.options.processes.bootId(),
       running: this.options.processes.isAlive(pid) ? this.options.processes.identify(pid) : undefined,
     });

@@ -48,6 +48,11 @@ const GATE_EXEC_FAILED = new Set([126, 127]);
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
+/** Whether `pid` leads a process group this process started and still runs (a push of its own): recovery never signals one. */
+export function isLiveChildGroup(pid: number): boolean {
+  return liveGroups.has(pid);
+}
+
 /**
  * An abrupt exit (a second stop signal, a fatal error) leaves the claims of running pushes to
  * recovery; their git and ssh must not push on as orphans while a restarted node pushes the

@@ -16,6 +16,8 @@ const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export interface ProcStat {
   /** One letter: R, S, D, T, Z (zombie), X (dead), … */
   readonly state: string;
+  /** Parent pid (field 4): 0 when the parent is outside this pid namespace. */
+  readonly ppid: number;
   /** Process group id (field 5). */
   readonly pgrp: number;
   /** Clock ticks after boot at which the process started (field 22). */
@@ -41,10 +43,11 @@ export function parseProcStat(text: string): ProcStat | undefined {
     .trim()
     .split(/\s+/);
   const state = fields[0];
+  const ppid = naturalNumber(fields[4 - 3]);
   const pgrp = naturalNumber(fields[5 - 3]);
   const startTime = naturalNumber(fields[22 - 3]);
-  if (state === undefined || !/^[A-Za-z]$/.test(state) || pgrp === undefined || startTime === undefined) return undefined;
-  return { state, pgrp, startTime };
+  if (state === undefined || !/^[A-Za-z]$/.test(state) || ppid === undefined || pgrp === undefined || startTime === undefined) return undefined;
+  return { state, ppid, pgrp, startTime };
 }
 
 /** `/proc/<pid>/cmdline`: the arguments, each ended by a NUL. Empty for a zombie or a kernel thread. */

@@ -46,7 +46,20 @@ const bootId = (): string => readFileSync('/proc/sys/kernel/random/boot_id', 'ut
 
 /** A process in a group of its own, as a forged record would name one: an unrelated bystander. */
 function startBystander(): ChildProcess {
-  const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+  return startInGroup('sleep', ['300'], 'ignore');
+}
+
+/**
+ * A live git leading a group of its own, run by this user, whose parent (this test process) is a
+ * node: all a push that a live node on this host runs right now shows of itself. It waits on its
+ * open stdin until killed.
+ */
+function startLivePush(): ChildProcess {
+  return startInGroup('git', ['hash-object', '--stdin'], ['pipe', 'ignore', 'ignore']);
+}
+
+function startInGroup(command: string, args: string[], stdio: 'ignore' | ['pipe', 'ignore', 'ignore']): ChildProcess {
+  const child = spawn(command, args, { detached: true, stdio });
   child.unref();
   bystanders.push(child);
   return child;
@@ -163,6 +176,27 @@ describe('a forged or outdated owner record naming a live process on this host',
       expect(JSON.stringify(warnings[0])).not.toContain('ghost');
     }
     // Nor was the lock held up waiting for the bystander to end.
+    expect(node.logs().some((line) => line.msg === "waiting for the former holder's git push to end")).toBe(false);
+    expect(node.problems()).toEqual([]);
+  });
+
+  it('never signals nor waits for a live push whose parent is still a node, though every other fact of the record matches it', async () => {
+    const s = await setUp(['live']);
+    const push = startLivePush();
+    const pid = push.pid!;
+    await waitUntil('git to run', () => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('git\0'), 5_000);
+    const live = await forgeHeldLock(s, 'live', { pushPid: pid, pushStartTime: startTimeOf(pid), bootId: bootId() });
+
+    const node = RefrelayNode.start({ config: s.config, nodeId: 'node-1' });
+    nodes.push(node);
+    await node.waitForLog((line) => line.msg === TOOK_OVER && line.lock === live, 15_000);
+    await queueDrained(s);
+    await waitUntil('the task delivered', () => delivered(s, 'live', 'refs/heads/main'), 15_000);
+
+    expect(isAlive(pid)).toBe(true);
+    expect(push.exitCode).toBeNull();
+    expect(push.signalCode).toBeNull();
+    expect(linesFor(node, NOT_PROVED, live)).toMatchObject([{ level: 40, pushPid: pid, reason: 'parent-may-be-node' }]);
     expect(node.logs().some((line) => line.msg === "waiting for the former holder's git push to end")).toBe(false);
     expect(node.problems()).toEqual([]);
   });

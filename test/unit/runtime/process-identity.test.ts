@@ -8,17 +8,17 @@ const ODD_COMM_STAT =
   '7319 (we ird) (x) S 7318 7315 4276 0 -1 4194304 131 0 0 0 0 0 0 0 20 0 1 0 25735 2990080 408 18446744073709551615 94468605976576 94468605994505 140726525224576 0 0 0 0 6 0 1 0 0 17 0 0 0 0 0 0 94468606008592 94468606009856 94469577666560 140726525229787 140726525229805 140726525229805 140726525231080 0\n';
 
 describe('parseProcStat', () => {
-  it('reads the state, the process group (field 5) and the start time (field 22)', () => {
-    expect(parseProcStat(SLEEP_STAT)).toEqual({ state: 'R', pgrp: 7315, startTime: 25756 });
+  it('reads the state, the parent pid (field 4), the process group (field 5) and the start time (field 22)', () => {
+    expect(parseProcStat(SLEEP_STAT)).toEqual({ state: 'R', ppid: 7315, pgrp: 7315, startTime: 25756 });
   });
 
   it('counts fields from the last ")": a command name with spaces and parentheses does not shift them', () => {
-    expect(parseProcStat(ODD_COMM_STAT)).toEqual({ state: 'S', pgrp: 7315, startTime: 25735 });
+    expect(parseProcStat(ODD_COMM_STAT)).toEqual({ state: 'S', ppid: 7318, pgrp: 7315, startTime: 25735 });
   });
 
   it('a command name made to look like fields cannot pass for them', () => {
     const forged = '9 (x) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 999) S 1 42 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0\n';
-    expect(parseProcStat(forged)).toEqual({ state: 'S', pgrp: 42, startTime: 555 });
+    expect(parseProcStat(forged)).toEqual({ state: 'S', ppid: 1, pgrp: 42, startTime: 555 });
   });
 
   it('gives undefined for text that is not a stat line: no ")", too few fields, a non-number where a number belongs', () => {
