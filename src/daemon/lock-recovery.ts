@@ -75,6 +75,14 @@ export interface LockRecoveryOptions {
   readonly events?: EventSink;
 }
 
+/** A stale lock to break, with its record (whatever someone wrote there). */
+interface BreakingLock {
+  readonly lockName: string;
+  readonly owner: OwnerRecord | undefined;
+  /** Whether the push the record names is proved to be the orphaned one right now. */
+  readonly provedOrphan: () => boolean;
+}
+
 /**
  * Gets dead holders' work moving again without anyone restarting anything: this node's own
  * earlier claims at start-up, stale locks of any node (takeover), and tombstones a breaker left
@@ -96,24 +104,30 @@ export class LockRecovery {
 
   /** Start-up: this node id's claims from an earlier run (the id is known free by now). */
   async recoverOwn(nodeId: string): Promise<number> {
-    let recovered = 0;
+    const own: BreakingLock[] = [];
     const { locks } = await this.options.locks.listEntries();
     for (const lockName of locks) {
       const owner = await this.options.locks.readOwner(lockName);
-      if (owner?.nodeId !== nodeId) continue;
-      const moved = await this.breakAndRecover(lockName, owner, 'recovered own earlier claim');
-      recovered += moved ?? 0;
+      if (owner?.nodeId === nodeId) own.push(this.breaking(lockName, owner));
     }
+    await Promise.all(own.map((lock) => this.letOrphanPushEnd(lock)));
+    let recovered = 0;
+    for (const lock of own) recovered += (await this.breakAndRecover(lock, 'recovered own earlier claim')) ?? 0;
     return recovered;
   }
 
   /** One observer pass; `ownLeases` are the locks this process holds right now, `ownLocks` their names. */
   async pass(ownLeases: ReadonlySet<string>, ownLocks: ReadonlySet<string> = new Set()): Promise<void> {
     const { stale, abandonedTombstones } = await this.observer.scan(ownLeases, ownLocks);
+    const breaking = stale.map((lock) => ({ ...this.breaking(lock.lockName, lock.owner), unchangedMs: lock.unchangedMs }));
+    // The former holders' pushes end side by side: waited for one after another, n of them would
+    // hold the pass up to n × lockStale.
+    const waited = await Promise.all(breaking.map((lock) => this.isolated(lock.lockName, () => this.letOrphanPushEnd(lock))));
     // Each lock on its own: one that cannot be recovered costs its own URI, not the others'.
-    for (const lock of stale) {
+    for (const [index, lock] of breaking.entries()) {
+      if (waited[index] !== true) continue;
       await this.isolated(lock.lockName, async () => {
-        const moved = await this.breakAndRecover(lock.lockName, lock.owner, 'took over a stale URI lock', lock.unchangedMs);
+        const moved = await this.breakAndRecover(lock, 'took over a stale URI lock', lock.unchangedMs);
         if (moved !== undefined) {
           this.takeovers++;
           this.events({ type: 'takeover', uriKey: lock.lockName, formerNode: lock.owner?.nodeId ?? null, tasks: moved });
@@ -130,17 +144,20 @@ export class LockRecovery {
     }
   }
 
-  private async isolated(lock: string, recover: () => Promise<void>): Promise<void> {
+  /** Whether `recover` succeeded; a failure is logged and left for a later pass. */
+  private async isolated(lock: string, recover: () => Promise<void>): Promise<boolean> {
     try {
       await recover();
+      return true;
     } catch (error) {
       this.options.log.warn({ lock, err: String(error) }, 'could not recover a lock folder; trying again on a later pass');
+      return false;
     }
   }
 
-  private async breakAndRecover(lockName: string, owner: OwnerRecord | undefined, message: string, unchangedMs?: number): Promise<number | undefined> {
+  /** A lock about to be broken, and whether the push its record names is proved to be the orphaned one right now (said at most once per lock when it is not). */
+  private breaking(lockName: string, owner: OwnerRecord | undefined): BreakingLock {
     let warned = false;
-    /** Whether the recorded push is proved to be the orphaned one right now; says so at most once per lock when it is not. */
     const provedOrphan = (): boolean => {
       const verdict = this.judgeRecordedPush(owner);
       if (verdict === 'orphaned-push') return true;
@@ -154,14 +171,18 @@ export class LockRecovery {
       }
       return false;
     };
-    await this.letOrphanPushEnd(lockName, owner, provedOrphan);
+    return { lockName, owner, provedOrphan };
+  }
+
+  private async breakAndRecover(lock: BreakingLock, message: string, unchangedMs?: number): Promise<number | undefined> {
+    const { lockName, owner } = lock;
     const tombstone = await this.options.locks.breakStale(lockName, ownerSignature(owner));
     this.observer.forget(lockName);
     if (tombstone === undefined) return undefined;
     // The lock is ours to clear now. A dead holder's git push may still run on this host: stop
     // it before the tasks go back to waiting and anyone pushes the URI again. Judged again, not
     // remembered from before the wait: the push may have ended and its pid been reused meanwhile.
-    if (owner?.pushPid !== undefined && provedOrphan()) this.options.processes.killGroup(owner.pushPid);
+    if (owner?.pushPid !== undefined && lock.provedOrphan()) this.options.processes.killGroup(owner.pushPid);
     const { recovered } = await this.options.store.recoverLockFolder(tombstone);
     this.options.log.info(
       { lock: lockName, formerNode: owner?.nodeId ?? null, formerPid: owner?.pid ?? null, formerHost: owner?.host ?? null, tasks: recovered, unchangedMs },
@@ -204,7 +225,7 @@ export class LockRecovery {
    * (file://) push runs receive-pack inside its own process group: killing it stops both. Only a
    * process proved to be that push is waited for: a forged record must not hold the lock up.
    */
-  private async letOrphanPushEnd(lockName: string, owner: OwnerRecord | undefined, provedOrphan: () => boolean): Promise<void> {
+  private async letOrphanPushEnd({ lockName, owner, provedOrphan }: BreakingLock): Promise<void> {
     if (owner?.host !== this.options.host || owner.pushPid === undefined) return;
     const kind = urlKind(owner.uri);
     if (kind === 'file' || kind === 'path' || !provedOrphan()) return;
