@@ -3,7 +3,7 @@ import { mapRefThroughRefspecs } from '../config/refspec.js';
 import { refExclusion } from '../config/ref-exclusion.js';
 import { remoteWantsProject } from '../config/project-pattern.js';
 import { expandUrl } from '../config/remote-url.js';
-import { FULL_SYNC_REF, type Task } from '../task/task.js';
+import { FULL_SYNC_REF, tasksWithinSize, type Task } from '../task/task.js';
 
 /**
  * Refs of an update that this remote would actually push: a refspec maps them, and `refExclusion`
@@ -63,6 +63,6 @@ export interface PlanOptions {
 export function planTasks(config: ReplicationConfig, project: string, refs: readonly string[], options: PlanOptions = {}): Task[] {
   return destinationsOf(config, [project], options.remoteNames ?? []).flatMap(({ remote, uri }) => {
     const kept = refsForRemote(remote, refs);
-    return kept.length === 0 ? [] : [{ project, refs: kept, uri, remote: remote.name }];
+    return kept.length === 0 ? [] : tasksWithinSize({ project, refs: kept, uri, remote: remote.name });
   });
 }

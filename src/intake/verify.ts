@@ -8,7 +8,7 @@ import { envForDestination, type DestinationAccess } from '../push/destination-e
 import { headTarget } from '../push/local-head.js';
 import { parseRefLines } from '../push/git-text.js';
 import type { Credentials } from '../config/secure-config.js';
-import type { Task } from '../task/task.js';
+import { tasksWithinSize, type Task } from '../task/task.js';
 import { runGit as run } from './run-git.js';
 import type { Destination } from './plan-tasks.js';
 import { mapBounded } from '../runtime/map-bounded.js';
@@ -129,7 +129,7 @@ export async function verifyAll(
 export function fixTasks(reports: readonly DriftReport[], destinations: readonly Destination[]): Task[] {
   return reports.flatMap((report, i) =>
     report.state === 'drift' && report.fixRefs.length > 0
-      ? [{ project: report.project, refs: report.fixRefs, uri: destinations[i]!.uri, remote: report.remote }]
+      ? tasksWithinSize({ project: report.project, refs: report.fixRefs, uri: destinations[i]!.uri, remote: report.remote })
       : [],
   );
 }

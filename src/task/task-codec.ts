@@ -1,4 +1,5 @@
 import { TaskFormatError } from '../errors.js';
+import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { canonicalTask, type Task } from './task-model.js';
 
 /** The format this code writes; files with a higher version are refused, not guessed at. */
@@ -15,7 +16,11 @@ export function encodeTask(task: Task): string {
   checkRefs(t.refs, 'refs');
   checkString(t.uri, 'uri');
   checkString(t.remote, 'remote');
-  return `${JSON.stringify({ version: TASK_FORMAT_VERSION, project: t.project, refs: t.refs, uri: t.uri, remote: t.remote })}\n`;
+  const text = `${JSON.stringify({ version: TASK_FORMAT_VERSION, project: t.project, refs: t.refs, uri: t.uri, remote: t.remote })}\n`;
+  // Writers cut a task's refs to fit (tasksWithinSize): one that still does not is a bug, never a file.
+  const bytes = Buffer.byteLength(text);
+  if (bytes > STORE_RECORD_MAX_BYTES) throw new TaskFormatError(`a task file of ${bytes} bytes, over the ${STORE_RECORD_MAX_BYTES}-byte limit readers accept`);
+  return text;
 }
 
 /**
