@@ -1,5 +1,7 @@
 import { homedir, hostname } from 'node:os';
+import { parseNodeId } from '../config/config-values.js';
 import { findConfigFile, loadConfig } from '../config/load-config.js';
+import { UsageError } from '../errors.js';
 import { spoolPathFor } from '../config/spool-path.js';
 import type { ReplicationConfig } from '../config/types.js';
 
@@ -17,8 +19,11 @@ export function loadCliConfig(options: CliConfigOptions): ReplicationConfig {
   const file = findConfigFile({ flag: options.config, env: process.env, cwd: process.cwd() });
   const config = loadConfig({ file, hostname: hostname() });
   process.umask(config.storeUmask);
-  if (options.nodeId !== undefined && options.nodeId !== '') return Object.freeze({ ...config, nodeId: options.nodeId });
-  return config;
+  if (options.nodeId === undefined || options.nodeId === '') return config;
+  // The id names files in the store (nodes/<id>.json, history/<id>.json): checked as the config's own.
+  const nodeId = parseNodeId(options.nodeId);
+  if (!nodeId.ok) throw new UsageError(`--node-id: ${nodeId.message}`);
+  return Object.freeze({ ...config, nodeId: nodeId.value });
 }
 
 /** `replication.spoolPath`, or the default for the user running this process (`enqueue` and `daemon` alike). */

@@ -120,6 +120,20 @@ describe('enqueue from a real post-receive hook', () => {
     expect(readWaitingTasks(ws.store)).toEqual([]);
   });
 
+  it('refuses a --node-id that is no node id (it names files in the store) with exit 2, and writes nothing', () => {
+    const ws = workspace();
+    for (const command of [
+      ['enqueue', '--project', 'team/app', '--ref', 'refs/heads/main'],
+      ['daemon', '--drain'],
+    ]) {
+      const result = runCli([...command, '--config', ws.config, '--node-id', '../../escaped']);
+      expect(result.status, command[0]).toBe(2);
+      expect(result.stderr).toBe('refrelay: --node-id: expected letters, digits, ".", "_" or "-", starting with a letter or digit, got "../../escaped"\n');
+    }
+    expect(readWaitingTasks(ws.store)).toEqual([]);
+    expect(readdirSync(join(ws.root))).not.toContain('escaped.json');
+  });
+
   it('refuses a malformed ref and malformed hook input with exit 2', () => {
     const ws = workspace();
     const badRef = runCli(['enqueue', '--config', ws.config, '--project', 'team/app', '--ref', 'refs/heads/a..b']);
