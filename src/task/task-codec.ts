@@ -1,5 +1,4 @@
 import { TaskFormatError } from '../errors.js';
-import { STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { canonicalTask, type Task } from './task-model.js';
 
 /** The format this code writes; files with a higher version are refused, not guessed at. */
@@ -16,11 +15,7 @@ export function encodeTask(task: Task): string {
   checkRefs(t.refs, 'refs');
   checkString(t.uri, 'uri');
   checkString(t.remote, 'remote');
-  const text = `${JSON.stringify({ version: TASK_FORMAT_VERSION, project: t.project, refs: t.refs, uri: t.uri, remote: t.remote })}\n`;
-  // Writers cut a task's refs to fit (tasksWithinSize): one that still does not is a bug, never a file.
-  const bytes = Buffer.byteLength(text);
-  if (bytes > STORE_RECORD_MAX_BYTES) throw new TaskFormatError(`a task file of ${bytes} bytes, over the ${STORE_RECORD_MAX_BYTES}-byte limit readers accept`);
-  return text;
+  return `${JSON.stringify({ version: TASK_FORMAT_VERSION, project: t.project, refs: t.refs, uri: t.uri, remote: t.remote })}\n`;
 }
 
 /**
