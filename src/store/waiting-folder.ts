@@ -1,11 +1,12 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { StoreError, WaitingFolderRefusedError } from '../errors.js';
-import { entryType } from '../runtime/bounded-read.js';
+import { entryType, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { encodeTask, laneOfTask, taskKey, uriKey, type Task } from '../task/task.js';
 import { seenAsClaimed } from './claimed-view.js';
 import { fsyncDirectory, tempPath, writeDurable } from './publish.js';
+import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { exists, removeQuietly, storeError } from './store-fs.js';
 import { waitingFolderName } from './store-paths.js';
@@ -154,12 +155,38 @@ export async function publishWaiting(
   const temp = tempPath(ctx, options.stem);
   await writeDurable(ctx, temp, text, options.operation, options.mtime);
   try {
-    const outcome = await intoWaitingFolder(ctx, temp, folder, name, 'link', options.operation, options.made);
+    let outcome = await intoWaitingFolder(ctx, temp, folder, name, 'link', options.operation, options.made);
+    // Queued already only if what holds the name is this very task: anything else there (a file
+    // a person or a crash left) would be quarantined by the next listing, and the update lost.
+    if (outcome === 'already-there' && (await movedAsideUnlike(ctx, ctx.paths.waitingFile(folder, name), text))) {
+      outcome = await intoWaitingFolder(ctx, temp, folder, name, 'link', options.operation, options.made);
+    }
     if (outcome === 'source-gone') throw new StoreError(`${options.operation}: its temp ${temp} vanished before it was published`);
     return outcome === 'moved';
   } finally {
     await removeQuietly(ctx.fs, temp);
   }
+}
+
+/**
+ * True when the entry at `path` is not `text` (unreadable, another content) and was moved to
+ * corrupt/ for the caller to publish again; false when it is the same task, or gone (claimed
+ * meanwhile, or found in a stale folder view: the task went to the top of waiting/ instead).
+ */
+async function movedAsideUnlike(ctx: StoreContext, path: string, text: string): Promise<boolean> {
+  let read;
+  try {
+    read = await ctx.fs.readBounded(path, STORE_RECORD_MAX_BYTES);
+  } catch (error) {
+    if (isGone(error)) return false;
+    throw storeError('check queued task', path, error);
+  }
+  if (read.kind === 'text' && read.text === text) return false;
+  const reason = read.kind === 'refused' ? read.reason : 'content that is not the task its name says';
+  if (await quarantine(ctx, path, basename(path), `${reason} under a task's name`)) return true;
+  // Never "already queued" for a task that is not there: the caller fails (enqueue spools) instead.
+  if (!(await exists(ctx.fs, path))) return true;
+  throw new StoreError(`publish task: ${path} holds something other than this task and could not be moved to corrupt/`);
 }
 
 /** Tasks published side by side by one `publishTasks`. */

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STORE_RECORD_MAX_BYTES } from '../../src/runtime/bounded-read.js';
-import { taskKey, uriKey, type Task } from '../../src/task/task.js';
+import { encodeTask, taskKey, uriKey, type Task } from '../../src/task/task.js';
 import { useTempDirs } from '../support/temp-dir.js';
 import { faultyFs, fsError } from './support/faulty-fs.js';
 import { storeEnvs, type StoreEnv } from './support/store-envs.js';
@@ -280,6 +280,24 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
 
     expect((await env.store('node-b').listWaiting()).folders).toEqual([]);
     expect(reasonFor(env, fileOf(good))).toMatch(/directory/);
+  });
+
+  it('publishes a task whose name is taken by something else (garbage, a FIFO), moving that aside, and keeps the same task queued once', async () => {
+    for (const plant of [(env: StoreEnv, path: string) => env.write(path, 'garbage'), (env: StoreEnv, path: string) => env.mkfifo(path)]) {
+      const env = makeEnv();
+      const store = env.store('node-a');
+      await store.create({ ...good, refs: ['refs/heads/other'] });
+      const path = `${WAITING}/${KEY}/${fileOf(good)}`;
+      env.mkdir(`${WAITING}/${KEY}`);
+      plant(env, path);
+
+      expect((await store.create(good)).created).toBe(true);
+
+      expect(env.read(path)).toBe(encodeTask(good));
+      expect(reasonFor(env, fileOf(good))).toMatch(/under a task's name$/);
+      expect((await store.create(good)).created).toBe(false);
+      expect(env.read(path)).toBe(encodeTask(good));
+    }
   });
 
   it('parks failed tasks in a real failed/<uriKey>/ folder even when a symlink stands at that name', async () => {
