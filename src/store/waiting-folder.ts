@@ -1,6 +1,6 @@
 import { basename, join } from 'node:path';
 import { StoreError, WaitingFolderRefusedError } from '../errors.js';
-import { entryType, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
+import { entryType } from '../runtime/bounded-read.js';
 import { errnoName, isGone } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import { encodeTask, laneOfTask, taskKey, uriKey, type Task } from '../task/task.js';
@@ -100,7 +100,9 @@ export async function intoWaitingFolder(
       if (how === 'link' && (await nameTaken(ctx, error, to))) {
         // Queued already, unless the folder this client sees is one a claim took: the task there
         // may have been pushed with refs read before this update.
-        return (await seenAsClaimed(ctx, folder)) ? intoWaitingTop(ctx, from, folder, name, how, operation) : 'already-there';
+        if (await seenAsClaimed(ctx, folder)) return intoWaitingTop(ctx, from, folder, name, how, operation);
+        if (await holdsThisTask(ctx, to, from)) return 'already-there';
+        continue; // Gone meanwhile, or something else that is now in corrupt/: link again.
       }
       if (!isGone(error)) throw storeError(operation, to, error);
       if (!(await exists(ctx.fs, from))) return 'source-gone';
@@ -111,6 +113,24 @@ export async function intoWaitingFolder(
     return (await seenAsClaimed(ctx, folder)) ? intoWaitingTop(ctx, how === 'link' ? from : to, folder, name, how, operation) : 'moved';
   }
   throw new StoreError(`${operation}: ${ctx.paths.waitingFolder(folder)} keeps being removed under this writer`);
+}
+
+/**
+ * Whether the entry holding a task's name at `to` is that task, as `from` is. A task's name is the
+ * hash of its bytes, so a regular file of the same size is it; anything else there (garbage a
+ * person or a crash left, a FIFO) would be quarantined by the next listing and the update lost:
+ * it is moved to corrupt/ (false), and one that cannot be moved refuses the name. Gone meanwhile
+ * (claimed, swept): false, for the caller to link again (at worst one more push).
+ */
+async function holdsThisTask(ctx: StoreContext, to: string, from: string): Promise<boolean> {
+  const [there, ours] = await Promise.all([ctx.fs.lstat(to).catch(() => undefined), ctx.fs.lstat(from).catch(() => undefined)]);
+  if (there === undefined) return false;
+  if (ours === undefined) return true; // Our source went (a peer retried it first): nothing to compare with.
+  if (there.isFile() && there.size === ours.size) return true;
+  const what = there.isFile() ? `a file of ${there.size} bytes` : entryType(there);
+  if (await quarantine(ctx, to, basename(to), `${what} under a task's name, whose file is ${ours.size} bytes`)) return false;
+  if (!(await exists(ctx.fs, to))) return false;
+  throw new WaitingFolderRefusedError(`${to} holds something other than the task of that name, and it could not be moved to corrupt/`, to);
 }
 
 /** EEXIST from a `link`: the name is taken (sshfs reports that as EPERM). */
@@ -128,13 +148,19 @@ async function nameTaken(ctx: StoreContext, error: unknown, to: string): Promise
 async function intoWaitingTop(ctx: StoreContext, from: string, folder: string, name: string, how: 'link' | 'rename', operation: string): Promise<IntoWaiting> {
   const to = join(ctx.paths.waiting, name);
   let outcome: IntoWaiting = 'moved';
-  try {
-    if (how === 'link') await ctx.fs.link(from, to);
-    else await ctx.fs.rename(from, to);
-  } catch (error) {
-    if (how === 'link' && (await nameTaken(ctx, error, to))) outcome = 'already-there';
-    else if (!isGone(error)) throw storeError(operation, to, error);
-    else return 'source-gone'; // another node moved it first
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (how === 'link') await ctx.fs.link(from, to);
+      else await ctx.fs.rename(from, to);
+    } catch (error) {
+      if (how === 'link' && (await nameTaken(ctx, error, to))) {
+        // Something else there is set aside once; a name taken again meanwhile is this task's.
+        if (attempt === 0 && !(await holdsThisTask(ctx, to, from))) continue;
+        outcome = 'already-there';
+      } else if (!isGone(error)) throw storeError(operation, to, error);
+      else return 'source-gone'; // another node moved it first
+    }
+    break;
   }
   if (outcome === 'moved') await fsyncDirectory(ctx, ctx.paths.waiting, operation);
   ctx.onEvent({ type: 'stale-waiting-folder', path: ctx.paths.waitingFolder(folder), movedTo: to });
@@ -155,38 +181,12 @@ export async function publishWaiting(
   const temp = tempPath(ctx, options.stem);
   await writeDurable(ctx, temp, text, options.operation, options.mtime);
   try {
-    let outcome = await intoWaitingFolder(ctx, temp, folder, name, 'link', options.operation, options.made);
-    // Queued already only if what holds the name is this very task: anything else there (a file
-    // a person or a crash left) would be quarantined by the next listing, and the update lost.
-    if (outcome === 'already-there' && (await movedAsideUnlike(ctx, ctx.paths.waitingFile(folder, name), text))) {
-      outcome = await intoWaitingFolder(ctx, temp, folder, name, 'link', options.operation, options.made);
-    }
+    const outcome = await intoWaitingFolder(ctx, temp, folder, name, 'link', options.operation, options.made);
     if (outcome === 'source-gone') throw new StoreError(`${options.operation}: its temp ${temp} vanished before it was published`);
     return outcome === 'moved';
   } finally {
     await removeQuietly(ctx.fs, temp);
   }
-}
-
-/**
- * True when the entry at `path` is not `text` (unreadable, another content) and was moved to
- * corrupt/ for the caller to publish again; false when it is the same task, or gone (claimed
- * meanwhile, or found in a stale folder view: the task went to the top of waiting/ instead).
- */
-async function movedAsideUnlike(ctx: StoreContext, path: string, text: string): Promise<boolean> {
-  let read;
-  try {
-    read = await ctx.fs.readBounded(path, STORE_RECORD_MAX_BYTES);
-  } catch (error) {
-    if (isGone(error)) return false;
-    throw storeError('check queued task', path, error);
-  }
-  if (read.kind === 'text' && read.text === text) return false;
-  const reason = read.kind === 'refused' ? read.reason : 'content that is not the task its name says';
-  if (await quarantine(ctx, path, basename(path), `${reason} under a task's name`)) return true;
-  // Never "already queued" for a task that is not there: the caller fails (enqueue spools) instead.
-  if (!(await exists(ctx.fs, path))) return true;
-  throw new StoreError(`publish task: ${path} holds something other than this task and could not be moved to corrupt/`);
 }
 
 /** Tasks published side by side by one `publishTasks`. */

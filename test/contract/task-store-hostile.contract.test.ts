@@ -294,10 +294,47 @@ describe.each(storeEnvs())('task store contract, hostile entries (%s)', (_, make
       expect((await store.create(good)).created).toBe(true);
 
       expect(env.read(path)).toBe(encodeTask(good));
-      expect(reasonFor(env, fileOf(good))).toMatch(/under a task's name$/);
+      expect(reasonFor(env, fileOf(good))).toMatch(/^(a file of 7 bytes|a FIFO) under a task's name, whose file is \d+ bytes$/);
       expect((await store.create(good)).created).toBe(false);
       expect(env.read(path)).toBe(encodeTask(good));
     }
+  });
+
+  it('links a task again when what held its name went between the refused link and the look at it', async () => {
+    const env = makeEnv();
+    await env.store('node-a').create({ ...good, refs: ['refs/heads/other'] });
+    const path = `${WAITING}/${KEY}/${fileOf(good)}`;
+    env.write(path, 'garbage');
+    let taken = false;
+    // A peer's listing moves the garbage away just after this link found the name taken.
+    const racing = faultyFs(env.fs, {
+      link: async (from, to) => {
+        if (!to.endsWith(`/${KEY}/${fileOf(good)}`) || taken) return env.fs.link(from, to);
+        taken = true;
+        await env.fs.unlink(to);
+        throw fsError('EEXIST', 'link', to);
+      },
+    });
+
+    expect((await env.store('node-a', { fs: racing }).create(good)).created).toBe(true);
+    expect(env.read(path)).toBe(encodeTask(good));
+  });
+
+  it('retries a failed task whose name in waiting/ holds garbage: the garbage goes to corrupt/, the task waits', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.create(good);
+    env.mkdir(`${RUNNING}/lock-1`);
+    await store.claim('lock-1', KEY);
+    await store.fail('lock-1', [fileOf(good)], { reason: 'rejected' });
+    const path = `${WAITING}/${KEY}/${fileOf(good)}`;
+    env.mkdir(`${WAITING}/${KEY}`);
+    env.write(path, 'garbage');
+
+    expect(await store.retryFailed(() => true)).toBe(1);
+
+    expect(env.read(path)).toBe(encodeTask(good));
+    expect((await store.listFailed()).map((failed) => failed.name)).toEqual([]);
   });
 
   it('parks failed tasks in a real failed/<uriKey>/ folder even when a symlink stands at that name', async () => {

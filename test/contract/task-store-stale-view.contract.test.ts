@@ -82,6 +82,19 @@ describe.each(storeEnvs())('task store contract, a waiting folder seen as the fo
     expect(env.list(WAITING).filter((name) => name.endsWith('.json'))).toEqual([fileOf(task)]);
   });
 
+  it('queues at the top of waiting/ a task whose flat name holds garbage: the garbage goes to corrupt/', async () => {
+    const env = makeEnv();
+    const store = env.store('node-a');
+    await store.open();
+    const task = live('refs/heads/main');
+    staleView(env, [task]);
+    env.write(flatRel(task), 'garbage');
+
+    expect((await store.createMany([task]))[0]?.created).toBe(true);
+    expect(env.read(flatRel(task))).toBe(encodeTask(task));
+    expect(env.list('ref-updates/corrupt').filter((name) => name.endsWith('.reason'))).toHaveLength(1);
+  });
+
   it('takes an owner record last written over five minutes ago (a file left there by hand) for nothing: the task is queued in its folder', async () => {
     const env = makeEnv();
     const store = env.store('node-a');
