@@ -1,3 +1,4 @@
+import { shownRemote } from '../task/names.js';
 import type { FailedTask } from '../store/store-types.js';
 import { redactText, redactUrl } from '../runtime/redact.js';
 
@@ -31,7 +32,7 @@ export function failedTaskView(item: FailedTask, storeNow: number): FailedTaskSt
     name: item.name,
     taskKey: item.key,
     uri: redactUrl(item.task.uri),
-    remote: item.task.remote,
+    remote: shownRemote(item.task.remote),
     project: item.task.project,
     refs: [...item.task.refs],
     reason: item.reason?.reason === undefined ? null : redactText(item.reason.reason),

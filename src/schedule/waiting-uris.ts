@@ -53,6 +53,6 @@ export function oldestByRemote(groups: ReadonlyMap<string, UriGroup>, untrusted:
     if (age > (oldest.get(remote) ?? -1)) oldest.set(remote, age);
   };
   for (const group of groups.values()) see(group.remote.name, group.oldestMtimeMs);
-  for (const { folder } of untrusted) see(folder.sample.task.remote, folder.oldestMtimeMs);
+  for (const { folder } of untrusted) see(shownRemote(folder.sample.task.remote), folder.oldestMtimeMs);
   return oldest;
 }

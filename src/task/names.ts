@@ -71,13 +71,15 @@ export function quoteUntrusted(value: string): string {
   return `${JSON.stringify(chars.slice(0, QUOTED_PREFIX_CHARS).join(''))}… (${chars.length} characters)`;
 }
 
+/** Longer than any remote name a config can hold in practice: Gerrit names a fan-out file after its remote. */
+const REMOTE_SHOWN_MAX = 255;
+
 /**
- * A task's remote for a view, a log field or an event: as it is up to 64 characters (any
- * remote name a person gives), else quoteUntrusted's cut form. A refused task's remote may be a
- * megabyte.
+ * A task's remote for a view, a log field or an event: as it is up to 255 characters, else
+ * quoteUntrusted's cut form. A refused task's remote may be a megabyte.
  */
 export function shownRemote(remote: string): string {
-  return remote.length <= QUOTED_PREFIX_CHARS ? remote : quoteUntrusted(remote);
+  return remote.length <= REMOTE_SHOWN_MAX ? remote : quoteUntrusted(remote);
 }
 
 /** A ref name for a message (see quoteUntrusted). */

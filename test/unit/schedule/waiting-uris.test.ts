@@ -37,6 +37,9 @@ describe('waitingByUri: learned folders counted per remote and URI', () => {
   it('shows a refused task’s remote of a megabyte cut short, as messages quote untrusted text', () => {
     const folders = [waitingFolder(live('a', 'r'.repeat(1024 * 1024), '/dest/mirror/a.git'), { oldestMtimeMs: 1 })];
     expect(waitingByUri(folders)).toEqual([{ remote: `"${'r'.repeat(64)}"… (1048576 characters)`, uri: '/dest/mirror/a.git', waiting: 1, oldestMtimeMs: 1 }]);
+    // A configured remote of a long name is shown whole.
+    const long = 'r'.repeat(200);
+    expect(waitingByUri([waitingFolder(live('a', long, '/dest/mirror/a.git'), { oldestMtimeMs: 1 })])[0]!.remote).toBe(long);
   });
 
   it('is empty for no folders', () => {
