@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { UsageError } from '../../errors.js';
 import { configOption } from '../config-option.js';
 import { seeHelp } from './see-help.js';
 
@@ -25,6 +26,9 @@ export function verifyCommand(cli: Argv, setExit: (code: number) => void): Argv 
             '4 a destination was unreachable (the repairs for the others are queued).',
         ),
     async (args) => {
+      // yargs turns a value that is not a number into NaN; with no worker to run, verify would report nothing.
+      if (!Number.isInteger(args.parallel) || args.parallel < 1)
+        throw new UsageError(`verify: --parallel must be a whole number ≥ 1, got ${String(args.parallel)}`);
       const { runVerify } = await import('../verify-command.js');
       setExit(
         await runVerify({
@@ -33,7 +37,7 @@ export function verifyCommand(cli: Argv, setExit: (code: number) => void): Argv 
           remotes: (args.remote ?? []).map(String),
           json: args.json,
           fix: args.fix,
-          parallel: Math.max(1, Math.floor(args.parallel)),
+          parallel: args.parallel,
         }),
       );
     },

@@ -130,6 +130,21 @@ describe('refrelay verify: what an operator reads', () => {
     });
   });
 
+  it('a --parallel that is not a whole number ≥ 1 is a usage error (exit 2) naming the flag and the value', () => {
+    const site = driftedSite('refrelay-verify-parallel');
+    for (const [given, shown] of [
+      ['abc', 'NaN'],
+      ['0', '0'],
+      ['2.5', '2.5'],
+    ]) {
+      expect(runCli(['verify', '--parallel', given!, '--config', site.config])).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `refrelay: verify: --parallel must be a whole number ≥ 1, got ${shown}\n`,
+      });
+    }
+  });
+
   it('the example "refrelay verify --fix && refrelay daemon --drain" queues the repairs, exits 0, and the drain brings every destination in sync', () => {
     const site = driftedSite('refrelay-verify-fix-drain');
 
