@@ -3,6 +3,7 @@ import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promi
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { CHAINED_SUFFIX, HOOK_MARKER, type HookKind } from './hook-script.js';
+import { folderProblem } from './local-repository.js';
 import { errnoName } from '../runtime/errno.js';
 
 export type { HookCommand, HookKind } from './hook-script.js';
@@ -27,6 +28,13 @@ export interface HookChange {
 /** The hooks folder git uses for a repository (honours core.hooksPath). */
 export function hooksDirOf(repo: string): string {
   const result = spawnSync('git', ['rev-parse', '--git-path', 'hooks'], { cwd: repo, encoding: 'utf8' });
+  // git did not start: its working folder is missing or a file (spawn reports either as ENOENT), or git itself is.
+  if (result.error !== undefined) {
+    const problem = folderProblem(repo);
+    throw new UsageError(problem === undefined ? `hook: cannot run git in ${repo}: ${result.error.message}` : `hook: ${repo} ${problem}`, {
+      cause: result.error,
+    });
+  }
   if (result.status !== 0) throw new UsageError(`hook: ${repo} is not a git repository: ${result.stderr.trim()}`);
   const path = result.stdout.trim();
   return isAbsolute(path) ? path : resolve(repo, path);

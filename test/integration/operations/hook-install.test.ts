@@ -97,6 +97,25 @@ describe('refrelay hook install / uninstall', () => {
     expect(git(repo, ['rev-parse', 'main']).trim()).toBe(git(work, ['rev-parse', 'HEAD']).trim());
   });
 
+  it('a --repo that does not exist or is a file is a usage error (exit 2) saying which, for install and uninstall alike', () => {
+    const s = setup();
+    const file = join(s.root, 'a-file');
+    writeFileSync(file, 'not a repository');
+    const missing = join(s.root, 'nosuch.git');
+    for (const mode of ['install', 'uninstall']) {
+      expect(runCli(['hook', mode, '--repo', missing, '--config', s.config])).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `refrelay: hook: ${missing} does not exist\n`,
+      });
+      expect(runCli(['hook', mode, '--repo', file, '--config', s.config])).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `refrelay: hook: ${file} is not a folder\n`,
+      });
+    }
+  });
+
   it('a reference-transaction hook queues only committed updates', () => {
     const s = setup();
     const repo = s.repos[0]!;
