@@ -3,6 +3,7 @@ import { resolve, sep } from 'node:path';
 import { UsageError } from '../errors.js';
 import { applyChange, hooksDirOf, planInstall, planUninstall, type HookChange, type HookKind } from '../intake/hook-installer.js';
 import { hookScript } from '../intake/hook-script.js';
+import { folderProblem } from '../intake/local-repository.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { plural } from '../runtime/plural.js';
@@ -26,10 +27,17 @@ const DESCRIPTION: Record<HookChange['action'], string> = {
   'not-installed': 'not installed',
 };
 
+/** A missing folder is made by the install; a file standing there would fail every hook's read or write with ENOTDIR. */
+function sharedHooksFolder(hooksPath: string): string {
+  const dir = resolve(hooksPath);
+  if (folderProblem(dir) === 'is not a folder') throw new UsageError(`hook: --hooks-path ${dir} is not a folder`);
+  return dir;
+}
+
 async function targets(args: HookArgs, basePath: string | undefined): Promise<string[]> {
   const chosen = [args.repos.length > 0, args.all, args.hooksPath !== undefined].filter(Boolean).length;
   if (chosen !== 1) throw new UsageError('hook: give --repo DIR (repeatable), --all, or --hooks-path DIR');
-  if (args.hooksPath !== undefined) return [resolve(args.hooksPath)];
+  if (args.hooksPath !== undefined) return [sharedHooksFolder(args.hooksPath)];
   if (args.all) {
     if (basePath === undefined) throw new UsageError('hook: --all needs replication.basePath');
     return (await discoverProjects(basePath)).map((project) => hooksDirOf(resolve(basePath, `${project}.git`)));

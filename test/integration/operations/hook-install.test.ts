@@ -116,6 +116,20 @@ describe('refrelay hook install / uninstall', () => {
     }
   });
 
+  it('a --hooks-path that is a file is a usage error (exit 2), and nothing is written', () => {
+    const s = setup();
+    const file = join(s.root, 'hooks-file');
+    writeFileSync(file, 'not a folder');
+    for (const mode of ['install', 'uninstall']) {
+      expect(runCli(['hook', mode, '--hooks-path', file, '--config', s.config])).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `refrelay: hook: --hooks-path ${file} is not a folder\n`,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe('not a folder');
+  });
+
   it('a reference-transaction hook queues only committed updates', () => {
     const s = setup();
     const repo = s.repos[0]!;
