@@ -1,5 +1,5 @@
 import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
-import { parseRefLines } from '../push/git-text.js';
+import { gitReason, parseRefLines } from '../push/git-text.js';
 import { redactText } from '../runtime/redact.js';
 import { localRepositoryPath } from './local-repository.js';
 import { runGit } from './run-git.js';
@@ -7,12 +7,6 @@ import type { WaitDestination } from './wait-destinations.js';
 
 /** A ref's object id, null when the ref does not exist, or why it could not be read. */
 export type RefValue = { readonly value: string | null } | { readonly error: string };
-
-/** git's own reason: its first `fatal:` line (what follows is advice), else its last line. */
-function gitReason(text: string): string {
-  const lines = text.trim().split('\n').filter(Boolean);
-  return lines.find((line) => line.startsWith('fatal: ')) ?? lines.at(-1) ?? '';
-}
 
 /** The master's current value of `ref` in `project` (one `rev-parse` on the local disk). */
 export async function masterRefValue(basePath: string, project: string, ref: string, env: Record<string, string>): Promise<RefValue> {

@@ -6,7 +6,7 @@ import { redactText, redactUrl } from '../runtime/redact.js';
 import { gitEnvironment } from '../push/push-env.js';
 import { envForDestination, type DestinationAccess } from '../push/destination-env.js';
 import { headTarget } from '../push/local-head.js';
-import { parseRefLines } from '../push/git-text.js';
+import { gitReason, parseRefLines } from '../push/git-text.js';
 import type { Credentials } from '../config/secure-config.js';
 import { tasksWithinSize, type Task } from '../task/task.js';
 import { runGit as run } from './run-git.js';
@@ -67,7 +67,7 @@ export async function verifyDestination(
   const localRepo = join(config.basePath ?? '', `${project}.git`);
   const local = await run(['for-each-ref', '--format=%(objectname) %(refname)'], localRepo, env, timeoutMs);
   if (local.code !== 0) {
-    return report('unreachable', { error: `local repository: ${redactText(local.stderr.trim().split('\n').at(-1) ?? '')}` });
+    return report('unreachable', { error: `local repository: ${redactText(gitReason(local.stderr))}` });
   }
   if (!remote.replicatePermissions) {
     // A project this remote never receives (see projectExclusion) cannot drift: the push would send nothing.
@@ -81,7 +81,7 @@ export async function verifyDestination(
   const toDestination = envForDestination(env, uri, remote, access);
   const listed = await run(['ls-remote', '--', uri], undefined, toDestination, timeoutMs);
   if (listed.code !== 0) {
-    return report('unreachable', { error: redactText(listed.stderr.trim().split('\n').filter(Boolean).at(-1) ?? `exit ${listed.code}`) });
+    return report('unreachable', { error: redactText(gitReason(listed.stderr)) || `exit ${listed.code}` });
   }
   const expected = expectedRefs(remote, parseRefLines(local.stdout, ' '));
   const diff = compareRefs(remote, expected, parseRefLines(listed.stdout, '\t'));

@@ -35,6 +35,12 @@ export function reportProgress(sink: (line: string) => void, line: string): void
   }
 }
 
+/** git's own reason for a failure: its first `fatal:` line (what follows is advice), else its last line. */
+export function gitReason(stderr: string): string {
+  const lines = stderr.trim().split('\n').filter(Boolean);
+  return lines.find((line) => line.startsWith('fatal: ')) ?? lines.at(-1) ?? '';
+}
+
 /** `<oid><separator><ref>` lines (for-each-ref, ls-remote) as ref → object id. */
 export function parseRefLines(stdout: string, separator: string): Map<string, string> {
   const refs = new Map<string, string>();

@@ -130,6 +130,28 @@ describe('refrelay verify: what an operator reads', () => {
     });
   });
 
+  it("an unreachable destination is reported with git's fatal line, not the advice that follows it", () => {
+    const site = driftedSite('refrelay-verify-unreachable-reason');
+    const gone = join(site.root, 'gone', 'app.git');
+    const config = writeConfig(join(site.root, 'gone.config'), [
+      '[replication]',
+      `  storePath = ${join(site.root, 'store')}`,
+      `  basePath = ${join(site.root, 'base')}`,
+      '[remote "gone"]',
+      `  url = ${join(site.root, 'gone')}/\${name}.git`,
+    ]);
+
+    expect(runCli(['verify', '--config', config])).toEqual({
+      status: 1,
+      stdout: [
+        `UNREACHABLE  gone ${gone}: fatal: '${gone}' does not appear to be a git repository`,
+        '1 destination: 0 in sync, 0 drifted, 1 unreachable',
+        '',
+      ].join('\n'),
+      stderr: '',
+    });
+  });
+
   it('a --parallel that is not a whole number ≥ 1 is a usage error (exit 2) naming the flag and the value', () => {
     const site = driftedSite('refrelay-verify-parallel');
     for (const [given, shown] of [
