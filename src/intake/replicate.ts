@@ -2,6 +2,7 @@ import type { ReplicationConfig } from '../config/types.js';
 import { parseProjectPattern } from '../config/project-pattern.js';
 import { UsageError } from '../errors.js';
 import type { TaskStore } from '../store/task-store.js';
+import { projectNameProblem, quoteUntrusted } from '../task/names.js';
 import { FULL_SYNC_REF, type Task } from '../task/task.js';
 import { destinationsOf, noRemoteNamed } from './plan-tasks.js';
 
@@ -21,6 +22,9 @@ export function planFullSync(config: ReplicationConfig, projects: readonly strin
   const matchers = request.patterns.map((text) => {
     const pattern = parseProjectPattern(text);
     if (typeof pattern === 'string') throw new UsageError(`replicate: project pattern ${JSON.stringify(text)}: ${pattern}`);
+    // An exact name no project can have is a mistake to say, not "Nothing to replicate" (as for enqueue --project).
+    const nameProblem = pattern.kind === 'exact' ? projectNameProblem(text) : undefined;
+    if (nameProblem !== undefined) throw new UsageError(`replicate: invalid project name ${quoteUntrusted(text)}: ${nameProblem}`);
     return pattern;
   });
   const unknown = noRemoteNamed(config, request.remotes);

@@ -59,6 +59,22 @@ describe('refrelay replicate', () => {
     const result = runCli(['replicate', 'nothing/*', '--config', config]);
     expect(result).toMatchObject({ status: 0, stdout: 'Nothing to replicate\n' });
   });
+
+  it('an exact name no project can have is a usage error (exit 2), as for enqueue --project', () => {
+    const root = tempDir('refrelay-replicate-invalid');
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '[remote "a"]',
+      `  url = ${root}/d/\${name}.git`,
+    ]);
+    expect(runCli(['replicate', '../x', '--config', config])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'refrelay: replicate: invalid project name "../x": has a ".." segment\n',
+    });
+  });
 });
 
 describe('refrelay verify', () => {
