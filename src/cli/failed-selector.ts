@@ -28,6 +28,12 @@ export interface FailedSelector {
 
 const TASK_KEY = /^[0-9a-f]{40}$/;
 
+/** An option given an empty value (`--uri ''`, which every URI contains): it would select everything instead of narrowing. */
+export function emptyOptionProblem(options: Readonly<Record<string, string | undefined>>): string | undefined {
+  const empty = Object.entries(options).find(([, value]) => value === '');
+  return empty === undefined ? undefined : `${empty[0]} needs a value`;
+}
+
 /** The selector, or the usage problem to report (exit 2). */
 export function parseFailedSelector(args: FailedSelectorArgs): FailedSelector | { readonly problem: string } {
   const narrowed = args.remote !== undefined || args.uri !== undefined || args.project !== undefined || args.keys.length > 0;
@@ -41,13 +47,8 @@ export function parseFailedSelector(args: FailedSelectorArgs): FailedSelector | 
     if (!TASK_KEY.test(key)) return { problem: `${quoteUntrusted(given)} is not a task key (40 hex digits, as refrelay failed list shows them)` };
     keys.add(key);
   }
-  for (const [option, value] of [
-    ['--remote', args.remote],
-    ['--uri', args.uri],
-    ['--project', args.project],
-  ] as const) {
-    if (value === '') return { problem: `${option} needs a value` };
-  }
+  const empty = emptyOptionProblem({ '--remote': args.remote, '--uri': args.uri, '--project': args.project });
+  if (empty !== undefined) return { problem: empty };
   let project: ProjectPattern | undefined;
   if (args.project !== undefined) {
     const parsed = parseProjectPattern(args.project);

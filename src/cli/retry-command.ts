@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { redactUrl } from '../runtime/redact.js';
 import { TaskStore } from '../store/task-store.js';
 import { EXIT_OK } from './exit-codes.js';
+import { emptyOptionProblem } from './failed-selector.js';
 import { loadCliConfig } from './load-cli-config.js';
 import { plural } from '../runtime/plural.js';
 
@@ -22,6 +23,8 @@ export interface RetryArgs {
  */
 export async function runRetry(args: RetryArgs, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<number> {
   if (!args.all && args.remote === undefined && args.uri === undefined) throw new UsageError('retry: give --all, --remote NAME or --uri SUBSTRING');
+  const empty = emptyOptionProblem({ '--remote': args.remote, '--uri': args.uri });
+  if (empty !== undefined) throw new UsageError(`retry: ${empty}`);
   const config = loadCliConfig({ config: args.config });
   const store = new TaskStore({ root: config.storePath, nodeId: config.nodeId, ifUnmarked: 'refuse' });
   const uriWanted = (uri: string): boolean => args.uri === undefined || uri.includes(args.uri);

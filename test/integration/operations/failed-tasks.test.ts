@@ -187,6 +187,22 @@ describe('refrelay failed list and failed drop', () => {
     expect(runCli(['failed', 'drop', key, '--config', s.config])).toEqual({ status: 0, stdout: `Nothing to drop\nno failed task ${key}\n`, stderr: '' });
   });
 
+  it("retry refuses an empty --uri or --remote as failed drop does, instead of taking '' to match every task", async () => {
+    const s = setup('refrelay-retry-empty');
+    const task = { project: 'app', refs: ['refs/heads/blocked'], uri: s.dest, remote: 'dr' };
+    await new TaskStore({ root: s.store, nodeId: 'hook' }).parkFailed(task, { reason: DECLINED, refs: task.refs });
+    for (const option of ['--uri', '--remote']) {
+      for (const command of [['retry'], ['failed', 'drop']]) {
+        expect(runCli([...command, option, '', '--config', s.config])).toEqual({
+          status: 2,
+          stdout: '',
+          stderr: `refrelay: ${command.join(' ')}: ${option} needs a value\n`,
+        });
+      }
+    }
+    expect(namesIn(storeDir(s.store, 'failed', uriKey(s.dest)))).toEqual([`${taskKey(task)}.json`, `${taskKey(task)}.json.reason.json`]);
+  });
+
   it('a daemon deletes drop folders older than replication.retention and keeps younger ones', async () => {
     const s = setup('refrelay-failed-sweep', ['retention = 1d']);
     const store = new TaskStore({ root: s.store, nodeId: 'hook' });
