@@ -1,7 +1,7 @@
 import { loadCredentials } from '../config/secure-config.js';
 import type { ReplicationConfig } from '../config/types.js';
 import { UsageError } from '../errors.js';
-import { localRepositoryPath } from '../intake/local-repository.js';
+import { folderProblem, localRepositoryPath } from '../intake/local-repository.js';
 import { destinationRefValue, masterRefValue } from '../intake/ref-values.js';
 import { waitDestinations, type WaitDestination } from '../intake/wait-destinations.js';
 import { applyConfirmation, beginConfirmation, followDestination, needsConfirmation, observe, verdict, type FollowedDestination } from '../observe/ref-wait.js';
@@ -44,10 +44,14 @@ async function wantedValue(config: ReplicationConfig, args: WaitArgs, env: Recor
     return args.value.toLowerCase();
   }
   if (config.basePath === undefined) throw new UsageError(`wait: replication.basePath is not set in ${config.file}: name the value with --value`);
+  // Said before git runs there: git in a folder that does not exist reports only "spawn git ENOENT".
+  const repository = localRepositoryPath(config.basePath, args.project);
+  const missing = folderProblem(repository);
+  if (missing !== undefined)
+    throw new UsageError(`wait: project ${quoteUntrusted(args.project)} has no repository: ${repository} ${missing} (replication.basePath)`);
   const found = await masterRefValue(config.basePath, args.project, args.ref, env);
   if ('error' in found) throw new UsageError(`wait: cannot read ${args.ref} of ${args.project}: ${found.error}`);
-  if (found.value === null)
-    throw new UsageError(`wait: ${localRepositoryPath(config.basePath, args.project)} has no ${args.ref}: name the value to wait for with --value`);
+  if (found.value === null) throw new UsageError(`wait: ${repository} has no ${args.ref}: name the value to wait for with --value`);
   return found.value;
 }
 

@@ -152,5 +152,10 @@ describe('refrelay wait', () => {
       stderr: `refrelay: wait: ${join(base, 'app.git')} has no refs/heads/none: name the value to wait for with --value\n`,
     });
     expect(wait('--project', 'app', '--ref', 'refs/heads/main', '--timeout', 'soon')).toMatchObject({ status: 2 });
+    expect(wait('--project', 'nosuch', '--ref', 'refs/heads/main')).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `refrelay: wait: project "nosuch" has no repository: ${join(base, 'nosuch.git')} does not exist (replication.basePath)\n`,
+    });
   });
 });
