@@ -129,11 +129,24 @@ function webhookUrls(replication: SectionValues, report: Reporter): string[] {
 /** Files 0640, folders 0750: the store holds repository names and destination URLs. */
 export const DEFAULT_STORE_UMASK = 0o027;
 
-/** An octal umask such as `027` or `0027`. */
+/**
+ * An octal umask such as `027` or `0027`. It may not take anything from the owner: the node
+ * must write into the folders it makes and read back the files it writes, or `init` stops
+ * halfway with EACCES and leaves a store no one but root can finish.
+ */
 export function parseUmask(text: string): Parsed<number> {
   const trimmed = text.trim();
   if (!/^0?[0-7]{3}$/.test(trimmed)) return { ok: false, message: `expected an octal umask such as 027, got "${text}"` };
-  return { ok: true, value: Number.parseInt(trimmed, 8) };
+  const value = Number.parseInt(trimmed, 8);
+  if ((value & 0o700) !== 0) {
+    return {
+      ok: false,
+      message:
+        'expected a umask whose owner digit is 0, such as 027 or 077 (refrelay must read, write and enter everything it creates ' +
+        `in the store, or init and the daemon fail halfway), got "${text}"`,
+    };
+  }
+  return { ok: true, value };
 }
 
 /** `secureConfig` as set, else Gerrit's place for it: `secure.config` beside the config file, when present. */

@@ -347,6 +347,16 @@ describe('validateConfig warnings', () => {
     ]);
   });
 
+  it('refuses a umask that takes any permission from the owner, which would leave init a half-made store it cannot enter', () => {
+    const expected = (text: string) =>
+      'replication.storeUmask: expected a umask whose owner digit is 0, such as 027 or 077 (refrelay must read, write and enter ' +
+      `everything it creates in the store, or init and the daemon fail halfway), got "${text}"`;
+    expect(messages(...BASE, 'replication.storeUmask=0277')).toEqual([expected('0277')]);
+    expect(messages(...BASE, 'replication.storeUmask=777')).toEqual([expected('777')]);
+    expect(messages(...BASE, 'replication.storeUmask=100')).toEqual([expected('100')]);
+    expect(valid(...BASE, 'replication.storeUmask=0077').storeUmask).toBe(0o077);
+  });
+
   it('limits ref names to 4096 bytes unless maxRefNameBytes says otherwise, and refuses a limit below 1', () => {
     expect(valid(...BASE).maxRefNameBytes).toBe(4096);
     expect(valid(...BASE, 'replication.maxRefNameBytes=255').maxRefNameBytes).toBe(255);
