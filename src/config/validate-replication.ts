@@ -62,7 +62,7 @@ export function buildNodeSettings(replication: SectionValues, gerrit: SectionVal
     nodeId: setting('nodeId', parseNodeId, defaultNodeId(hostname, replication, report)),
     distributionIntervalMs: distributionInterval(replication, report),
     randomDelayMs: setting('randomDelay', (t) => parseDurationValue(t, 'seconds'), 1000),
-    lockStaleMs: setting('lockStale', (t) => parseDurationValue(t, 'seconds', true), 60_000),
+    lockStaleMs: setting('lockStale', parseLockStale, 60_000),
     maxRetries: setting('maxRetries', (t) => parseWholeNumber(t, 0), 0),
     httpListen: setting('httpListen', parseHttpListen, DEFAULT_HTTP_LISTEN),
     shutdownGraceMs: setting('shutdownGrace', (t) => parseDurationValue(t, 'seconds'), DEFAULT_SHUTDOWN_GRACE_MS),
@@ -124,6 +124,25 @@ function webhookUrls(replication: SectionValues, report: Reporter): string[] {
     report.problem('replication.webhookUrl', `${problem}: ${webhookReceiverName(trimmed)}`);
     return [];
   });
+}
+
+/**
+ * Heartbeat ticks are at least 250 ms apart (`schedule/job-heartbeat.ts`), and a holder whose
+ * writes fail stops its push on the first tick past lockStale/2: by 750 ms at 1 s, still before
+ * an observer takes the lock over at lockStale. Below about 500 ms it would not be.
+ */
+const MIN_LOCK_STALE_MS = 1000;
+
+function parseLockStale(text: string): Parsed<number> {
+  const parsed = parseDurationValue(text, 'seconds', true);
+  if (!parsed.ok || parsed.value >= MIN_LOCK_STALE_MS) return parsed;
+  return {
+    ok: false,
+    message:
+      `expected at least ${formatDuration(MIN_LOCK_STALE_MS)} (a holder that cannot write its lock heartbeat stops its push up to one ` +
+      'heartbeat, 250ms at the least, after lockStale/2; under 1s that comes too close to lockStale, when a peer takes the lock ' +
+      `over), got "${text}"`,
+  };
 }
 
 /** Files 0640, folders 0750: the store holds repository names and destination URLs. */

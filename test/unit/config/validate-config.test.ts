@@ -139,6 +139,16 @@ describe('validateConfig paths and node settings', () => {
   it('rejects a zero lockStale, which would steal live locks', () => {
     expect(messages(...BASE, 'replication.lockStale=0s')).toEqual(['replication.lockStale: expected a duration greater than 0, got "0s"']);
   });
+
+  it('refuses a lockStale under 1s, where a holder that cannot write its heartbeat would still push when a peer takes over', () => {
+    const expected = (text: string) =>
+      'replication.lockStale: expected at least 1s (a holder that cannot write its lock heartbeat stops its push up to one heartbeat, ' +
+      `250ms at the least, after lockStale/2; under 1s that comes too close to lockStale, when a peer takes the lock over), got "${text}"`;
+    expect(messages(...BASE, 'replication.lockStale=1ms')).toEqual([expected('1ms')]);
+    expect(messages(...BASE, 'replication.lockStale=999ms')).toEqual([expected('999ms')]);
+    expect(valid(...BASE, 'replication.lockStale=1s').lockStaleMs).toBe(1000);
+    expect(valid(...BASE, 'replication.lockStale=1000ms').lockStaleMs).toBe(1000);
+  });
 });
 
 describe('validateConfig booleans', () => {
