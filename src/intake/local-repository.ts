@@ -8,6 +8,9 @@ export function localRepositoryPath(basePath: string, project: string): string {
   return join(basePath, `${project}.git`);
 }
 
+/** Errors that mean no repository is there; a name too long for the file system cannot name one either. */
+const NOT_THERE = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG']);
+
 /**
  * Why `path` is certainly not a folder, or undefined when it is one or may be: a `stat` this user
  * may not make (EACCES) is left to whoever uses the folder next, which may run as another user.
@@ -17,7 +20,7 @@ export function folderProblem(path: string): 'does not exist' | 'is not a folder
     return statSync(path).isDirectory() ? undefined : 'is not a folder';
   } catch (error) {
     const code = errnoName(error);
-    return code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : undefined;
+    return NOT_THERE.has(code ?? '') ? 'does not exist' : undefined;
   }
 }
 

@@ -201,6 +201,17 @@ describe('enqueue from a real post-receive hook', () => {
     expect(runCli(['enqueue', '--config', noBase, '--project', 'nosuch', '--ref', 'refs/heads/main']).stdout).toBe('refrelay: queued 1 task for nosuch\n');
   });
 
+  it('refuses with exit 2 a project whose name is too long for the file system (ENAMETOOLONG), as any missing repository', () => {
+    const ws = workspace();
+    const project = 'a'.repeat(4096);
+    const missing = join(ws.root, 'base', `${project}.git`);
+    const result = runCli(['enqueue', '--config', ws.config, '--project', project, '--ref', 'refs/heads/main']);
+    expect(result.stderr).toBe(`refrelay: enqueue: project "${project}" has no repository: ${missing} does not exist (replication.basePath); nothing queued\n`);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(readWaitingTasks(ws.store)).toEqual([]);
+  });
+
   it('fails with exit 1 and a clear message when the store is damaged (a mistake to fix, not spooled: see enqueue-spool.test.ts)', () => {
     const ws = workspace();
     // Not an outage a spool bridges: someone must look at the store, nothing may claim success.
