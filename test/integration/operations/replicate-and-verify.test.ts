@@ -47,28 +47,26 @@ describe('refrelay replicate', () => {
     }
   });
 
-  it('says "Nothing to replicate" when no project matches', () => {
-    const root = tempDir('refrelay-replicate-none');
-    const config = writeConfig(join(root, 'replication.config'), [
+  /** A store, a base path and one remote "a" under `root`. */
+  const oneRemoteConfig = (root: string): string =>
+    writeConfig(join(root, 'replication.config'), [
       '[replication]',
       `  storePath = ${join(root, 'store')}`,
       `  basePath = ${join(root, 'base')}`,
       '[remote "a"]',
       `  url = ${root}/d/\${name}.git`,
     ]);
+
+  it('says "Nothing to replicate" when no project matches', () => {
+    const root = tempDir('refrelay-replicate-none');
+    const config = oneRemoteConfig(root);
     const result = runCli(['replicate', 'nothing/*', '--config', config]);
     expect(result).toMatchObject({ status: 0, stdout: 'Nothing to replicate\n' });
   });
 
   it('an exact name no project can have is a usage error (exit 2), as for enqueue --project', () => {
     const root = tempDir('refrelay-replicate-invalid');
-    const config = writeConfig(join(root, 'replication.config'), [
-      '[replication]',
-      `  storePath = ${join(root, 'store')}`,
-      `  basePath = ${join(root, 'base')}`,
-      '[remote "a"]',
-      `  url = ${root}/d/\${name}.git`,
-    ]);
+    const config = oneRemoteConfig(root);
     expect(runCli(['replicate', '../x', '--config', config])).toEqual({
       status: 2,
       stdout: '',
