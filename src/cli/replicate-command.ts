@@ -1,4 +1,6 @@
 import cliProgress from 'cli-progress';
+import { nodeAliveWithinMs } from '../cluster/live-nodes.js';
+import { lookAtNodes, NodeSilence } from '../cluster/node-silence.js';
 import { UsageError } from '../errors.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { planFullSync, queueFullSync } from '../intake/replicate.js';
@@ -51,9 +53,19 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
       )
     : undefined;
   bar?.start(total, 0, { failed: 0, rate: '0.0' });
+  // Without a daemon nothing pushes: said once, rather than a wait that looks stuck.
+  const silentMs = nodeAliveWithinMs(config);
+  const silence = new NodeSilence(
+    () => lookAtNodes(store.paths.nodes),
+    () => performance.now(),
+    silentMs,
+  );
   let lastLine = 0;
   for (;;) {
     await settle(store, tracked, startedAt);
+    if (await silence.silentNow()) {
+      process.stderr.write(`replicate: no node of this store has beaten for ${formatAge(silentMs)}: the full syncs wait until a refrelay daemon of it runs\n`);
+    }
     const done = tracked.filter((item) => item.state === 'done').length;
     const failed = tracked.filter((item) => item.state === 'failed').length;
     const rate = ((done + failed) / Math.max(1, (Date.now() - startedAt) / 1000)).toFixed(1);

@@ -25,6 +25,8 @@ export interface RunningCli {
   stderr(): string;
   /** Resolves once stderr holds `text` (or rejects after timeoutMs, or when the command ended first). */
   waitForStderr(text: string, timeoutMs?: number): Promise<void>;
+  /** SIGTERM: for a command that would wait for ever. */
+  stop(): void;
 }
 
 export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv } = {}): RunningCli {
@@ -43,6 +45,7 @@ export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv } = 
   return {
     done,
     stderr: () => stderr,
+    stop: () => void child.kill('SIGTERM'),
     async waitForStderr(text, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (!stderr.includes(text)) {

@@ -1,10 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../support/cli.js';
+import { runCli, startCli } from '../../support/cli.js';
 import { freePort } from '../../support/free-port.js';
 import { git, initBare, makeWorkTree, refsOf } from '../../support/git.js';
-import { RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { initStoreSync, RefrelayNode, writeConfig } from '../../support/refrelay-node.js';
+import { readWaitingTasks } from '../../support/store-files.js';
 import { useTempDirs } from '../../support/temp-dir.js';
 
 const tempDir = useTempDirs();
@@ -56,6 +57,30 @@ describe('refrelay replicate', () => {
       '[remote "a"]',
       `  url = ${root}/d/\${name}.git`,
     ]);
+
+  it('--wait with no daemon of the store running says once, on stderr, that nothing pushes until one runs', async () => {
+    const root = tempDir('refrelay-replicate-alone');
+    initBare(join(root, 'base', 'app.git'));
+    const config = writeConfig(join(root, 'replication.config'), [
+      '[replication]',
+      `  storePath = ${join(root, 'store')}`,
+      `  basePath = ${join(root, 'base')}`,
+      '  distributionInterval = 100ms',
+      '  lockStale = 1s',
+      '[remote "a"]',
+      `  url = ${root}/d/\${name}.git`,
+    ]);
+    initStoreSync(join(root, 'store'));
+    const waiting = startCli(['replicate', '--all', '--now', '--wait', '--config', config]);
+    try {
+      await waiting.waitForStderr('replicate: no node');
+      expect(waiting.stderr()).toBe('replicate: no node of this store has beaten for 1s: the full syncs wait until a refrelay daemon of it runs\n');
+    } finally {
+      waiting.stop();
+      await waiting.done;
+    }
+    expect(readWaitingTasks(join(root, 'store')).map((task) => task.project)).toEqual(['app']);
+  });
 
   it('says "Nothing to replicate" when no project matches', () => {
     const root = tempDir('refrelay-replicate-none');
