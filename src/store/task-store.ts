@@ -5,7 +5,7 @@ import { failClaimed, listFailed, parkFailed, retryFailed } from './failed-tasks
 import { replaceAtomic } from './publish.js';
 import { storeContext, type StoreContext, type StoreContextOptions } from './store-context.js';
 import { WaitingFolders, type ListOptions, type WaitingListing } from './waiting-folders.js';
-import { publishEachTask, publishTasks } from './waiting-folder.js';
+import { publishEachTask, publishTasks } from './publish-tasks.js';
 import type { StorePaths } from './store-paths.js';
 import { countCorrupt, listClaimed, listRunning, readNodeRecordFiles, sweepBuilding, sweepDone, recoverLockFolder } from './store-records.js';
 import type { ClaimedTask, CreateOutcome, CreateResult, FailedTask, WaitingTask } from './store-types.js';

@@ -72,7 +72,7 @@ describe('ref watcher start', () => {
         // debounced scan runs, before this read has returned.
         current = new Map([['refs/heads/main', NEW]]);
         watches.emitter!.emit('all', 'change', join(repo, 'refs', 'heads', 'main'));
-        await vi.advanceTimersByTimeAsync(1000);
+        await vi.advanceTimersByTimeAsync(1000); // well past the watcher's debounce (150 ms)
       }
       return read;
     };
