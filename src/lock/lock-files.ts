@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { readBoundedText, STORE_RECORD_MAX_BYTES } from '../runtime/bounded-read.js';
-import { errnoName, isPathGone } from '../runtime/errno.js';
+import { errnoName, isPathGone, refusedErrno } from '../runtime/errno.js';
 import { OWNER_FILE, parseOwnerRecord, type OwnerRecord } from './owner-record.js';
 
 /** The filesystem calls of the lock, and how owner records are read and written. */
@@ -19,8 +19,7 @@ export const nodeLockFs: LockFs = { ...fsp, readFile: ((path: string) => readBou
  * lockStale; the recovery moves the entry to corrupt/. Never a failure of the whole scan.
  */
 function unreadable(error: unknown): boolean {
-  const code = errnoName(error);
-  return code === 'EACCES' || code === 'EPERM';
+  return refusedErrno(error) !== undefined;
 }
 
 /**

@@ -30,3 +30,12 @@ export function isGone(error: unknown): boolean {
 export function isPathGone(error: unknown): boolean {
   return isGone(error) || errnoName(error) === 'ENOTDIR';
 }
+
+/**
+ * 'EACCES' or 'EPERM' when `error` (or the cause a StoreError wraps) is this process being
+ * refused access, else undefined: an entry someone else's mode keeps from this user.
+ */
+export function refusedErrno(error: unknown): 'EACCES' | 'EPERM' | undefined {
+  const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
+  return code === 'EACCES' || code === 'EPERM' ? code : undefined;
+}

@@ -3,7 +3,7 @@ import { mapBounded } from '../runtime/map-bounded.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError, type StoreStats } from './store-fs.js';
-import { errnoName, isGone, isPathGone } from '../runtime/errno.js';
+import { isGone, isPathGone, refusedErrno } from '../runtime/errno.js';
 import { isTaskFileName } from './store-paths.js';
 import type { WaitingTask } from './store-types.js';
 import { readTaskFile } from './task-reader.js';
@@ -42,12 +42,6 @@ export async function readdirOrRefused(ctx: StoreContext, dir: string, operation
     if (code !== undefined) return { refused: code };
     throw error;
   }
-}
-
-/** 'EACCES' or 'EPERM' when `error` (or the cause of a StoreError) is this node being refused access, else undefined. */
-export function refusedErrno(error: unknown): 'EACCES' | 'EPERM' | undefined {
-  const code = errnoName(error instanceof Error && error.cause !== undefined ? error.cause : error);
-  return code === 'EACCES' || code === 'EPERM' ? code : undefined;
 }
 
 /** `lstat` of an entry found in a listing: undefined when it vanished meanwhile. */

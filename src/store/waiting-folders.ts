@@ -1,12 +1,12 @@
 import { StoreError } from '../errors.js';
 import { entryType } from '../runtime/bounded-read.js';
-import { isGone } from '../runtime/errno.js';
+import { isGone, refusedErrno } from '../runtime/errno.js';
 import { mapBounded } from '../runtime/map-bounded.js';
 import type { Lane } from '../task/task.js';
 import { quarantine } from './quarantine.js';
 import type { StoreContext } from './store-context.js';
 import { storeError } from './store-fs.js';
-import { loadTask, lstatTolerant, oldestFirst, readdirStrict, refusedErrno } from './store-listing.js';
+import { loadTask, lstatTolerant, oldestFirst, readdirStrict } from './store-listing.js';
 import { LeftToPreferred, type PreferredTurn } from './preferred-turn.js';
 import { ReadAhead } from './read-ahead.js';
 import { StraySorter } from './stray-sorter.js';
