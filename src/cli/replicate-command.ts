@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
-import { nodeAliveWithinMs } from '../cluster/live-nodes.js';
-import { lookAtNodes, NodeSilence } from '../cluster/node-silence.js';
+import { nodeAliveWithinMs, nodeBeats } from '../cluster/live-nodes.js';
+import { NodeSilence } from '../cluster/node-silence.js';
 import { UsageError } from '../errors.js';
 import { discoverProjects } from '../intake/project-discovery.js';
 import { planFullSync, queueFullSync } from '../intake/replicate.js';
@@ -56,7 +56,7 @@ export async function runReplicate(args: ReplicateArgs): Promise<number> {
   // Without a daemon nothing pushes: said once, rather than a wait that looks stuck.
   const silentMs = nodeAliveWithinMs(config);
   const silence = new NodeSilence(
-    () => lookAtNodes(store.paths.nodes),
+    () => nodeBeats(store.paths.nodes).catch(() => new Map<string, number>()),
     () => performance.now(),
     silentMs,
   );

@@ -51,14 +51,21 @@ export class LiveNodes {
     const { nodesDir, nodeId, clock } = this.options;
     const storeNow = clock.now() + this.options.storeClockOffsetMs();
     const live = new Set([nodeId]);
-    for (const name of await readdir(nodesDir)) {
-      if (!name.endsWith('.json')) continue;
-      const id = name.slice(0, -'.json'.length);
-      if (!NODE_ID.test(id) || live.has(id)) continue;
-      const stats = await lstat(join(nodesDir, name)).catch(() => undefined);
-      if (stats?.isFile() === true && storeNow - stats.mtimeMs <= this.options.aliveWithinMs()) live.add(id);
-    }
+    for (const [id, mtimeMs] of await nodeBeats(nodesDir)) if (storeNow - mtimeMs <= this.options.aliveWithinMs()) live.add(id);
     const sorted = [...live].sort();
     if (sorted.join('\n') !== this.current.live.join('\n')) this.current = Object.freeze({ self: nodeId, live: Object.freeze(sorted) });
   }
+}
+
+/** Node id → its record's mtime (its last beat), by `lstat`: the records are untrusted and never read. */
+export async function nodeBeats(nodesDir: string): Promise<Map<string, number>> {
+  const beats = new Map<string, number>();
+  for (const name of await readdir(nodesDir)) {
+    if (!name.endsWith('.json')) continue;
+    const id = name.slice(0, -'.json'.length);
+    if (!NODE_ID.test(id)) continue;
+    const stats = await lstat(join(nodesDir, name)).catch(() => undefined);
+    if (stats?.isFile() === true) beats.set(id, stats.mtimeMs);
+  }
+  return beats;
 }

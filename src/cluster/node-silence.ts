@@ -1,21 +1,5 @@
-import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { NODE_ID } from '../config/config-values.js';
-
-/** Node record name → mtime (its last beat), as one look at `nodes/` found them. */
+/** Node id → mtime (its last beat), as one look at `nodes/` found them (`live-nodes.ts` `nodeBeats`). */
 export type NodeBeats = ReadonlyMap<string, number>;
-
-/** One look at `nodes/`: each node record's mtime, by `lstat` (records are untrusted, never read); none when it cannot be listed. */
-export async function lookAtNodes(nodesDir: string): Promise<NodeBeats> {
-  const beats = new Map<string, number>();
-  const names = await readdir(nodesDir).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.endsWith('.json') || !NODE_ID.test(name.slice(0, -'.json'.length))) continue;
-    const stats = await lstat(join(nodesDir, name)).catch(() => undefined);
-    if (stats?.isFile() === true) beats.set(name, stats.mtimeMs);
-  }
-  return beats;
-}
 
 /**
  * Whether any node works for a command that waits on the store (`replicate --wait`), judged
